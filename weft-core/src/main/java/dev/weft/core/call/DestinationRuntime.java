@@ -1,0 +1,137 @@
+package dev.weft.core.call;
+
+import dev.weft.core.policy.CircuitBreaker;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import org.apache.hc.client5.http.config.ConnectionConfig;
+import org.apache.hc.client5.http.impl.ChainElement;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.io.CloseMode;
+import org.apache.hc.core5.pool.PoolConcurrencyPolicy;
+import org.apache.hc.core5.pool.PoolReusePolicy;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.Timeout;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+
+/** The live state of one destination: bulkhead, breaker, connection pool and meters. */
+final class DestinationRuntime implements AutoCloseable {
+    private final Destination destination;
+    private final DestinationConfig config;
+    private final HttpHost host;
+    private final Semaphore bulkhead;
+    private final CircuitBreaker breaker;
+    private final PoolingHttpClientConnectionManager pool;
+    private final CloseableHttpClient client;
+    private final MeterRegistry registry;
+    private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
+    private final Map<Attempt.Kind, Counter> attempts = new ConcurrentHashMap<>();
+    private final Timer latency;
+
+    DestinationRuntime(Destination destination, DestinationConfig config, MeterRegistry registry, String userAgent) {
+        this.destination = destination;
+        this.config = config;
+        this.registry = registry;
+        this.host = new HttpHost(destination.scheme(), destination.host(), destination.port());
+        DestinationLimits limits = config.limits();
+        this.bulkhead = new Semaphore(limits.maxInFlight());
+        this.breaker = new CircuitBreaker(config.breaker());
+        this.pool = PoolingHttpClientConnectionManagerBuilder.create()
+                .setMaxConnTotal(limits.maxConnections())
+                .setMaxConnPerRoute(limits.maxConnections())
+                // LAX: no pool-wide lock on lease and release; the bulkhead already bounds concurrency.
+                .setPoolConcurrencyPolicy(PoolConcurrencyPolicy.LAX)
+                .setConnPoolPolicy(PoolReusePolicy.LIFO)
+                .setDefaultConnectionConfig(ConnectionConfig.custom()
+                        .setConnectTimeout(Timeout.of(limits.connectTimeout()))
+                        .setIdleTimeout(Timeout.of(limits.idleTimeout()))
+                        .setTimeToLive(TimeValue.NEG_ONE_MILLISECOND)
+                        .setValidateAfterInactivity(TimeValue.ofSeconds(2))
+                        .build())
+                .build();
+        this.client = HttpClients.custom()
+                .setConnectionManager(pool)
+                .setUserAgent(userAgent)
+                .disableAutomaticRetries()   // retries are ours: bounded by the deadline
+                .disableRedirectHandling()
+                .disableCookieManagement()
+                .disableAuthCaching()
+                .disableContentCompression()
+                .addExecInterceptorBefore(ChainElement.MAIN_TRANSPORT.name(), "weft-connected",
+                        (request, scope, chain) -> {
+                            Object ex = scope.clientContext.getAttribute(Exchange.ATTRIBUTE);
+                            if (ex instanceof Exchange e) {
+                                e.connected();
+                            }
+                            return chain.proceed(request, scope);
+                        })
+                .build();
+        String key = destination.key();
+        Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
+                .description("calls in flight to the destination").tag("destination", key).register(registry);
+        Gauge.builder("weft.destination.max_in_flight", limits, DestinationLimits::maxInFlight)
+                .description("the destination's in-flight limit").tag("destination", key).register(registry);
+        Gauge.builder("weft.destination.breaker_open", breaker,
+                        b -> b.state() == CircuitBreaker.State.OPEN ? 1 : 0)
+                .description("1 while the destination's circuit breaker is open").tag("destination", key)
+                .register(registry);
+        this.latency = Timer.builder("weft.call.duration")
+                .description("time from a call's start to its result, retries and hedges included")
+                .tag("destination", key).publishPercentileHistogram().register(registry);
+    }
+
+    Destination destination() {
+        return destination;
+    }
+
+    DestinationConfig config() {
+        return config;
+    }
+
+    HttpHost host() {
+        return host;
+    }
+
+    Semaphore bulkhead() {
+        return bulkhead;
+    }
+
+    CircuitBreaker breaker() {
+        return breaker;
+    }
+
+    CloseableHttpClient client() {
+        return client;
+    }
+
+    void recordCall(String outcome, long nanos) {
+        outcomes.computeIfAbsent(outcome, o -> Counter.builder("weft.calls")
+                .description("calls by outcome: ok, status-NNN, timeout-connect, ...")
+                .tag("destination", destination.key()).tag("outcome", o).register(registry)).increment();
+        latency.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    void recordAttempt(Attempt.Kind kind) {
+        attempts.computeIfAbsent(kind, k -> Counter.builder("weft.attempts")
+                .description("attempts by kind: first, retry, hedge")
+                .tag("destination", destination.key()).tag("kind", k.name().toLowerCase(java.util.Locale.ROOT))
+                .register(registry)).increment();
+    }
+
+    int inFlight() {
+        return config.limits().maxInFlight() - bulkhead.availablePermits();
+    }
+
+    @Override
+    public void close() {
+        client.close(CloseMode.IMMEDIATE);
+    }
+}

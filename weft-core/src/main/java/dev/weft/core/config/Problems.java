@@ -1,0 +1,43 @@
+package dev.weft.core.config;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Collects config problems so that one check reports all of them, not just the first. */
+public final class Problems {
+    /** Reporting stops after this many; the rest are summed up in one line. */
+    public static final int MAX = 100;
+
+    private final List<ConfigException.Problem> list = new ArrayList<>();
+    private int dropped;
+
+    public void add(ConfigNode where, String message) {
+        add(where.location(), message);
+    }
+
+    public void add(String location, String message) {
+        if (list.size() < MAX) {
+            list.add(new ConfigException.Problem(location, message));
+        } else {
+            dropped++;
+        }
+    }
+
+    public void addAll(ConfigException e) {
+        e.problems().forEach(p -> add(p.location(), p.message()));
+    }
+
+    public boolean isEmpty() {
+        return list.isEmpty();
+    }
+
+    public void throwIfAny() throws ConfigException {
+        if (!list.isEmpty()) {
+            List<ConfigException.Problem> all = new ArrayList<>(list);
+            if (dropped > 0) {
+                all.add(new ConfigException.Problem("...", dropped + " more problems not shown"));
+            }
+            throw new ConfigException(all);
+        }
+    }
+}
