@@ -110,7 +110,9 @@ final class Exchange {
                 .build());
         context.setAttribute(ATTRIBUTE, this);
         ScheduledFuture<?> watchdog = Watchdog.schedule(this::deadlineReached, remaining);
-        try (ClassicHttpResponse response = dest.client().executeOpen(dest.host(), request, context)) {
+        ClassicHttpResponse response = null;
+        try {
+            response = dest.client().executeOpen(dest.host(), request, context);
             headersNanos = System.nanoTime() - startNanos;
             phase = PHASE_BODY;
             int status = response.getCode();
@@ -138,6 +140,22 @@ final class Exchange {
             return classify(e);
         } finally {
             watchdog.cancel(false);
+            closeQuietly(response);
+        }
+    }
+
+    /**
+     * Releases the connection: back to the pool when the body was read to its end, closed otherwise.
+     * Closing an aborted exchange may throw; the outcome is already decided by then.
+     */
+    private static void closeQuietly(ClassicHttpResponse response) {
+        if (response == null) {
+            return;
+        }
+        try {
+            response.close();
+        } catch (IOException | RuntimeException ignored) {
+            // the connection is discarded either way
         }
     }
 

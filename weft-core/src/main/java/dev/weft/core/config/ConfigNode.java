@@ -235,6 +235,45 @@ public final class ConfigNode {
         }
     }
 
+    /**
+     * The value as plain Java: maps (in file order), lists, and for scalars a String, Long, Double,
+     * Boolean or null. Quoted scalars stay strings. Used where a config embeds JSON (a body).
+     */
+    public Object toPlain() throws ConfigException {
+        if (isNull()) {
+            return null;
+        }
+        if (isMap()) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            for (Map.Entry<String, ConfigNode> e : entries().entrySet()) {
+                out.put(e.getKey(), e.getValue().toPlain());
+            }
+            return out;
+        }
+        if (isList()) {
+            List<Object> out = new ArrayList<>();
+            for (ConfigNode n : items()) {
+                out.add(n.toPlain());
+            }
+            return out;
+        }
+        ScalarNode s = (ScalarNode) node;
+        String v = s.getValue();
+        if (!s.isPlain()) {
+            return v;
+        }
+        if (v.equals("true") || v.equals("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        if (v.matches("-?(0|[1-9][0-9]{0,17})")) {
+            return Long.parseLong(v);
+        }
+        if (v.matches("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?")) {
+            return Double.parseDouble(v);
+        }
+        return v;
+    }
+
     private String kind() {
         if (isNull()) {
             return "nothing";

@@ -1,0 +1,59 @@
+package dev.weft.cli;
+
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+
+/** Entry point of the {@code weft} command. Exit codes: 0 ok, 1 failed, 2 bad usage. */
+public final class Main {
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    }
+
+    /** Runs the command line; for tests, with its own output streams. */
+    public static int run(String[] args, PrintWriter out, PrintWriter err) {
+        boolean verbose = java.util.Arrays.asList(args).contains("--verbose") || java.util.Arrays.asList(args)
+                .contains("-v");
+        CommandLine cl = new CommandLine(new WeftCommand());
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setParameterExceptionHandler((ex, a) -> {
+            CommandLine cmd = ex.getCommandLine();
+            err.println("weft: " + ex.getMessage());
+            err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help'.");
+            return 2;
+        });
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            if (ex instanceof UserException ue) {
+                err.println(prefixed(ue.getMessage()));
+                if (verbose && ue.getCause() != null) {
+                    ue.getCause().printStackTrace(err);
+                }
+                return ue.exitCode();
+            }
+            err.println("weft: internal error: " + ex);
+            if (verbose) {
+                ex.printStackTrace(err);
+            } else {
+                err.println("weft: run again with --verbose for the stack trace");
+            }
+            return 1;
+        });
+        return cl.execute(args);
+    }
+
+    private static String prefixed(String message) {
+        StringBuilder sb = new StringBuilder();
+        for (String line : message.split("\n")) {
+            if (!sb.isEmpty()) {
+                sb.append('\n');
+            }
+            sb.append("weft: ").append(line);
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,112 @@
+package dev.weft.cli;
+
+import dev.weft.core.HostPort;
+import dev.weft.core.config.ConfigException;
+import dev.weft.sim.SimConfig;
+import dev.weft.sim.SimServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
+
+@Command(name = "upstream",
+        mixinStandardHelpOptions = true,
+        description = {
+                "Run simulated slow backends: every path answers a small JSON body after the latency you ask for.",
+                "",
+                "Query parameters shape each answer (a --config file sets defaults per path):",
+                "  latency=200ms | uniform:10ms..1s | lognormal:p50=100ms,p99=1s | seq:2s,0ms (in turn)",
+                "  status=503 | seq:503,200     bytes=N (pad body to N bytes)     items=N (default 3)",
+                "  fail=0.1 (share of 503s)     retry_after=S (Retry-After header, seconds)",
+                "  fault=hang | reset | close | drip     drip=1s (byte interval)     hang=10m (hold time)",
+                "",
+                "Admin: GET /-/health, GET /-/stats (totals by path and answer, distinct webhook-id values;",
+                "?ids=true lists them), POST /-/reset.",
+                "",
+                "Example:",
+                "  weft upstream --listen 127.0.0.1:9001",
+                "  curl '127.0.0.1:9001/b?latency=300ms'",
+                ""})
+public final class UpstreamCommand implements Runnable {
+    @Option(names = "--listen", paramLabel = "HOST:PORT[,HOST:PORT...]",
+            description = "Addresses to listen on (port 0 picks a free one). Default: the config's listen, "
+                    + "else 127.0.0.1:9001.")
+    String listen;
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "YAML file with defaults per path (see examples/system-a-backends.yaml).")
+    Path config;
+
+    @Option(names = "--max-connections", paramLabel = "N",
+            description = "Connections held at once; more are closed at accept. Default: ${DEFAULT-VALUE}.")
+    int maxConnections = SimConfig.DEFAULT_MAX_CONNECTIONS;
+
+    @Option(names = "--quiet", description = "Do not print a line of counts every 10 seconds.")
+    boolean quiet;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        PrintWriter out = spec.commandLine().getOut();
+        SimConfig cfg;
+        try {
+            cfg = config != null ? SimConfig.load(config) : SimConfig.local()
+                    .withListen(List.of(new InetSocketAddress("127.0.0.1", 9001)));
+        } catch (ConfigException e) {
+            throw new UserException(e.getMessage(), e, 2);
+        }
+        if (listen != null) {
+            try {
+                cfg = cfg.withListen(HostPort.parseList(listen));
+            } catch (IllegalArgumentException e) {
+                throw new UserException("--listen: " + e.getMessage(), e, 2);
+            }
+        }
+        if (maxConnections < 1) {
+            throw new UserException("--max-connections must be at least 1", null, 2);
+        }
+        cfg = new SimConfig(cfg.listen(), cfg.defaults(), cfg.paths(), maxConnections, cfg.idleTimeout());
+        SimServer server;
+        try {
+            server = SimServer.start(cfg);
+        } catch (IOException e) {
+            throw new UserException(e.getMessage(), e);
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "weft-upstream-shutdown"));
+        String urls = server.addresses().stream().map(a -> "http://" + HostPort.format(a))
+                .collect(Collectors.joining(", "));
+        out.println("weft upstream: listening on " + urls + (config != null ? " (config " + config + ")" : ""));
+        out.println("weft upstream: try  curl '" + server.url("/b?latency=300ms") + "'   stats: " + server.url("/-/stats"));
+        out.println("weft upstream: Ctrl-C stops");
+        out.flush();
+        long last = -1;
+        try {
+            while (!stopped.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                long now = server.stats().requests();
+                if (!quiet && now != last) {
+                    out.printf("%s requests=%d aborted=%d open_connections=%s%n",
+                            LocalTime.now().truncatedTo(ChronoUnit.SECONDS), now, server.stats().aborted(),
+                            server.stats().snapshot(false).get("connections"));
+                    out.flush();
+                    last = now;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

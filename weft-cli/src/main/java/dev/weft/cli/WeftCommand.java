@@ -1,0 +1,51 @@
+package dev.weft.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+
+@Command(name = "weft",
+        mixinStandardHelpOptions = true,
+        versionProvider = WeftCommand.Version.class,
+        description = {
+                "Weft: call slow HTTP services (10 ms to seconds per call) at full speed, with plain blocking code on "
+                        + "JDK 25 virtual threads.",
+                ""},
+        subcommands = {UpstreamCommand.class, LabCommand.class, CommandLine.HelpCommand.class},
+        footer = {"", "Run 'weft COMMAND --help' for the options of a command."})
+public final class WeftCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-v", "--verbose"}, scope = ScopeType.INHERIT,
+            description = "Print stack traces of errors and more detail.")
+    boolean verbose;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** The version from the jar, with the JDK it runs on. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() throws IOException {
+            Properties p = new Properties();
+            try (InputStream in = WeftCommand.class.getResourceAsStream("/weft-version.properties")) {
+                if (in != null) {
+                    p.load(in);
+                }
+            }
+            return new String[] {"weft " + p.getProperty("version", "unknown"),
+                    "JDK " + Runtime.version() + " (" + System.getProperty("java.vendor") + "), "
+                            + System.getProperty("os.name") + " " + System.getProperty("os.arch")};
+        }
+    }
+}

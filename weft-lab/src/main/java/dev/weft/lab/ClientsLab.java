@@ -1,0 +1,120 @@
+package dev.weft.lab;
+
+import dev.weft.core.Deadline;
+import dev.weft.core.Durations;
+import dev.weft.core.call.CallRequest;
+import dev.weft.core.call.CallResult;
+import dev.weft.core.call.DestinationConfig;
+import dev.weft.core.call.DestinationLimits;
+import dev.weft.core.call.Transport;
+import dev.weft.sim.SimProcess;
+import dev.weft.core.policy.RetryPolicy;
+
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * {@code weft lab clients}: outbound HTTP clients side by side, closed loop on virtual threads, against
+ * a weft-sim backend in its own process, at each backend latency.
+ */
+public final class ClientsLab {
+    /** The clients this lab knows. */
+    public static final List<String> CLIENTS = List.of("weft", "jdk");
+
+    public record Options(List<String> clients, List<Duration> latencies, int concurrency, Duration warmup,
+                          Duration duration, String target) {
+    }
+
+    public record Row(String client, Duration latency, ClosedLoop.Result result) {
+    }
+
+    private ClientsLab() {
+    }
+
+    public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
+        List<Row> rows = new ArrayList<>();
+        SimProcess backend = o.target() == null
+                ? SimProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0))) : null;
+        String base = backend != null ? backend.url() : o.target().replaceAll("/+$", "");
+        try {
+            out.println("backend: " + (backend != null ? "weft-sim in its own JVM (pid " + backend.pid() + ") at "
+                    + base : base));
+            out.println();
+            for (Duration latency : o.latencies()) {
+                String url = base + "/lab?latency=" + Durations.format(latency);
+                for (String client : o.clients()) {
+                    progress.printf("lab clients: %s at latency %s, %d virtual threads, %s warm-up + %s ...%n",
+                            client, Durations.format(latency), o.concurrency(), Durations.format(o.warmup()),
+                            Durations.format(o.duration()));
+                    progress.flush();
+                    ClosedLoop.Result r = runOne(client, url, o);
+                    rows.add(new Row(client, latency, r));
+                    progress.printf("lab clients: %s at latency %s: %.0f req/s, p99 %.1f ms, %d errors%n", client,
+                            Durations.format(latency), r.throughput(), r.percentileMillis(99), r.errors());
+                    progress.flush();
+                }
+            }
+        } finally {
+            if (backend != null) {
+                backend.close();
+            }
+        }
+        out.println(table(rows));
+        return rows;
+    }
+
+    private static ClosedLoop.Result runOne(String client, String url, Options o) throws Exception {
+        Duration timeout = Duration.ofSeconds(10);
+        switch (client) {
+            case "weft" -> {
+                DestinationConfig cfg = DestinationConfig.DEFAULT
+                        .withLimits(DestinationLimits.DEFAULT.withMaxInFlight(o.concurrency()))
+                        .withRetry(RetryPolicy.NONE);
+                try (Transport t = Transport.builder().defaults(cfg).build()) {
+                    CallRequest req = CallRequest.get(url);
+                    return ClosedLoop.run(o.concurrency(), o.warmup(), o.duration(), () -> {
+                        CallResult r = t.call(req, Deadline.in(timeout));
+                        return r.ok() ? null : r.outcome();
+                    });
+                }
+            }
+            case "jdk" -> {
+                try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor();
+                     HttpClient c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(ex)
+                             .connectTimeout(Duration.ofSeconds(2)).build()) {
+                    HttpRequest req = HttpRequest.newBuilder(URI.create(url)).timeout(timeout).GET().build();
+                    return ClosedLoop.run(o.concurrency(), o.warmup(), o.duration(), () -> {
+                        HttpResponse<byte[]> r = c.send(req, HttpResponse.BodyHandlers.ofByteArray());
+                        return r.statusCode() < 400 ? null : "status-" + r.statusCode();
+                    });
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown client '" + client + "'; known: " + CLIENTS);
+        }
+    }
+
+    /** The rows as a Markdown table, with raw counts. */
+    public static String table(List<Row> rows) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("| backend latency | client | req/s | p50 ms | p99 ms | p99.9 ms | max ms | requests | errors |\n");
+        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (Row r : rows) {
+            ClosedLoop.Result x = r.result();
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %d%s |%n",
+                    Durations.format(r.latency()), r.client(), x.throughput(), x.percentileMillis(50),
+                    x.percentileMillis(99), x.percentileMillis(99.9), x.maxMillis(), x.requests(), x.errors(),
+                    x.errors() > 0 ? " " + x.errorsByReason() : ""));
+        }
+        return sb.toString();
+    }
+}
