@@ -92,7 +92,7 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
         List<PathRule> paths = new ArrayList<>();
         int maxConnections = DEFAULT_MAX_CONNECTIONS;
         Duration idle = DEFAULT_IDLE_TIMEOUT;
-        Map<String, ConfigNode> top = root.entries(Set.of("listen", "defaults", "paths", "limits"));
+        Map<String, ConfigNode> top = root.entries(Set.of("listen", "defaults", "paths", "limits"), problems);
         if (top.containsKey("listen")) {
             List<InetSocketAddress> l = new ArrayList<>();
             for (ConfigNode n : top.get("listen").items()) {
@@ -120,7 +120,7 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
             }
         }
         if (top.containsKey("limits")) {
-            Map<String, ConfigNode> lim = top.get("limits").entries(Set.of("max_connections", "idle_timeout"));
+            Map<String, ConfigNode> lim = top.get("limits").entries(Set.of("max_connections", "idle_timeout"), problems);
             try {
                 if (lim.containsKey("max_connections")) {
                     maxConnections = (int) lim.get("max_connections").integer(1, 1_000_000);
@@ -142,7 +142,7 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
         Set<String> allowed = new java.util.HashSet<>(Behavior.PARAMETERS);
         allowed.add("body");
         Behavior b = base;
-        for (Map.Entry<String, ConfigNode> e : node.entries(allowed).entrySet()) {
+        for (Map.Entry<String, ConfigNode> e : node.entries(allowed, problems).entrySet()) {
             ConfigNode v = e.getValue();
             try {
                 if (e.getKey().equals("body")) {

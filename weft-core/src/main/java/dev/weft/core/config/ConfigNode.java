@@ -138,18 +138,32 @@ public final class ConfigNode {
 
     /** The entries of a map, after checking that every key is one of {@code allowed}. */
     public Map<String, ConfigNode> entries(Collection<String> allowed) throws ConfigException {
+        Problems problems = new Problems();
+        Map<String, ConfigNode> known = entries(allowed, problems);
+        problems.throwIfAny();
+        return known;
+    }
+
+    /**
+     * The entries of a map whose keys are in {@code allowed}; each other key is added to
+     * {@code problems} (so that one check reports them all) and left out.
+     */
+    public Map<String, ConfigNode> entries(Collection<String> allowed, Problems problems) throws ConfigException {
         Map<String, ConfigNode> e = entries();
         if (!(node instanceof MappingNode map)) {
             return e;
         }
+        Map<String, ConfigNode> known = new LinkedHashMap<>();
         for (NodeTuple t : map.getValue()) {
             String k = ((ScalarNode) t.getKeyNode()).getValue();
-            if (!allowed.contains(k)) {
-                throw new ConfigNode(source, t.getKeyNode()).error("unknown key '" + k + "', expected one of: "
+            if (allowed.contains(k)) {
+                known.put(k, e.get(k));
+            } else {
+                problems.add(new ConfigNode(source, t.getKeyNode()), "unknown key '" + k + "', expected one of: "
                         + String.join(", ", new TreeSet<>(allowed)));
             }
         }
-        return e;
+        return known;
     }
 
     /** The items of a list; a single scalar counts as a list of one. */

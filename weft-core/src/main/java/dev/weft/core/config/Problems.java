@@ -1,6 +1,7 @@
 package dev.weft.core.config;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 
 /** Collects config problems so that one check reports all of them, not just the first. */
@@ -31,9 +32,30 @@ public final class Problems {
         return list.isEmpty();
     }
 
+    /** The file part of {@code file:line:column}. */
+    private static String file(String location) {
+        return location.replaceFirst(":\\d+:\\d+$", "");
+    }
+
+    /** Line (fromEnd 2) or column (fromEnd 1) of {@code file:line:column}; 0 when absent. */
+    private static long position(String location, int fromEnd) {
+        String[] parts = location.split(":");
+        if (parts.length < 3) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(parts[parts.length - fromEnd]);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
     public void throwIfAny() throws ConfigException {
         if (!list.isEmpty()) {
             List<ConfigException.Problem> all = new ArrayList<>(list);
+            all.sort(Comparator.comparing((ConfigException.Problem p) -> file(p.location()))
+                    .thenComparingLong(p -> position(p.location(), 2))
+                    .thenComparingLong(p -> position(p.location(), 1)));
             if (dropped > 0) {
                 all.add(new ConfigException.Problem("...", dropped + " more problems not shown"));
             }

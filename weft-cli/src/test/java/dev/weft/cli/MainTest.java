@@ -1,0 +1,72 @@
+package dev.weft.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The command line as a user meets it: help, version, and one clear line per error with the right exit code. */
+class MainTest {
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private int run(String... args) {
+        return Main.run(args, new PrintWriter(out, true), new PrintWriter(err, true));
+    }
+
+    @Test
+    void versionNamesWeftAndTheJdk() {
+        assertThat(run("--version")).isZero();
+        assertThat(out.toString()).startsWith("weft ").contains("JDK 25");
+    }
+
+    @Test
+    void helpListsTheCommands() {
+        assertThat(run("--help")).isZero();
+        assertThat(out.toString()).contains("upstream").contains("lab");
+        assertThat(run("upstream", "--help")).isZero();
+        assertThat(out.toString()).contains("latency=200ms").contains("/-/stats");
+    }
+
+    @Test
+    void unknownFlagIsAUsageError() {
+        assertThat(run("upstream", "--bogus")).isEqualTo(2);
+        assertThat(err.toString()).contains("weft: Unknown option: '--bogus'").contains("Try 'weft upstream --help'.");
+    }
+
+    @Test
+    void missingConfigIsOneLineExit2() {
+        assertThat(run("upstream", "--config", "/nonexistent/sim.yaml")).isEqualTo(2);
+        assertThat(err.toString().strip()).isEqualTo("weft: /nonexistent/sim.yaml: no such file");
+    }
+
+    @Test
+    void badConfigListsEveryProblemWithItsLocation(@TempDir Path dir) throws Exception {
+        Path f = Files.writeString(dir.resolve("s.yaml"), "paths:\n  /b: { latency: soon, colour: red }\n");
+        assertThat(run("upstream", "--config", f.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("weft: " + f + ":2:18: bad value of 'latency'")
+                .contains("weft: " + f + ":2:24: unknown key 'colour'").doesNotContain("Exception");
+    }
+
+    @Test
+    void portInUseIsOneLineWithoutStackTrace() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            assertThat(run("upstream", "--listen", "127.0.0.1:" + taken.getLocalPort())).isEqualTo(1);
+        }
+        assertThat(err.toString()).startsWith("weft: cannot listen on 127.0.0.1:").doesNotContain("\tat ");
+    }
+
+    @Test
+    void badDurationInLabIsAUsageError() {
+        assertThat(run("lab", "clients", "--duration", "long")).isEqualTo(2);
+        assertThat(err.toString()).contains("expected a duration");
+        assertThat(run("lab", "clients", "--clients", "curl")).isEqualTo(2);
+        assertThat(err.toString()).contains("unknown client 'curl'");
+    }
+}
