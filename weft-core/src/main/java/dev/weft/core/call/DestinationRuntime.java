@@ -54,7 +54,7 @@ final class DestinationRuntime implements AutoCloseable {
                         .setConnectTimeout(Timeout.of(limits.connectTimeout()))
                         .setIdleTimeout(Timeout.of(limits.idleTimeout()))
                         .setTimeToLive(TimeValue.NEG_ONE_MILLISECOND)
-                        .setValidateAfterInactivity(TimeValue.ofSeconds(2))
+                        .setValidateAfterInactivity(TimeValue.NEG_ONE_MILLISECOND)
                         .build())
                 .build();
         this.client = HttpClients.custom()

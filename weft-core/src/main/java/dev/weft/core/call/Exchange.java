@@ -28,14 +28,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One HTTP attempt on the calling (virtual) thread, under a deadline.
  *
  * <p>The deadline is enforced in three places: the connect timeout and the socket read timeout are
- * set to the remaining budget, and a watchdog aborts the exchange at the deadline. Aborting closes the
+ * set to the remaining budget, and the {@link Watchdog} aborts the exchange once the deadline has
+ * passed (within a few milliseconds). Aborting closes the
  * socket, which wakes a read blocked anywhere (waiting for headers, or between the bytes of a body
  * that drips), so no virtual thread outlives its deadline. An aborted connection is never reused.
  */
@@ -52,6 +52,7 @@ final class Exchange {
     private volatile boolean timedOut;
     private volatile boolean cancelled;
     private long startNanos;
+    private volatile long deadlineNanos;
     private long connectedNanos = -1;
     private long headersNanos = -1;
 
@@ -84,7 +85,13 @@ final class Exchange {
         request.cancel();
     }
 
-    private void deadlineReached() {
+    /** The deadline of the running attempt, as a {@link System#nanoTime()} value. */
+    long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    /** Called by the {@link Watchdog} once the deadline has passed. */
+    void deadlineReached() {
         timedOut = true;
         request.cancel();
     }
@@ -109,7 +116,8 @@ final class Exchange {
                 .setResponseTimeout(budget)
                 .build());
         context.setAttribute(ATTRIBUTE, this);
-        ScheduledFuture<?> watchdog = Watchdog.schedule(this::deadlineReached, remaining);
+        deadlineNanos = deadline.nanoTime();
+        Watchdog.watch(this);
         ClassicHttpResponse response = null;
         try {
             response = dest.client().executeOpen(dest.host(), request, context);
@@ -139,7 +147,7 @@ final class Exchange {
         } catch (IOException | RuntimeException e) {
             return classify(e);
         } finally {
-            watchdog.cancel(false);
+            Watchdog.unwatch(this);
             closeQuietly(response);
         }
     }
