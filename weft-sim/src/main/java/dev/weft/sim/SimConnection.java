@@ -1,9 +1,7 @@
 package dev.weft.sim;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -26,8 +24,15 @@ final class SimConnection {
     private final SimServer server;
     private final SimStats stats;
     private final Socket socket;
-    private BufferedInputStream in;
+    private InputStream raw;
     private OutputStream out;
+    private final byte[] buf = new byte[8192];
+    private int pos;
+    private int lim;
+    /** When the connection last did anything, for the idle sweep ({@link System#nanoTime()}). */
+    volatile long lastActive = System.nanoTime();
+    /** True while waiting for the next request (only then may the idle sweep close it). */
+    volatile boolean idle;
 
     /** A parsed request head. */
     private record Request(String method, String path, String query, boolean http10, Map<String, String> headers) {
@@ -55,22 +60,25 @@ final class SimConnection {
     void run() {
         try {
             socket.setTcpNoDelay(true);
-            in = new BufferedInputStream(socket.getInputStream(), 4096);
+            raw = socket.getInputStream();
             out = socket.getOutputStream();
-            int idle = (int) Math.min(Integer.MAX_VALUE, server.config().idleTimeout().toMillis());
             while (true) {
-                socket.setSoTimeout(idle);
+                // Untimed read: idle keep-alive connections are closed by the server's idle sweep, so
+                // the hot path parks without a timer.
+                lastActive = System.nanoTime();
+                idle = true;
                 Request r;
                 try {
                     r = readHead();
                 } catch (BadRequest e) {
                     writeJson(e.status, Map.of("error", e.getMessage()), false, null);
                     return;
+                } finally {
+                    idle = false;
                 }
                 if (r == null) {
                     return; // the client closed the connection between requests
                 }
-                socket.setSoTimeout(0);
                 long bodyBytes = consumeBody(r);
                 if (bodyBytes < 0) {
                     writeJson(413, Map.of("error", "request body over " + MAX_REQUEST_BODY + " bytes"), false, null);
@@ -85,8 +93,6 @@ final class SimConnection {
                     return;
                 }
             }
-        } catch (SocketTimeoutException idle) {
-            // idle keep-alive connection: close it
         } catch (IOException e) {
             // the client went away or reset the connection
         }
@@ -185,19 +191,22 @@ final class SimConnection {
         long end = System.nanoTime() + d.toNanos();
         long rem;
         while ((rem = end - System.nanoTime()) > 0) {
-            if (in.available() > 0) {
-                // the client already sent its next request (pipelining): just wait
+            if (pos < lim || lim == buf.length) {
+                // the client already sent its next request (pipelining), or no room to read: just wait
                 SimServer.pause((rem + 999_999) / 1_000_000);
                 return true;
             }
             socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, (rem + 999_999) / 1_000_000)));
-            in.mark(1);
             try {
-                int x = in.read();
-                if (x < 0) {
+                if (pos == lim) {
+                    pos = 0;
+                    lim = 0;
+                }
+                int n = raw.read(buf, lim, buf.length - lim);
+                if (n < 0) {
                     return false;
                 }
-                in.reset();
+                lim += n; // pipelined bytes stay in the buffer for the next request
             } catch (SocketTimeoutException timeout) {
                 continue;
             } catch (IOException reset) {
@@ -239,12 +248,24 @@ final class SimConnection {
         return sb.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    private static String quote(String s) {
-        try {
-            return JSON.writeValueAsString(s);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
+    /** A JSON string literal. */
+    static String quote(String s) {
+        StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
         }
+        return sb.append('"').toString();
     }
 
     // ---- admin -----------------------------------------------------------------------------------
@@ -320,7 +341,7 @@ final class SimConnection {
     private String readLine(int[] budget, boolean eofAllowed) throws IOException, BadRequest {
         StringBuilder sb = new StringBuilder(64);
         while (true) {
-            int c = in.read();
+            int c = read();
             if (c < 0) {
                 if (eofAllowed && sb.isEmpty()) {
                     return null;
@@ -390,17 +411,33 @@ final class SimConnection {
         return n;
     }
 
+    /** The next byte of the connection, or -1 at its end. */
+    private int read() throws IOException {
+        if (pos == lim && !fill()) {
+            return -1;
+        }
+        return buf[pos++] & 0xff;
+    }
+
+    private boolean fill() throws IOException {
+        int n = raw.read(buf, 0, buf.length);
+        if (n <= 0) {
+            return false;
+        }
+        pos = 0;
+        lim = n;
+        return true;
+    }
+
     private void skip(long n) throws IOException {
         long left = n;
         while (left > 0) {
-            long s = in.skip(left);
-            if (s <= 0) {
-                if (in.read() < 0) {
-                    throw new java.io.EOFException("connection closed mid-body");
-                }
-                s = 1;
+            if (pos == lim && !fill()) {
+                throw new java.io.EOFException("connection closed mid-body");
             }
-            left -= s;
+            int take = (int) Math.min(left, lim - pos);
+            pos += take;
+            left -= take;
         }
     }
 

@@ -9,7 +9,6 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -32,7 +31,7 @@ public final class SimServer implements AutoCloseable {
     private final List<ServerSocket> listeners = new ArrayList<>();
     private final List<InetSocketAddress> addresses = new ArrayList<>();
     private final SimStats stats = new SimStats();
-    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<Socket, SimConnection> open = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, AtomicLong> turns = new ConcurrentHashMap<>();
     private final AtomicLong overflowTurns = new AtomicLong();
     private volatile boolean closed;
@@ -71,6 +70,7 @@ public final class SimServer implements AutoCloseable {
         for (ServerSocket ss : s.listeners) {
             Thread.ofVirtual().name("weft-sim-accept-" + ss.getLocalPort()).start(() -> s.acceptLoop(ss));
         }
+        Thread.ofVirtual().name("weft-sim-idle-sweep").start(s::idleSweep);
         return s;
     }
 
@@ -93,14 +93,30 @@ public final class SimServer implements AutoCloseable {
                 continue;
             }
             stats.connectionOpened();
-            open.add(socket);
+            SimConnection c = new SimConnection(this, socket);
+            open.put(socket, c);
             Thread.ofVirtual().start(() -> {
                 try {
-                    new SimConnection(this, socket).run();
+                    c.run();
                 } finally {
                     open.remove(socket);
                     closeQuietly(socket);
                     stats.connectionClosed();
+                }
+            });
+        }
+    }
+
+    /** Closes keep-alive connections that waited longer than the idle timeout for their next request. */
+    private void idleSweep() {
+        long idleNanos = config.idleTimeout().toNanos();
+        long tick = Math.max(10, Math.min(1000, config.idleTimeout().toMillis() / 4));
+        while (!closed) {
+            pause(tick);
+            long now = System.nanoTime();
+            open.forEach((socket, c) -> {
+                if (c.idle && now - c.lastActive > idleNanos) {
+                    closeQuietly(socket);
                 }
             });
         }
@@ -153,7 +169,7 @@ public final class SimServer implements AutoCloseable {
                 // closing anyway
             }
         }
-        for (Socket s : open) {
+        for (Socket s : open.keySet()) {
             closeQuietly(s);
         }
     }

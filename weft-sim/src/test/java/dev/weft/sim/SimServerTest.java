@@ -148,6 +148,31 @@ class SimServerTest {
     }
 
     @Test
+    void closesIdleKeepAliveConnectionsButNotBusyOnes() throws Exception {
+        SimConfig cfg = new SimConfig(List.of(new InetSocketAddress("127.0.0.1", 0)), Behavior.DEFAULT, List.of(),
+                100, Duration.ofMillis(200));
+        try (SimServer s = SimServer.start(cfg); java.net.Socket c = new java.net.Socket("127.0.0.1",
+                s.addresses().getFirst().getPort())) {
+            c.setSoTimeout(10_000);
+            byte[] req = "GET /slow?latency=600ms HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            c.getOutputStream().write(req);
+            byte[] answer = new byte[4096];
+            int n = c.getInputStream().read(answer);
+            assertThat(new String(answer, 0, n, java.nio.charset.StandardCharsets.US_ASCII))
+                    .as("a request slower than the idle timeout is not cut").startsWith("HTTP/1.1 200 ");
+            long t0 = System.nanoTime();
+            int eof = c.getInputStream().read(answer);
+            assertThat(eof).as("then the idle connection is closed by the server").isEqualTo(-1);
+            assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(Duration.ofMillis(200).toNanos());
+        }
+    }
+
+    @Test
+    void quotesPathsAsJson() {
+        assertThat(SimConnection.quote("/a\"b\\c\u0001")).isEqualTo("\"/a\\\"b\\\\c\\u0001\"");
+    }
+
+    @Test
     void aPortInUseIsNamed() {
         InetSocketAddress taken = sim.addresses().getFirst();
         assertThatThrownBy(() -> SimServer.start(SimConfig.local().withListen(List.of(taken))))
