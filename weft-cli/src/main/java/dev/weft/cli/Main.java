@@ -23,7 +23,13 @@ public final class Main {
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setParameterExceptionHandler((ex, a) -> {
             CommandLine cmd = ex.getCommandLine();
-            err.println("weft: " + ex.getMessage());
+            if (ex instanceof CommandLine.UnmatchedArgumentException u && !cmd.getSubcommands().isEmpty()
+                    && !u.getUnmatched().isEmpty() && !u.getUnmatched().getFirst().startsWith("-")) {
+                err.println("weft: unknown command '" + u.getUnmatched().getFirst() + "'; commands: "
+                        + String.join(", ", cmd.getSubcommands().keySet()));
+            } else {
+                err.println("weft: " + ex.getMessage());
+            }
             err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help'.");
             return 2;
         });

@@ -41,6 +41,12 @@ class MainTest {
     }
 
     @Test
+    void unknownCommandNamesTheCommands() {
+        assertThat(run("gatewy")).isEqualTo(2);
+        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: upstream, lab, help");
+    }
+
+    @Test
     void missingConfigIsOneLineExit2() {
         assertThat(run("upstream", "--config", "/nonexistent/sim.yaml")).isEqualTo(2);
         assertThat(err.toString().strip()).isEqualTo("weft: /nonexistent/sim.yaml: no such file");

@@ -35,7 +35,14 @@ public final class ClientsLab {
                           Duration duration, String target) {
     }
 
-    public record Row(String client, Duration latency, ClosedLoop.Result result) {
+    /**
+     * One measured run.
+     *
+     * @param clientCpu  CPU time of this (client) process over the run, warm-up included
+     * @param backendCpu CPU time of the backend process over the run, or null when it is not ours
+     */
+    public record Row(String client, Duration latency, ClosedLoop.Result result, Duration clientCpu,
+                      Duration backendCpu) {
     }
 
     private ClientsLab() {
@@ -57,8 +64,12 @@ public final class ClientsLab {
                             client, Durations.format(latency), o.concurrency(), Durations.format(o.warmup()),
                             Durations.format(o.duration()));
                     progress.flush();
+                    Duration c0 = cpu(ProcessHandle.current());
+                    Duration b0 = backend != null ? cpu(ProcessHandle.of(backend.pid()).orElse(null)) : null;
                     ClosedLoop.Result r = runOne(client, url, o);
-                    rows.add(new Row(client, latency, r));
+                    Duration c1 = cpu(ProcessHandle.current());
+                    Duration b1 = backend != null ? cpu(ProcessHandle.of(backend.pid()).orElse(null)) : null;
+                    rows.add(new Row(client, latency, r, c1.minus(c0), b0 == null || b1 == null ? null : b1.minus(b0)));
                     progress.printf("lab clients: %s at latency %s: %.0f req/s, p99 %.1f ms, %d errors%n", client,
                             Durations.format(latency), r.throughput(), r.percentileMillis(99), r.errors());
                     progress.flush();
@@ -71,6 +82,10 @@ public final class ClientsLab {
         }
         out.println(table(rows));
         return rows;
+    }
+
+    private static Duration cpu(ProcessHandle p) {
+        return p == null ? null : p.info().totalCpuDuration().orElse(Duration.ZERO);
     }
 
     private static ClosedLoop.Result runOne(String client, String url, Options o) throws Exception {
@@ -106,15 +121,19 @@ public final class ClientsLab {
     /** The rows as a Markdown table, with raw counts. */
     public static String table(List<Row> rows) {
         StringBuilder sb = new StringBuilder();
-        sb.append("| backend latency | client | req/s | p50 ms | p99 ms | p99.9 ms | max ms | requests | errors |\n");
-        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        sb.append("| backend latency | client | req/s | p50 ms | p99 ms | p99.9 ms | max ms | requests | errors "
+                + "| client CPU s | backend CPU s |\n");
+        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row r : rows) {
             ClosedLoop.Result x = r.result();
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %d%s |%n",
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %d%s | %.1f | %s |%n",
                     Durations.format(r.latency()), r.client(), x.throughput(), x.percentileMillis(50),
                     x.percentileMillis(99), x.percentileMillis(99.9), x.maxMillis(), x.requests(), x.errors(),
-                    x.errors() > 0 ? " " + x.errorsByReason() : ""));
+                    x.errors() > 0 ? " " + x.errorsByReason() : "", r.clientCpu().toMillis() / 1000.0,
+                    r.backendCpu() == null ? "n/a" : String.format(Locale.ROOT, "%.1f", r.backendCpu().toMillis() / 1000.0)));
         }
+        sb.append("\nCPU seconds cover warm-up and measurement of each run; the machine has ")
+                .append(Runtime.getRuntime().availableProcessors()).append(" cores shared by both processes.\n");
         return sb.toString();
     }
 }
