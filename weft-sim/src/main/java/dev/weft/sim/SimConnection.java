@@ -122,36 +122,28 @@ final class SimConnection {
         if (b.fail() > 0 && ThreadLocalRandom.current().nextDouble() < b.fail()) {
             status = 503;
         }
+        if (b.fault() == Behavior.Fault.HANG) {
+            stats.recordAnswer(path, "hang");
+            waitOrClosed(b.hang());
+            return false;
+        }
+        if (!waitOrClosed(latency)) {
+            stats.recordAborted(); // the caller gave up first
+            return false;
+        }
         switch (b.fault()) {
-            case HANG -> {
-                stats.recordAnswer(path, "hang");
-                waitOrClosed(b.hang());
-                return false;
-            }
             case RESET -> {
-                if (!waitOrClosed(latency)) {
-                    stats.recordAborted();
-                    return false;
-                }
                 stats.recordAnswer(path, "reset");
                 socket.setSoLinger(true, 0);
                 socket.close();
                 return false;
             }
             case CLOSE -> {
-                if (!waitOrClosed(latency)) {
-                    stats.recordAborted();
-                    return false;
-                }
                 stats.recordAnswer(path, "close");
                 socket.close();
                 return false;
             }
             case DRIP -> {
-                if (!waitOrClosed(latency)) {
-                    stats.recordAborted();
-                    return false;
-                }
                 byte[] body = body(b, path, status);
                 out.write(head(status, body.length, b.retryAfterSeconds(), keepAlive));
                 out.flush();
@@ -163,20 +155,11 @@ final class SimConnection {
                     out.write(body[i]);
                     out.flush();
                 }
-                stats.recordAnswer(path, Integer.toString(status));
-                return true;
             }
-            default -> {
-                if (!waitOrClosed(latency)) {
-                    stats.recordAborted();
-                    return false;
-                }
-                byte[] body = body(b, path, status);
-                write(status, body, keepAlive, b.retryAfterSeconds());
-                stats.recordAnswer(path, Integer.toString(status));
-                return true;
-            }
+            default -> write(status, body(b, path, status), keepAlive, b.retryAfterSeconds());
         }
+        stats.recordAnswer(path, Integer.toString(status));
+        return true;
     }
 
     private static boolean needsTurn(Behavior b) {
