@@ -43,7 +43,7 @@ class MainTest {
     @Test
     void unknownCommandNamesTheCommands() {
         assertThat(run("gatewy")).isEqualTo(2);
-        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: upstream, lab, help");
+        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: gateway, check, upstream, lab, help");
     }
 
     @Test
@@ -66,6 +66,30 @@ class MainTest {
             assertThat(run("upstream", "--listen", "127.0.0.1:" + taken.getLocalPort())).isEqualTo(1);
         }
         assertThat(err.toString()).startsWith("weft: cannot listen on 127.0.0.1:").doesNotContain("\tat ");
+    }
+
+    @Test
+    void checkTellsWhatTheExamplesDeclare() {
+        assertThat(run("check", "../examples/system-a.yaml")).isZero();
+        assertThat(out.toString()).contains("OK, gateway config with 2 routes").contains("d (after b)");
+        assertThat(run("check", "../examples/system-a-backends.yaml")).isZero();
+        assertThat(out.toString()).contains("OK, weft upstream config with 4 paths");
+    }
+
+    @Test
+    void checkReportsEveryProblemAndExits2(@TempDir Path dir) throws Exception {
+        Path f = Files.writeString(dir.resolve("gw.yaml"), "routes:\n  - get: /x\n    calls:\n      a: { url: \"http://h:1/{b.body.id}\" }\n");
+        assertThat(run("check", f.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("weft: " + f + ":4:10: call 'a' reads {b.body.id}, but this route has no call 'b'");
+        Path other = Files.writeString(dir.resolve("x.yaml"), "hello: 1\n");
+        assertThat(run("check", other.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("cannot tell what this config is for");
+    }
+
+    @Test
+    void gatewayRefusesABadExecutor() {
+        assertThat(run("gateway", "--config", "../examples/system-a.yaml", "--executor", "pool")).isEqualTo(2);
+        assertThat(err.toString()).contains("expected virtual or platform:N");
     }
 
     @Test

@@ -1,18 +1,20 @@
 package dev.weft.sim;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.core.http.Http1Reader;
+import dev.weft.core.http.Http1Writer;
+import dev.weft.core.http.HttpParseException;
+import dev.weft.core.http.JsonText;
+import dev.weft.core.http.RequestHead;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.Locale;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -24,32 +26,12 @@ final class SimConnection {
     private final SimServer server;
     private final SimStats stats;
     private final Socket socket;
-    private InputStream raw;
+    private Http1Reader reader;
     private OutputStream out;
-    private final byte[] buf = new byte[8192];
-    private int pos;
-    private int lim;
     /** When the connection last did anything, for the idle sweep ({@link System#nanoTime()}). */
     volatile long lastActive = System.nanoTime();
     /** True while waiting for the next request (only then may the idle sweep close it). */
     volatile boolean idle;
-
-    /** A parsed request head. */
-    private record Request(String method, String path, String query, boolean http10, Map<String, String> headers) {
-        String header(String name) {
-            return headers.get(name);
-        }
-    }
-
-    /** The head could not be read; answer {@code status} and close. */
-    private static final class BadRequest extends Exception {
-        final int status;
-
-        BadRequest(int status, String message) {
-            super(message, null, false, false);
-            this.status = status;
-        }
-    }
 
     SimConnection(SimServer server, Socket socket) {
         this.server = server;
@@ -60,35 +42,32 @@ final class SimConnection {
     void run() {
         try {
             socket.setTcpNoDelay(true);
-            raw = socket.getInputStream();
+            reader = new Http1Reader(socket.getInputStream(), SimConfig.MAX_HEADER_BYTES);
             out = socket.getOutputStream();
             while (true) {
                 // Untimed read: idle keep-alive connections are closed by the server's idle sweep, so
                 // the hot path parks without a timer.
                 lastActive = System.nanoTime();
                 idle = true;
-                Request r;
+                RequestHead r;
+                Http1Reader.Body body;
                 try {
-                    r = readHead();
-                } catch (BadRequest e) {
-                    writeJson(e.status, Map.of("error", e.getMessage()), false, null);
+                    r = reader.readHead();
+                    if (r == null) {
+                        return; // the client closed the connection between requests
+                    }
+                    idle = false;
+                    body = reader.readBody(r, MAX_REQUEST_BODY, false);
+                } catch (HttpParseException e) {
+                    writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
                     return;
                 } finally {
                     idle = false;
                 }
-                if (r == null) {
-                    return; // the client closed the connection between requests
-                }
-                long bodyBytes = consumeBody(r);
-                if (bodyBytes < 0) {
-                    writeJson(413, Map.of("error", "request body over " + MAX_REQUEST_BODY + " bytes"), false, null);
-                    return;
-                }
-                boolean keepAlive = !r.http10() && !"close".equalsIgnoreCase(r.header("connection"))
-                        || r.http10() && "keep-alive".equalsIgnoreCase(r.header("connection"));
+                boolean keepAlive = r.keepAlive();
                 boolean continueConnection = r.path().startsWith("/-/")
                         ? admin(r, keepAlive)
-                        : simulate(r, bodyBytes, keepAlive);
+                        : simulate(r, body.length(), keepAlive);
                 if (!continueConnection || !keepAlive) {
                     return;
                 }
@@ -100,7 +79,7 @@ final class SimConnection {
 
     // ---- simulation ----------------------------------------------------------------------------
 
-    private boolean simulate(Request r, long bodyBytes, boolean keepAlive) throws IOException {
+    private boolean simulate(RequestHead r, long bodyBytes, boolean keepAlive) throws IOException {
         String path = r.path();
         Map<String, String> params = parseQuery(r.query());
         Behavior b;
@@ -174,28 +153,14 @@ final class SimConnection {
         long end = System.nanoTime() + d.toNanos();
         long rem;
         while ((rem = end - System.nanoTime()) > 0) {
-            if (pos < lim || lim == buf.length) {
-                // the client already sent its next request (pipelining), or no room to read: just wait
-                SimServer.pause((rem + 999_999) / 1_000_000);
+            int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (rem + 999_999) / 1_000_000));
+            if (reader.hasBuffered()) {
+                // the client already sent its next request (pipelining): it is still there, just wait
+                SimServer.pause(millis);
                 return true;
             }
-            socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, (rem + 999_999) / 1_000_000)));
-            try {
-                if (pos == lim) {
-                    pos = 0;
-                    lim = 0;
-                }
-                int n = raw.read(buf, lim, buf.length - lim);
-                if (n < 0) {
-                    return false;
-                }
-                lim += n; // pipelined bytes stay in the buffer for the next request
-            } catch (SocketTimeoutException timeout) {
-                continue;
-            } catch (IOException reset) {
+            if (reader.peerClosedWithin(socket, millis)) {
                 return false;
-            } finally {
-                socket.setSoTimeout(0);
             }
         }
         return true;
@@ -207,7 +172,7 @@ final class SimConnection {
             return b.fixedBody();
         }
         StringBuilder sb = new StringBuilder(64 + b.items() * 32);
-        sb.append("{\"path\":").append(quote(path));
+        sb.append("{\"path\":").append(JsonText.quote(path));
         if (status >= 400) {
             sb.append(",\"status\":").append(status).append(",\"error\":\"simulated ").append(status).append('"');
         } else {
@@ -231,29 +196,9 @@ final class SimConnection {
         return sb.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** A JSON string literal. */
-    static String quote(String s) {
-        StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        return sb.append('"').toString();
-    }
-
     // ---- admin -----------------------------------------------------------------------------------
 
-    private boolean admin(Request r, boolean keepAlive) throws IOException {
+    private boolean admin(RequestHead r, boolean keepAlive) throws IOException {
         Map<String, String> q = parseQuery(r.query());
         switch (r.path()) {
             case "/-/health" -> writeJson(200, Map.of("status", "up"), keepAlive, null);
@@ -280,149 +225,6 @@ final class SimConnection {
     }
 
     // ---- HTTP/1.1 --------------------------------------------------------------------------------
-
-    /** Reads a request line and headers; null on a clean end of stream before any byte. */
-    private Request readHead() throws IOException, BadRequest {
-        int[] budget = {SimConfig.MAX_HEADER_BYTES};
-        String line = readLine(budget, true);
-        if (line == null) {
-            return null;
-        }
-        while (line.isEmpty()) { // tolerate stray CRLF between requests
-            line = readLine(budget, true);
-            if (line == null) {
-                return null;
-            }
-        }
-        String[] parts = line.split(" ");
-        if (parts.length != 3 || !parts[2].startsWith("HTTP/1.")) {
-            throw new BadRequest(400, "malformed request line");
-        }
-        Map<String, String> headers = new HashMap<>();
-        while (true) {
-            String h = readLine(budget, false);
-            if (h.isEmpty()) {
-                break;
-            }
-            int colon = h.indexOf(':');
-            if (colon <= 0) {
-                throw new BadRequest(400, "malformed header line");
-            }
-            headers.putIfAbsent(h.substring(0, colon).strip().toLowerCase(Locale.ROOT), h.substring(colon + 1).strip());
-        }
-        String target = parts[1];
-        int q = target.indexOf('?');
-        String path = q < 0 ? target : target.substring(0, q);
-        String query = q < 0 ? "" : target.substring(q + 1);
-        if (path.startsWith("http://") || path.startsWith("https://")) { // absolute form
-            int slash = path.indexOf('/', path.indexOf("//") + 2);
-            path = slash < 0 ? "/" : path.substring(slash);
-        }
-        return new Request(parts[0], path, query, parts[2].equals("HTTP/1.0"), headers);
-    }
-
-    private String readLine(int[] budget, boolean eofAllowed) throws IOException, BadRequest {
-        StringBuilder sb = new StringBuilder(64);
-        while (true) {
-            int c = read();
-            if (c < 0) {
-                if (eofAllowed && sb.isEmpty()) {
-                    return null;
-                }
-                throw new java.io.EOFException("connection closed mid-request");
-            }
-            if (--budget[0] < 0) {
-                throw new BadRequest(431, "request line and headers over " + SimConfig.MAX_HEADER_BYTES + " bytes");
-            }
-            if (c == '\n') {
-                int n = sb.length();
-                if (n > 0 && sb.charAt(n - 1) == '\r') {
-                    sb.setLength(n - 1);
-                }
-                return sb.toString();
-            }
-            sb.append((char) c);
-        }
-    }
-
-    /** Reads and discards the request body; returns its size, or -1 when it is over the limit. */
-    private long consumeBody(Request r) throws IOException {
-        String te = r.header("transfer-encoding");
-        if (te != null && te.toLowerCase(Locale.ROOT).contains("chunked")) {
-            long total = 0;
-            int[] budget = {SimConfig.MAX_HEADER_BYTES};
-            while (true) {
-                String sizeLine;
-                try {
-                    sizeLine = readLine(budget, false);
-                } catch (BadRequest e) {
-                    return -1;
-                }
-                int semi = sizeLine.indexOf(';');
-                long size = Long.parseLong((semi < 0 ? sizeLine : sizeLine.substring(0, semi)).strip(), 16);
-                if (size == 0) {
-                    try {
-                        while (!readLine(budget, false).isEmpty()) {
-                            // trailers
-                        }
-                    } catch (BadRequest e) {
-                        return -1;
-                    }
-                    return total;
-                }
-                total += size;
-                if (total > MAX_REQUEST_BODY) {
-                    return -1;
-                }
-                skip(size + 2);
-            }
-        }
-        String cl = r.header("content-length");
-        if (cl == null) {
-            return 0;
-        }
-        long n;
-        try {
-            n = Long.parseLong(cl.strip());
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-        if (n < 0 || n > MAX_REQUEST_BODY) {
-            return -1;
-        }
-        skip(n);
-        return n;
-    }
-
-    /** The next byte of the connection, or -1 at its end. */
-    private int read() throws IOException {
-        if (pos == lim && !fill()) {
-            return -1;
-        }
-        return buf[pos++] & 0xff;
-    }
-
-    private boolean fill() throws IOException {
-        int n = raw.read(buf, 0, buf.length);
-        if (n <= 0) {
-            return false;
-        }
-        pos = 0;
-        lim = n;
-        return true;
-    }
-
-    private void skip(long n) throws IOException {
-        long left = n;
-        while (left > 0) {
-            if (pos == lim && !fill()) {
-                throw new java.io.EOFException("connection closed mid-body");
-            }
-            int take = (int) Math.min(left, lim - pos);
-            pos += take;
-            left -= take;
-        }
-    }
 
     static Map<String, String> parseQuery(String query) {
         Map<String, String> m = new LinkedHashMap<>();
@@ -454,48 +256,18 @@ final class SimConnection {
     }
 
     private void write(int status, byte[] body, boolean keepAlive, Long retryAfter) throws IOException {
-        byte[] head = head(status, body.length, retryAfter, keepAlive);
-        byte[] all = new byte[head.length + body.length];
-        System.arraycopy(head, 0, all, 0, head.length);
-        System.arraycopy(body, 0, all, head.length, body.length);
-        out.write(all);
+        out.write(Http1Writer.response(status, headers(retryAfter), body, keepAlive));
         out.flush();
     }
 
     private static byte[] head(int status, int length, Long retryAfter, boolean keepAlive) {
-        StringBuilder sb = new StringBuilder(128);
-        sb.append("HTTP/1.1 ").append(status).append(' ').append(reasonPhrase(status)).append("\r\n")
-                .append("Content-Type: application/json\r\n")
-                .append("Content-Length: ").append(length).append("\r\n");
-        if (retryAfter != null) {
-            sb.append("Retry-After: ").append(retryAfter).append("\r\n");
-        }
-        if (!keepAlive) {
-            sb.append("Connection: close\r\n");
-        }
-        sb.append("\r\n");
-        return sb.toString().getBytes(StandardCharsets.ISO_8859_1);
+        return Http1Writer.head(status, headers(retryAfter), length, keepAlive);
     }
 
-    private static String reasonPhrase(int status) {
-        return switch (status) {
-            case 200 -> "OK";
-            case 201 -> "Created";
-            case 202 -> "Accepted";
-            case 204 -> "No Content";
-            case 400 -> "Bad Request";
-            case 404 -> "Not Found";
-            case 405 -> "Method Not Allowed";
-            case 410 -> "Gone";
-            case 413 -> "Content Too Large";
-            case 429 -> "Too Many Requests";
-            case 431 -> "Request Header Fields Too Large";
-            case 500 -> "Internal Server Error";
-            case 502 -> "Bad Gateway";
-            case 503 -> "Service Unavailable";
-            case 504 -> "Gateway Timeout";
-            default -> "Status";
-        };
-    }
+    private static final List<Map.Entry<String, String>> JSON_TYPE = List.of(Map.entry("Content-Type", "application/json"));
 
+    private static List<Map.Entry<String, String>> headers(Long retryAfter) {
+        return retryAfter == null ? JSON_TYPE
+                : List.of(JSON_TYPE.getFirst(), Map.entry("Retry-After", Long.toString(retryAfter)));
+    }
 }

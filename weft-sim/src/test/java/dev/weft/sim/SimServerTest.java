@@ -169,7 +169,7 @@ class SimServerTest {
 
     @Test
     void quotesPathsAsJson() {
-        assertThat(SimConnection.quote("/a\"b\\c\u0001")).isEqualTo("\"/a\\\"b\\\\c\\u0001\"");
+        assertThat(dev.weft.core.http.JsonText.quote("/a\"b\\c\u0001")).isEqualTo("\"/a\\\"b\\\\c\\u0001\"");
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.weft.core.call;
 import dev.weft.core.policy.CircuitBreaker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.apache.hc.client5.http.config.ConnectionConfig;
@@ -18,7 +19,9 @@ import org.apache.hc.core5.pool.PoolReusePolicy;
 import org.apache.hc.core5.util.TimeValue;
 import org.apache.hc.core5.util.Timeout;
 
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 
@@ -35,6 +38,7 @@ final class DestinationRuntime implements AutoCloseable {
     private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
     private final Map<Attempt.Kind, Counter> attempts = new ConcurrentHashMap<>();
     private final Timer latency;
+    private final List<Meter> meters = new CopyOnWriteArrayList<>();
 
     DestinationRuntime(Destination destination, DestinationConfig config, MeterRegistry registry, String userAgent) {
         this.destination = destination;
@@ -75,17 +79,18 @@ final class DestinationRuntime implements AutoCloseable {
                         })
                 .build();
         String key = destination.key();
-        Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
-                .description("calls in flight to the destination").tag("destination", key).register(registry);
-        Gauge.builder("weft.destination.max_in_flight", limits, DestinationLimits::maxInFlight)
-                .description("the destination's in-flight limit").tag("destination", key).register(registry);
-        Gauge.builder("weft.destination.breaker_open", breaker,
+        meters.add(Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
+                .description("calls in flight to the destination").tag("destination", key).register(registry));
+        meters.add(Gauge.builder("weft.destination.max_in_flight", limits, DestinationLimits::maxInFlight)
+                .description("the destination's in-flight limit").tag("destination", key).register(registry));
+        meters.add(Gauge.builder("weft.destination.breaker_open", breaker,
                         b -> b.state() == CircuitBreaker.State.OPEN ? 1 : 0)
                 .description("1 while the destination's circuit breaker is open").tag("destination", key)
-                .register(registry);
+                .register(registry));
         this.latency = Timer.builder("weft.call.duration")
                 .description("time from a call's start to its result, retries and hedges included")
                 .tag("destination", key).publishPercentileHistogram().register(registry);
+        meters.add(latency);
     }
 
     Destination destination() {
@@ -113,17 +118,28 @@ final class DestinationRuntime implements AutoCloseable {
     }
 
     void recordCall(String outcome, long nanos) {
-        outcomes.computeIfAbsent(outcome, o -> Counter.builder("weft.calls")
+        outcomes.computeIfAbsent(outcome, o -> track(Counter.builder("weft.calls")
                 .description("calls by outcome: ok, status-NNN, timeout-connect, ...")
-                .tag("destination", destination.key()).tag("outcome", o).register(registry)).increment();
+                .tag("destination", destination.key()).tag("outcome", o).register(registry))).increment();
         latency.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     void recordAttempt(Attempt.Kind kind) {
-        attempts.computeIfAbsent(kind, k -> Counter.builder("weft.attempts")
+        attempts.computeIfAbsent(kind, k -> track(Counter.builder("weft.attempts")
                 .description("attempts by kind: first, retry, hedge")
                 .tag("destination", destination.key()).tag("kind", k.name().toLowerCase(java.util.Locale.ROOT))
-                .register(registry)).increment();
+                .register(registry))).increment();
+    }
+
+    private <M extends Meter> M track(M m) {
+        meters.add(m);
+        return m;
+    }
+
+    /** Removes this destination's meters from the registry (a replaced transport must not shadow its successor). */
+    void detachMeters() {
+        meters.forEach(registry::remove);
+        meters.clear();
     }
 
     int inFlight() {

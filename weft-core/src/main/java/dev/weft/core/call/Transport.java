@@ -46,6 +46,7 @@ public final class Transport implements AutoCloseable {
     private final ConcurrentHashMap<Destination, DestinationRuntime> runtimes = new ConcurrentHashMap<>();
     private final ReentrantLock createLock = new ReentrantLock();
     private volatile boolean closed;
+    private volatile boolean detached;
 
     private Transport(Builder b) {
         this.defaults = b.defaults;
@@ -340,7 +341,8 @@ public final class Transport implements AutoCloseable {
                 if (runtimes.size() >= maxDestinations) {
                     return null;
                 }
-                rt = new DestinationRuntime(d, configured.getOrDefault(d, defaults), registry, userAgent);
+                rt = new DestinationRuntime(d, configured.getOrDefault(d, defaults),
+                        detached ? new SimpleMeterRegistry() : registry, userAgent);
                 runtimes.put(d, rt);
             }
             return rt;
@@ -364,6 +366,20 @@ public final class Transport implements AutoCloseable {
     /** The config that applies to {@code d}. */
     public DestinationConfig config(Destination d) {
         return configured.getOrDefault(d, defaults);
+    }
+
+    /**
+     * Removes every meter of this transport from its registry, and stops registering new ones (a transport
+     * that is being replaced, so that its successor's meters are the ones published).
+     */
+    public void detachMeters() {
+        detached = true;
+        createLock.lock();
+        try {
+            runtimes.values().forEach(DestinationRuntime::detachMeters);
+        } finally {
+            createLock.unlock();
+        }
     }
 
     public MeterRegistry meterRegistry() {

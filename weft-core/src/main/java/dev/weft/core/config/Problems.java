@@ -28,6 +28,11 @@ public final class Problems {
         e.problems().forEach(p -> add(p.location(), p.message()));
     }
 
+    /** Problems added so far (including those past {@link #MAX}). */
+    public int size() {
+        return list.size() + dropped;
+    }
+
     public boolean isEmpty() {
         return list.isEmpty();
     }

@@ -1,0 +1,55 @@
+package dev.weft.cli;
+
+import dev.weft.core.Durations;
+import dev.weft.core.config.ConfigException;
+import dev.weft.core.config.ConfigNode;
+import dev.weft.gateway.config.GatewayConfig;
+import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.plan.RoutePlan;
+import dev.weft.sim.SimConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Map;
+
+@Command(name = "check",
+        mixinStandardHelpOptions = true,
+        description = {"Check a config file without starting anything: a gateway config (it has 'routes') or a",
+                "weft upstream config (it has 'paths' or 'defaults'). Prints every problem as file:line:column",
+                "and exits 2, or prints what the file declares and exits 0.", ""})
+public final class CheckCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(paramLabel = "FILE", description = "The config to check.")
+    Path file;
+
+    @Override
+    public void run() {
+        PrintWriter out = spec.commandLine().getOut();
+        try {
+            Map<String, ConfigNode> top = ConfigNode.load(file).entries();
+            if (top.containsKey("routes")) {
+                GatewayConfig g = GatewayConfigLoader.load(file);
+                out.println(file + ": OK, gateway config with " + g.routes().size() + " routes");
+                for (RoutePlan r : g.routes()) {
+                    out.println("  " + r.id() + "  timeout " + Durations.format(r.timeout()) + ", calls in order: "
+                            + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
+                            : c.name() + " (after " + String.join(", ", c.needs()) + ")").toList()));
+                }
+            } else if (top.containsKey("paths") || top.containsKey("defaults")) {
+                SimConfig s = SimConfig.load(file);
+                out.println(file + ": OK, weft upstream config with " + s.paths().size() + " paths");
+            } else {
+                throw new UserException(file + ": cannot tell what this config is for: a gateway config has 'routes', "
+                        + "a weft upstream config has 'paths'", null, 2);
+            }
+        } catch (ConfigException e) {
+            throw new UserException(e.getMessage(), e, 2);
+        }
+    }
+}

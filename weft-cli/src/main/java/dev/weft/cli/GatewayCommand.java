@@ -1,0 +1,109 @@
+package dev.weft.cli;
+
+import dev.weft.core.HostPort;
+import dev.weft.core.config.ConfigException;
+import dev.weft.core.http.ExecutorModel;
+import dev.weft.gateway.config.GatewayConfig;
+import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.server.Gateway;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
+import java.util.concurrent.CountDownLatch;
+
+@Command(name = "gateway",
+        mixinStandardHelpOptions = true,
+        description = {
+                "Serve the routes of a config file: each request runs its route's calls (in parallel, or after the",
+                "calls they need), on virtual threads, and answers one composed JSON body.",
+                "",
+                "Admin: GET /-/health, /-/ready, /-/metrics (Prometheus text), /-/routes (the loaded plans).",
+                "Reload: on SIGHUP or when the file changes; a file with errors is refused and the old config",
+                "keeps serving. SIGTERM / Ctrl-C: stop taking requests, let those in flight finish (drain_timeout).",
+                "",
+                "Config format: docs/gateway.md; example: examples/system-a.yaml.",
+                ""})
+public final class GatewayCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--config", required = true, paramLabel = "FILE", description = "The gateway config (YAML or JSON).")
+    Path config;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Overrides the config's listen (default 127.0.0.1:8080).")
+    String listen;
+
+    @Option(names = "--executor", paramLabel = "virtual|platform:N",
+            description = "Threads that run requests: virtual (default), or a fixed pool of N platform threads with a "
+                    + "bounded queue (the seeds' design, for comparisons: the handler code is the same).")
+    String executor;
+
+    @Option(names = "--no-watch", description = "Do not reload when the file changes (SIGHUP still reloads).")
+    boolean noWatch;
+
+    @Override
+    public void run() {
+        PrintWriter out = spec.commandLine().getOut();
+        GatewayConfig cfg;
+        try {
+            cfg = GatewayConfigLoader.load(config);
+        } catch (ConfigException e) {
+            throw new UserException(e.getMessage(), e, 2);
+        }
+        InetSocketAddress addr = null;
+        ExecutorModel model = null;
+        try {
+            if (listen != null) {
+                addr = HostPort.parse(listen);
+            }
+            if (executor != null) {
+                model = ExecutorModel.parse(executor);
+            }
+        } catch (IllegalArgumentException e) {
+            throw new UserException(e.getMessage(), e, 2);
+        }
+        Gateway gw;
+        try {
+            gw = Gateway.start(cfg, addr, model, line -> {
+                out.println(LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + " " + line);
+                out.flush();
+            });
+        } catch (IOException e) {
+            throw new UserException(e.getMessage(), e);
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            out.println("weft gateway: draining (up to " + cfg.limits().drainTimeout().toSeconds() + " s) ...");
+            out.flush();
+            boolean clean = gw.drain();
+            out.println(clean ? "weft gateway: stopped" : "weft gateway: stopped; some requests were cut at the drain timeout");
+            out.flush();
+            stopped.countDown();
+        }, "weft-gateway-shutdown"));
+        Signals.onHangup(gw::reload);
+        if (!noWatch) {
+            gw.watchFile(Duration.ofSeconds(1));
+        }
+        out.println("weft gateway: listening on " + gw.url() + ", " + cfg.routes().size() + " routes from " + config
+                + ", executor " + gw.executor());
+        for (var r : cfg.routes()) {
+            out.println("  " + r.id() + "  (" + r.calls().size() + " calls, timeout " + dev.weft.core.Durations.format(r.timeout()) + ")");
+        }
+        out.println("weft gateway: admin " + gw.url() + "/-/routes  " + gw.url() + "/-/metrics; Ctrl-C stops");
+        out.flush();
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

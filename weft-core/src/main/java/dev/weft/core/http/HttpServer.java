@@ -1,0 +1,297 @@
+package dev.weft.core.http;
+
+import dev.weft.core.HostPort;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An HTTP/1.1 keep-alive server: one virtual thread per connection reads requests; the handler runs on
+ * that virtual thread ({@link ExecutorModel.Virtual}) or on a fixed pool of platform threads
+ * ({@link ExecutorModel.Platform}). Every limit of {@link ServerLimits} is enforced: 431, 413, and
+ * 503 with Retry-After when {@code maxConcurrent} requests are in flight for longer than {@code maxWait}.
+ */
+public final class HttpServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("weft.server");
+
+    private final ServerLimits limits;
+    private final HttpHandler handler;
+    private final ExecutorModel model;
+    private final ThreadPoolExecutor pool;
+    private final Semaphore admission;
+    private final List<ServerSocket> listeners = new ArrayList<>();
+    private final List<InetSocketAddress> addresses = new ArrayList<>();
+    private final ConcurrentHashMap<Socket, Conn> open = new ConcurrentHashMap<>();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile boolean draining;
+    private volatile boolean closed;
+
+    /** Per-connection state the idle sweep reads. */
+    private static final class Conn {
+        volatile long lastActive = System.nanoTime();
+        volatile boolean idle = true;
+    }
+
+    private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler) {
+        this.limits = limits;
+        this.model = model;
+        this.handler = handler;
+        this.admission = new Semaphore(limits.maxConcurrent());
+        if (model instanceof ExecutorModel.Platform p) {
+            AtomicInteger n = new AtomicInteger();
+            this.pool = new ThreadPoolExecutor(p.threads(), p.threads(), 60, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(limits.maxConcurrent()), r -> {
+                        Thread t = new Thread(r, "weft-handler-" + n.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    });
+        } else {
+            this.pool = null;
+        }
+    }
+
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler) throws IOException {
+        HttpServer s = new HttpServer(limits, model, handler);
+        try {
+            for (InetSocketAddress a : listen) {
+                ServerSocket ss = new ServerSocket();
+                ss.setReuseAddress(true);
+                try {
+                    ss.bind(a, 4096);
+                } catch (IOException e) {
+                    ss.close();
+                    BindException be = new BindException("cannot listen on " + HostPort.format(a) + ": "
+                            + (e.getMessage() == null ? e.toString() : e.getMessage().toLowerCase(Locale.ROOT)));
+                    be.initCause(e);
+                    throw be;
+                }
+                s.listeners.add(ss);
+                s.addresses.add(new InetSocketAddress(a.getAddress(), ss.getLocalPort()));
+            }
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        }
+        for (ServerSocket ss : s.listeners) {
+            Thread.ofVirtual().name("weft-accept-" + ss.getLocalPort()).start(() -> s.acceptLoop(ss));
+        }
+        Thread.ofVirtual().name("weft-idle-sweep").start(s::idleSweep);
+        return s;
+    }
+
+    private void acceptLoop(ServerSocket ss) {
+        while (!closed) {
+            Socket socket;
+            try {
+                socket = ss.accept();
+            } catch (IOException e) {
+                if (closed || ss.isClosed()) {
+                    return;
+                }
+                pause(10); // out of file descriptors, most likely: back off instead of spinning
+                continue;
+            }
+            if (open.size() >= limits.maxConnections() || draining) {
+                closeQuietly(socket);
+                continue;
+            }
+            Conn c = new Conn();
+            open.put(socket, c);
+            Thread.ofVirtual().start(() -> {
+                try {
+                    serve(socket, c);
+                } finally {
+                    open.remove(socket);
+                    closeQuietly(socket);
+                }
+            });
+        }
+    }
+
+    private void serve(Socket socket, Conn c) {
+        try {
+            socket.setTcpNoDelay(true);
+            Http1Reader reader = new Http1Reader(socket.getInputStream(), limits.maxHeadBytes());
+            OutputStream out = socket.getOutputStream();
+            InetSocketAddress remote = (InetSocketAddress) socket.getRemoteSocketAddress();
+            while (!closed) {
+                c.lastActive = System.nanoTime();
+                c.idle = true;
+                RequestHead head;
+                byte[] body;
+                try {
+                    head = reader.readHead();
+                    c.idle = false;
+                    if (head == null) {
+                        return;
+                    }
+                    body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
+                } catch (HttpParseException e) {
+                    write(out, error(e.status(), e.getMessage()), false);
+                    return;
+                } finally {
+                    c.idle = false;
+                }
+                long received = System.nanoTime();
+                ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, received));
+                boolean keepAlive = head.keepAlive() && !draining && !closed;
+                write(out, response, keepAlive);
+                if (!keepAlive) {
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            // the client went away
+        }
+    }
+
+    private ServerResponse admitAndHandle(ServerRequest r) {
+        boolean admitted;
+        try {
+            admitted = admission.tryAcquire(limits.maxWait().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return error(503, "server is stopping").withHeader("Retry-After", "1");
+        }
+        if (!admitted) {
+            return error(503, "over capacity: " + limits.maxConcurrent() + " requests in flight (max_concurrent)")
+                    .withHeader("Retry-After", "1");
+        }
+        inFlight.incrementAndGet();
+        try {
+            if (pool == null) {
+                return handler.handle(r);
+            }
+            Future<ServerResponse> f;
+            try {
+                f = pool.submit(() -> handler.handle(r));
+            } catch (RejectedExecutionException full) {
+                return error(503, "over capacity: handler queue full").withHeader("Retry-After", "1");
+            }
+            try {
+                return f.get();
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
+            }
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "handler failed on " + r.method() + " " + r.path(), e);
+            return error(500, "internal error: " + e);
+        } finally {
+            inFlight.decrementAndGet();
+            admission.release();
+        }
+    }
+
+    private static ServerResponse error(int status, String message) {
+        return ServerResponse.json(status, "{\"error\":" + JsonText.quote(message) + "}");
+    }
+
+    private static void write(OutputStream out, ServerResponse r, boolean keepAlive) throws IOException {
+        out.write(Http1Writer.response(r.status(), r.headers(), r.body(), keepAlive));
+        out.flush();
+    }
+
+    private void idleSweep() {
+        long idleNanos = limits.idleTimeout().toNanos();
+        long tick = Math.max(10, Math.min(1000, limits.idleTimeout().toMillis() / 4));
+        while (!closed) {
+            pause(tick);
+            long now = System.nanoTime();
+            open.forEach((socket, c) -> {
+                if (c.idle && (draining || now - c.lastActive > idleNanos)) {
+                    closeQuietly(socket);
+                }
+            });
+        }
+    }
+
+    public List<InetSocketAddress> addresses() {
+        return List.copyOf(addresses);
+    }
+
+    /** {@code http://host:port} of the first address. */
+    public String url() {
+        return "http://" + HostPort.format(addresses.getFirst());
+    }
+
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    public boolean draining() {
+        return draining;
+    }
+
+    public ExecutorModel executorModel() {
+        return model;
+    }
+
+    /**
+     * Stops accepting, lets requests in flight finish for up to {@code timeout} (idle connections are
+     * closed at once; busy ones after their answer), then closes everything.
+     *
+     * @return true when every request finished in time
+     */
+    public boolean drain(Duration timeout) {
+        draining = true;
+        for (ServerSocket ss : listeners) {
+            closeQuietly(ss);
+        }
+        long until = System.nanoTime() + timeout.toNanos();
+        while (inFlight.get() > 0 && System.nanoTime() - until < 0) {
+            pause(10);
+        }
+        boolean clean = inFlight.get() == 0;
+        close();
+        return clean;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        draining = true;
+        for (ServerSocket ss : listeners) {
+            closeQuietly(ss);
+        }
+        for (Socket s : open.keySet()) {
+            closeQuietly(s);
+        }
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // closing anyway
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,21 @@
+package dev.weft.gateway.config;
+
+import dev.weft.core.call.DestinationConfig;
+import dev.weft.core.http.ExecutorModel;
+import dev.weft.core.http.ServerLimits;
+import dev.weft.gateway.plan.RoutePlan;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A loaded, checked gateway config.
+ *
+ * @param destinationDefaults applies to every destination not named in {@code destinations}
+ */
+public record GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
+                            DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
+                            List<RoutePlan> routes) {
+}

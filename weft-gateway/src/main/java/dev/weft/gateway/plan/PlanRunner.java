@@ -1,0 +1,226 @@
+package dev.weft.gateway.plan;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.weft.core.Deadline;
+import dev.weft.core.call.CallRequest;
+import dev.weft.core.call.CallResult;
+import dev.weft.core.call.Headers;
+import dev.weft.core.call.Transport;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * Runs a {@link RoutePlan} for one request: every call on a virtual thread of its own, started at once
+ * and waiting only for the calls it needs, so independent calls overlap and a call starts the moment its
+ * inputs are there. Plain blocking code; the deadline bounds every wait.
+ */
+public final class PlanRunner {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long past the deadline to wait for calls to notice it (they abort themselves at the deadline). */
+    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final Transport transport;
+
+    public PlanRunner(Transport transport) {
+        this.transport = transport;
+    }
+
+    /** The outcome of every call, in plan order. */
+    public record Run(Map<String, CallOutcome> outcomes) {
+    }
+
+    /**
+     * @param forwarded request headers to pass on to every call
+     */
+    public Run run(RoutePlan plan, Map<String, String> pathParams, Map<String, String> query,
+                   Function<String, String> header, Headers forwarded, Deadline deadline) {
+        Map<String, CompletableFuture<CallOutcome>> futures = new LinkedHashMap<>();
+        for (CallSpec c : plan.calls()) {
+            futures.put(c.name(), new CompletableFuture<>());
+        }
+        Scope scope = new Scope(pathParams, query, header, n -> {
+            CompletableFuture<CallOutcome> f = futures.get(n);
+            return f == null ? null : f.getNow(null);
+        }, null);
+        for (CallSpec c : plan.calls()) {
+            Thread.ofVirtual().start(() -> {
+                CallOutcome o;
+                try {
+                    o = runCall(c, futures, scope, forwarded, deadline);
+                } catch (RuntimeException e) {
+                    o = CallOutcome.failed(c.name(), "internal", e.toString(), 0);
+                }
+                futures.get(c.name()).complete(o);
+            });
+        }
+        Map<String, CallOutcome> out = new LinkedHashMap<>();
+        for (CallSpec c : plan.calls()) {
+            CallOutcome o = await(futures.get(c.name()), deadline);
+            out.put(c.name(), o != null ? o
+                    : CallOutcome.failed(c.name(), "deadline", "did not finish by the deadline", 0));
+        }
+        return new Run(out);
+    }
+
+    private CallOutcome runCall(CallSpec c, Map<String, CompletableFuture<CallOutcome>> futures, Scope scope,
+                                Headers forwarded, Deadline deadline) {
+        long t0 = System.nanoTime();
+        for (String dep : c.needs()) {
+            CallOutcome d = await(futures.get(dep), deadline);
+            if (d == null) {
+                return CallOutcome.failed(c.name(), "deadline", "the deadline passed while waiting for '" + dep + "'",
+                        System.nanoTime() - t0);
+            }
+            if (!d.ok()) {
+                return CallOutcome.failed(c.name(), "skipped", "needs '" + dep + "', which failed (" + d.reason() + ")",
+                        System.nanoTime() - t0);
+            }
+        }
+        return c.foreach() == null ? single(c, scope, forwarded, deadline) : fanOut(c, scope, forwarded, deadline);
+    }
+
+    private CallOutcome fanOut(CallSpec c, Scope scope, Headers forwarded, Deadline deadline) {
+        long t0 = System.nanoTime();
+        JsonNode items;
+        try {
+            items = scope.resolve(c.foreach());
+        } catch (Scope.MissingValueException e) {
+            return CallOutcome.failed(c.name(), "template", e.getMessage(), 0);
+        }
+        if (!items.isArray()) {
+            return CallOutcome.failed(c.name(), "template", "foreach {" + c.foreach() + "} is not an array", 0);
+        }
+        int n = items.size();
+        if (n > CallSpec.MAX_ITEMS) {
+            return CallOutcome.failed(c.name(), "too-many-items", "foreach {" + c.foreach() + "} has " + n
+                    + " items; at most " + CallSpec.MAX_ITEMS, 0);
+        }
+        CallOutcome[] results = new CallOutcome[n];
+        Semaphore slots = new Semaphore(c.concurrency());
+        List<Thread> threads = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            boolean got;
+            try {
+                got = slots.tryAcquire(Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                got = false;
+            }
+            if (!got) {
+                for (int j = i; j < n; j++) {
+                    results[j] = CallOutcome.failed(c.name(), "deadline", "item " + j + " did not start by the deadline", 0);
+                }
+                break;
+            }
+            int idx = i;
+            Scope itemScope = scope.withItem(items.get(i));
+            threads.add(Thread.ofVirtual().start(() -> {
+                try {
+                    results[idx] = single(c, itemScope, forwarded, deadline);
+                } finally {
+                    slots.release();
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            try {
+                t.join(java.time.Duration.ofNanos(Math.max(0, deadline.remainingNanos()) + GRACE_NANOS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        ArrayNode bodies = JsonNodeFactory.instance.arrayNode(n);
+        int attempts = 0;
+        for (int i = 0; i < n; i++) {
+            CallOutcome r = results[i];
+            if (r == null) {
+                r = CallOutcome.failed(c.name(), "deadline", "did not finish by the deadline", 0);
+                results[i] = r;
+            }
+            attempts += r.attempts();
+            bodies.add(r.json() != null ? r.json() : JsonNodeFactory.instance.nullNode());
+        }
+        for (int i = 0; i < n; i++) {
+            if (!results[i].ok()) {
+                return new CallOutcome(c.name(), results[i].status(), new byte[0], bodies, results[i].reason(),
+                        "item " + i + ": " + results[i].message(), System.nanoTime() - t0, attempts);
+            }
+        }
+        return new CallOutcome(c.name(), 200, new byte[0], bodies, null, null, System.nanoTime() - t0, attempts);
+    }
+
+    private CallOutcome single(CallSpec c, Scope scope, Headers forwarded, Deadline deadline) {
+        Deadline d = c.timeout() != null ? deadline.atMost(c.timeout()) : deadline;
+        String url;
+        byte[] body;
+        Headers headers = forwarded;
+        try {
+            url = c.url().render(scope, true);
+            body = c.body() == null ? null : c.body().render(scope);
+            for (Map.Entry<String, Template> h : c.headers().entrySet()) {
+                headers = headers.with(h.getKey(), h.getValue().render(scope, false));
+            }
+        } catch (Scope.MissingValueException e) {
+            String reason = e.getMessage().contains("is not JSON") ? "not-json" : "template";
+            return CallOutcome.failed(c.name(), reason, e.getMessage(), 0);
+        }
+        if (body != null && headers.first("content-type") == null) {
+            headers = headers.with("Content-Type", c.body().contentType());
+        }
+        URI uri;
+        try {
+            uri = URI.create(url);
+            if (uri.getHost() == null) {
+                throw new IllegalArgumentException("no host");
+            }
+        } catch (IllegalArgumentException e) {
+            return CallOutcome.failed(c.name(), "bad-url", "'" + url + "' is not a valid URL: " + e.getMessage(), 0);
+        }
+        CallResult r = transport.call(new CallRequest(c.method(), uri, headers, body, c.retry(), c.hedge()), d);
+        return new CallOutcome(c.name(), r.status(), r.body(), parseJson(r.body()), r.ok() ? null : r.outcome(),
+                r.message(), r.timings().totalNanos(), r.attempts().size());
+    }
+
+    /** The body as JSON, or null when it is empty or not JSON. */
+    static JsonNode parseJson(byte[] body) {
+        int i = 0;
+        while (i < body.length && Character.isWhitespace(body[i])) {
+            i++;
+        }
+        if (i == body.length) {
+            return null;
+        }
+        try {
+            return JSON.readTree(body);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static CallOutcome await(CompletableFuture<CallOutcome> f, Deadline deadline) {
+        try {
+            return f.get(Math.max(0, deadline.remainingNanos()) + GRACE_NANOS, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+}

@@ -1,0 +1,193 @@
+package dev.weft.gateway.plan;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A text with placeholders: {@code http://b/users/{path.id}?page={query.page}}. A placeholder is a
+ * reference ({@link Ref}): {@code path.NAME}, {@code query.NAME}, {@code header.NAME}, {@code item[.PATH]}
+ * (inside {@code foreach}), or {@code CALL.body[.PATH]} / {@code CALL.status} for an earlier call.
+ * {@code {{} } and {@code }}} write literal braces. Parsed once at load; rendering is a loop over parts.
+ */
+public final class Template {
+    private final String source;
+    private final List<Object> parts; // String literal or Ref
+
+    private Template(String source, List<Object> parts) {
+        this.source = source;
+        this.parts = parts;
+    }
+
+    /** @throws IllegalArgumentException naming the column (0-based offset) of the problem */
+    public static Template parse(String text) {
+        List<Object> parts = new ArrayList<>();
+        StringBuilder lit = new StringBuilder();
+        int i = 0;
+        while (i < text.length()) {
+            char c = text.charAt(i);
+            if (c == '{' && i + 1 < text.length() && text.charAt(i + 1) == '{') {
+                lit.append('{');
+                i += 2;
+            } else if (c == '}' && i + 1 < text.length() && text.charAt(i + 1) == '}') {
+                lit.append('}');
+                i += 2;
+            } else if (c == '{') {
+                int end = text.indexOf('}', i);
+                if (end < 0) {
+                    throw new IllegalArgumentException("placeholder at offset " + i + " has no closing }");
+                }
+                if (!lit.isEmpty()) {
+                    parts.add(lit.toString());
+                    lit.setLength(0);
+                }
+                parts.add(Ref.parse(text.substring(i + 1, end).strip()));
+                i = end + 1;
+            } else {
+                lit.append(c);
+                i++;
+            }
+        }
+        if (!lit.isEmpty()) {
+            parts.add(lit.toString());
+        }
+        return new Template(text, List.copyOf(parts));
+    }
+
+    /** The references in this template. */
+    public List<Ref> refs() {
+        List<Ref> out = new ArrayList<>();
+        for (Object p : parts) {
+            if (p instanceof Ref r) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /** The names of earlier calls this template reads. */
+    public Set<String> callsUsed() {
+        Set<String> out = new LinkedHashSet<>();
+        for (Ref r : refs()) {
+            if (r.isCall()) {
+                out.add(r.root());
+            }
+        }
+        return out;
+    }
+
+    /** When the whole template is one placeholder, that reference (a body leaf keeps its JSON type). */
+    public Ref single() {
+        return parts.size() == 1 && parts.getFirst() instanceof Ref r ? r : null;
+    }
+
+    /**
+     * Renders with values from {@code scope}; {@code urlEncode} percent-encodes placeholder values (for
+     * URLs), literals are kept as written.
+     *
+     * @throws Scope.MissingValueException when a value is absent or not JSON where JSON is needed
+     */
+    public String render(Scope scope, boolean urlEncode) {
+        StringBuilder sb = new StringBuilder(source.length() + 32);
+        for (Object p : parts) {
+            if (p instanceof String s) {
+                sb.append(s);
+            } else {
+                String v = asText(scope.resolve((Ref) p), (Ref) p);
+                sb.append(urlEncode ? encode(v) : v);
+            }
+        }
+        return sb.toString();
+    }
+
+    public String source() {
+        return source;
+    }
+
+    static String asText(JsonNode n, Ref ref) {
+        if (n == null || n.isMissingNode() || n.isNull()) {
+            throw new Scope.MissingValueException("{" + ref + "} has no value");
+        }
+        return n.isValueNode() ? n.asText() : n.toString();
+    }
+
+    /** Percent-encodes everything but RFC 3986 unreserved characters. */
+    static String encode(String v) {
+        byte[] bytes = v.getBytes(StandardCharsets.UTF_8);
+        StringBuilder sb = new StringBuilder(bytes.length + 8);
+        for (byte b : bytes) {
+            int c = b & 0xff;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.'
+                    || c == '_' || c == '~') {
+                sb.append((char) c);
+            } else {
+                sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+            }
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public String toString() {
+        return source;
+    }
+
+    /**
+     * One reference: a root ({@code path}, {@code query}, {@code header}, {@code item} or a call name),
+     * for calls a part ({@code body} or {@code status}), and a path of field names and array indexes.
+     */
+    public record Ref(String root, String part, List<String> path) {
+        public static final Set<String> REQUEST_ROOTS = Set.of("path", "query", "header");
+
+        static Ref parse(String expr) {
+            if (expr.isEmpty()) {
+                throw new IllegalArgumentException("empty placeholder {}");
+            }
+            String[] segs = expr.split("\\.", -1);
+            for (String s : segs) {
+                if (s.isEmpty()) {
+                    throw new IllegalArgumentException("placeholder {" + expr + "} has an empty segment");
+                }
+            }
+            String root = segs[0];
+            if (REQUEST_ROOTS.contains(root)) {
+                if (segs.length != 2) {
+                    throw new IllegalArgumentException("expected {" + root + ".NAME}, got {" + expr + "}");
+                }
+                return new Ref(root, null, List.of(segs[1]));
+            }
+            if (root.equals("item")) {
+                return new Ref(root, null, List.of(segs).subList(1, segs.length));
+            }
+            if (segs.length < 2 || !(segs[1].equals("body") || segs[1].equals("status"))) {
+                throw new IllegalArgumentException("expected {path.X}, {query.X}, {header.X}, {item...}, "
+                        + "{CALL.body...} or {CALL.status}, got {" + expr + "}");
+            }
+            if (segs[1].equals("status") && segs.length > 2) {
+                throw new IllegalArgumentException("{CALL.status} takes no path, got {" + expr + "}");
+            }
+            return new Ref(root, segs[1], List.of(segs).subList(2, segs.length));
+        }
+
+        public boolean isCall() {
+            return part != null;
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder sb = new StringBuilder(root);
+            if (part != null) {
+                sb.append('.').append(part);
+            }
+            for (String p : path) {
+                sb.append('.').append(p);
+            }
+            return sb.toString();
+        }
+    }
+}

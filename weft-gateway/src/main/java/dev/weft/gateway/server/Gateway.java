@@ -1,0 +1,350 @@
+package dev.weft.gateway.server;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.weft.core.Deadline;
+import dev.weft.core.Durations;
+import dev.weft.core.call.Headers;
+import dev.weft.core.call.Transport;
+import dev.weft.core.config.ConfigException;
+import dev.weft.core.http.ExecutorModel;
+import dev.weft.core.http.HttpServer;
+import dev.weft.core.http.ServerRequest;
+import dev.weft.core.http.ServerResponse;
+import dev.weft.gateway.compose.Composer;
+import dev.weft.gateway.config.GatewayConfig;
+import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.plan.CallOutcome;
+import dev.weft.gateway.plan.CallSpec;
+import dev.weft.gateway.plan.PlanRunner;
+import dev.weft.gateway.plan.RoutePlan;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+
+/**
+ * The running gateway: an {@link HttpServer} whose handler matches a route, runs its plan and composes
+ * the answer; admin under {@code /-/}; atomic reload of the config file.
+ */
+public final class Gateway implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** What one loaded config serves with. Replaced as a whole on reload. */
+    private record Snapshot(GatewayConfig config, Transport transport, PlanRunner runner, Instant loadedAt) {
+    }
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Consumer<String> log;
+    private final ReentrantLock reloadLock = new ReentrantLock();
+    private final Map<String, Counter> requestCounters = new ConcurrentHashMap<>();
+    private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
+    private volatile Snapshot current;
+    private volatile String lastReloadError;
+    private volatile boolean closed;
+    private HttpServer server;
+
+    private Gateway(GatewayConfig config, Consumer<String> log) {
+        this.log = log;
+        this.current = snapshot(config);
+    }
+
+    /**
+     * Starts serving {@code config}.
+     *
+     * @param listen   null for the config's
+     * @param executor null for the config's
+     * @param log      where reload results and warnings go (one line each)
+     */
+    public static Gateway start(GatewayConfig config, InetSocketAddress listen, ExecutorModel executor,
+                                Consumer<String> log) throws IOException {
+        Gateway g = new Gateway(config, log);
+        g.server = HttpServer.start(List.of(listen != null ? listen : config.listen()), config.limits(),
+                executor != null ? executor : config.executor(), g::handle);
+        return g;
+    }
+
+    private Snapshot snapshot(GatewayConfig config) {
+        Transport.Builder b = Transport.builder().defaults(config.destinationDefaults()).meterRegistry(registry)
+                .userAgent("weft-gateway");
+        config.destinations().forEach(b::destination);
+        Transport t = b.build();
+        return new Snapshot(config, t, new PlanRunner(t), Instant.now());
+    }
+
+    public String url() {
+        return server.url();
+    }
+
+    public InetSocketAddress address() {
+        return server.addresses().getFirst();
+    }
+
+    public GatewayConfig config() {
+        return current.config();
+    }
+
+    public ExecutorModel executor() {
+        return server.executorModel();
+    }
+
+    // ---- requests ----------------------------------------------------------------------------------
+
+    ServerResponse handle(ServerRequest r) {
+        if (r.path().startsWith("/-/")) {
+            return admin(r);
+        }
+        Snapshot s = current;
+        RoutePlan plan = null;
+        Map<String, String> params = null;
+        List<String> allowed = new ArrayList<>();
+        for (RoutePlan p : s.config().routes()) {
+            Map<String, String> m = p.path().match(r.path());
+            if (m != null) {
+                if (p.method().equals(r.method())) {
+                    plan = p;
+                    params = m;
+                    break;
+                }
+                allowed.add(p.method());
+            }
+        }
+        if (plan == null) {
+            if (!allowed.isEmpty()) {
+                return error(405, "method " + r.method() + " is not allowed on " + r.path() + "; allowed: "
+                        + String.join(", ", allowed)).withHeader("Allow", String.join(", ", allowed));
+            }
+            return error(404, "no route for " + r.method() + " " + r.path() + "; see /-/routes");
+        }
+        long t0 = System.nanoTime();
+        Deadline deadline = Deadline.in(plan.timeout());
+        Headers forwarded = Headers.EMPTY;
+        for (String h : plan.forwardHeaders()) {
+            String v = r.header(h);
+            if (v != null) {
+                forwarded = forwarded.with(h, v);
+            }
+        }
+        Map<String, CallOutcome> outcomes = s.runner().run(plan, params, parseQuery(r.query()), r::header, forwarded,
+                deadline).outcomes();
+        ServerResponse resp = Composer.compose(plan, outcomes, deadline.expired());
+        String id = plan.id();
+        requestCounters.computeIfAbsent(id + " " + resp.status(), k -> Counter.builder("weft.gateway.requests")
+                .description("answered requests by route and status").tag("route", id)
+                .tag("status", Integer.toString(resp.status())).register(registry)).increment();
+        requestTimers.computeIfAbsent(id, k -> Timer.builder("weft.gateway.request.duration")
+                .description("time to answer, by route").tag("route", id).publishPercentileHistogram()
+                .register(registry)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        return resp;
+    }
+
+    static Map<String, String> parseQuery(String query) {
+        Map<String, String> m = new LinkedHashMap<>();
+        if (query == null || query.isEmpty()) {
+            return m;
+        }
+        for (String pair : query.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            try {
+                m.putIfAbsent(URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8),
+                        eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException malformed) {
+                m.putIfAbsent(pair, "");
+            }
+        }
+        return m;
+    }
+
+    // ---- admin -------------------------------------------------------------------------------------
+
+    private ServerResponse admin(ServerRequest r) {
+        return switch (r.path()) {
+            case "/-/health" -> json(200, JsonNodeFactory.instance.objectNode().put("status", "up"));
+            case "/-/ready" -> server != null && server.draining()
+                    ? json(503, JsonNodeFactory.instance.objectNode().put("ready", false).put("why", "draining"))
+                    : json(200, JsonNodeFactory.instance.objectNode().put("ready", true));
+            case "/-/metrics" -> ServerResponse.text(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+            case "/-/routes" -> json(200, routes());
+            default -> error(404, "unknown admin path " + r.path() + "; try /-/health, /-/ready, /-/metrics, /-/routes");
+        };
+    }
+
+    private ObjectNode routes() {
+        Snapshot s = current;
+        ObjectNode o = JsonNodeFactory.instance.objectNode();
+        o.put("config", s.config().file().toString());
+        o.put("loaded_at", s.loadedAt().toString());
+        if (lastReloadError != null) {
+            o.put("last_reload_error", lastReloadError);
+        }
+        ArrayNode routes = o.putArray("routes");
+        for (RoutePlan p : s.config().routes()) {
+            ObjectNode r = routes.addObject();
+            r.put("route", p.id());
+            r.put("timeout", Durations.format(p.timeout()));
+            r.put("declared_at", p.location());
+            if (p.statusFrom() != null) {
+                r.put("status_from", p.statusFrom());
+            }
+            r.put("merge", p.merge());
+            ArrayNode calls = r.putArray("calls");
+            for (CallSpec c : p.calls()) {
+                ObjectNode x = calls.addObject();
+                x.put("name", c.name());
+                x.put("method", c.method());
+                x.put("url", c.url().source());
+                ArrayNode needs = x.putArray("needs");
+                c.needs().forEach(needs::add);
+                if (c.foreach() != null) {
+                    x.put("foreach", c.foreach().toString());
+                    x.put("concurrency", c.concurrency());
+                }
+                x.put("timeout", Durations.format(c.timeout()));
+                x.put("optional", c.optional());
+                if (c.hedge() != null) {
+                    x.put("hedge", Durations.format(c.hedge().delay()));
+                }
+            }
+        }
+        return o;
+    }
+
+    private static ServerResponse json(int status, ObjectNode body) {
+        try {
+            return ServerResponse.json(status, JSON.writeValueAsBytes(body));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static ServerResponse error(int status, String message) {
+        return json(status, JsonNodeFactory.instance.objectNode().put("error", message));
+    }
+
+    // ---- reload ------------------------------------------------------------------------------------
+
+    /**
+     * Reads the config file again. A file with errors is refused whole (its problems are logged and shown
+     * in /-/routes) and the running config keeps serving; a good one replaces it atomically.
+     *
+     * @return true when the new config was taken
+     */
+    public boolean reload() {
+        reloadLock.lock();
+        try {
+            Snapshot old = current;
+            GatewayConfig next;
+            try {
+                next = GatewayConfigLoader.load(old.config().file());
+            } catch (ConfigException e) {
+                lastReloadError = e.getMessage();
+                log.accept("reload refused, still serving the config loaded at " + old.loadedAt() + ":\n"
+                        + e.getMessage());
+                return false;
+            }
+            lastReloadError = null;
+            GatewayConfig was = old.config();
+            if (!Objects.equals(next.listen(), was.listen()) || !next.limits().equals(was.limits())
+                    || !next.executor().equals(was.executor())) {
+                log.accept("reload: listen, executor and limits changes take effect at the next start");
+            }
+            boolean sameDestinations = next.destinations().equals(was.destinations())
+                    && next.destinationDefaults().equals(was.destinationDefaults());
+            Snapshot fresh;
+            if (sameDestinations) {
+                fresh = new Snapshot(next, old.transport(), old.runner(), Instant.now());
+            } else {
+                old.transport().detachMeters();
+                fresh = snapshot(next);
+                retireLater(old, was);
+            }
+            current = fresh;
+            log.accept("reloaded " + next.file() + ": " + next.routes().size() + " routes");
+            return true;
+        } finally {
+            reloadLock.unlock();
+        }
+    }
+
+    /** Closes a replaced transport once the requests that started on it can no longer be running. */
+    private void retireLater(Snapshot old, GatewayConfig was) {
+        Duration longest = was.routes().stream().map(RoutePlan::timeout).max(Duration::compareTo)
+                .orElse(Duration.ZERO).plusSeconds(5);
+        Thread.ofVirtual().name("weft-retire-transport").start(() -> {
+            try {
+                Thread.sleep(longest);
+            } catch (InterruptedException ignored) {
+                // close now
+            }
+            old.transport().close();
+        });
+    }
+
+    /** Reloads whenever the config file's modification time or size changes (checked every {@code every}). */
+    public void watchFile(Duration every) {
+        Thread.ofVirtual().name("weft-config-watch").start(() -> {
+            Object last = stamp();
+            while (!closed) {
+                try {
+                    Thread.sleep(every);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                Object now = stamp();
+                if (now != null && !now.equals(last)) {
+                    last = now;
+                    reload();
+                }
+            }
+        });
+    }
+
+    private Object stamp() {
+        try {
+            FileTime t = Files.getLastModifiedTime(current.config().file());
+            return t.toMillis() + ":" + Files.size(current.config().file());
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    // ---- stop --------------------------------------------------------------------------------------
+
+    /** Stops taking requests, lets those in flight finish up to the config's drain timeout, closes. */
+    public boolean drain() {
+        closed = true;
+        boolean clean = server.drain(current.config().limits().drainTimeout());
+        current.transport().close();
+        return clean;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        server.close();
+        current.transport().close();
+    }
+}

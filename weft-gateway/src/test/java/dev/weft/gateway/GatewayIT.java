@@ -1,0 +1,380 @@
+package dev.weft.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.core.config.ConfigException;
+import dev.weft.core.http.ExecutorModel;
+import dev.weft.gateway.config.GatewayConfig;
+import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.server.Gateway;
+import dev.weft.sim.SimConfig;
+import dev.weft.sim.SimServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The gateway in-process, against weft-sim backends over loopback, driven by the JDK HTTP client. */
+class GatewayIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private SimServer sim;
+    private Gateway gw;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final List<String> log = new ArrayList<>();
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void startBackends() throws Exception {
+        sim = SimServer.start(SimConfig.local());
+    }
+
+    @AfterEach
+    void stop() {
+        if (gw != null) {
+            gw.close();
+        }
+        sim.close();
+        http.close();
+    }
+
+    /** Writes the config (SIM is replaced by the backend's URL) and starts a gateway on a free port. */
+    private Path start(String yaml) throws Exception {
+        return start(yaml, null);
+    }
+
+    private Path start(String yaml, ExecutorModel executor) throws Exception {
+        Path f = dir.resolve("gw.yaml");
+        Files.writeString(f, yaml.replace("SIM", sim.url()));
+        GatewayConfig cfg = GatewayConfigLoader.load(f);
+        gw = Gateway.start(cfg, new InetSocketAddress("127.0.0.1", 0), executor, log::add);
+        return f;
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(gw.url() + path)).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static JsonNode json(HttpResponse<String> r) throws Exception {
+        return JSON.readTree(r.body());
+    }
+
+    @Test
+    void callsWithoutNeedsRunInParallel() throws Exception {
+        start("""
+                routes:
+                  - get: /p
+                    timeout: 5s
+                    calls:
+                      a: { url: "SIM/a?latency=1s", timeout: 3s }
+                      b: { url: "SIM/b?latency=1s", timeout: 3s }
+                """);
+        long t0 = System.nanoTime();
+        HttpResponse<String> r = get("/p");
+        long took = System.nanoTime() - t0;
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("weft-completed")).contains("true");
+        assertThat(json(r).at("/a/path").asText()).isEqualTo("/a");
+        assertThat(json(r).at("/b/path").asText()).isEqualTo("/b");
+        assertThat(took).as("two 1 s calls in parallel take well under the 2 s they would take in turn")
+                .isLessThan(Duration.ofMillis(1900).toNanos());
+    }
+
+    @Test
+    void needsOrderCallsAndTemplatesReadEarlierBodies() throws Exception {
+        start("""
+                routes:
+                  - get: /orders/{id}
+                    calls:
+                      user:  { url: "SIM/users/{path.id}?tag={query.tag}" }
+                      order: { url: "SIM/orders/{user.body.items.1.id}?from={user.body.path}" }
+                      note:  { method: POST, url: "SIM/notes", needs: [order], body: { user: "{path.id}", first: "{user.body.items.0}" } }
+                """);
+        HttpResponse<String> r = get("/orders/7?tag=a%20b");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(json(r).at("/order/path").asText()).isEqualTo("/orders/2");
+        assertThat(sim.stats().requests("/users/7")).isEqualTo(1);
+        assertThat(sim.stats().requests("/orders/2")).isEqualTo(1);
+        assertThat(sim.stats().requests("/notes")).isEqualTo(1);
+        assertThat(sim.stats().snapshot(false).toString()).contains("bytes_received=" + "{\"user\":\"7\",\"first\":{\"id\":1,\"name\":\"item-1\"}}".length());
+    }
+
+    @Test
+    void foreachFansOutAndKeepsInputOrder() throws Exception {
+        start("""
+                routes:
+                  - get: /list
+                    calls:
+                      list:  { url: "SIM/list?items=5" }
+                      items: { foreach: list.body.items, concurrency: 2, url: "SIM/item/{item.id}?latency=seq:200ms,0ms,100ms,0ms,50ms" }
+                """);
+        HttpResponse<String> r = get("/list");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode items = json(r).get("items");
+        assertThat(items).hasSize(5);
+        for (int i = 0; i < 5; i++) {
+            assertThat(items.get(i).get("path").asText()).isEqualTo("/item/" + (i + 1));
+        }
+    }
+
+    @Test
+    void hedgeAnswersFromTheSecondCopy() throws Exception {
+        start("""
+                routes:
+                  - get: /h
+                    calls:
+                      slow: { url: "SIM/h?latency=seq:5s,0ms", hedge: 100ms, timeout: 3s }
+                """);
+        HttpResponse<String> r = get("/h");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(sim.stats().requests("/h")).isEqualTo(2);
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (sim.stats().aborted() < 1 && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertThat(sim.stats().aborted()).as("the losing copy was cancelled").isEqualTo(1);
+    }
+
+    @Test
+    void optionalFailuresAreNamedRequiredFailuresGive502() throws Exception {
+        start("""
+                destination_defaults: { retry: { attempts: 1 } }
+                routes:
+                  - get: /opt
+                    calls:
+                      main: { url: "SIM/main" }
+                      ads:  { url: "SIM/ads?status=503", optional: true }
+                  - get: /req
+                    calls:
+                      main: { url: "SIM/main" }
+                      pay:  { url: "SIM/pay?status=500" }
+                      after: { url: "SIM/after/{pay.body.path}" }
+                """);
+        HttpResponse<String> opt = get("/opt");
+        assertThat(opt.statusCode()).isEqualTo(200);
+        assertThat(opt.headers().firstValue("weft-completed")).contains("false");
+        assertThat(opt.headers().firstValue("weft-failed")).contains("ads=status-503");
+        assertThat(json(opt).has("ads")).isFalse();
+        assertThat(json(opt).at("/weft/failed/ads").asText()).isEqualTo("status-503");
+
+        HttpResponse<String> req = get("/req");
+        assertThat(req.statusCode()).isEqualTo(502);
+        assertThat(req.headers().firstValue("content-type")).contains("application/json");
+        JsonNode e = json(req);
+        assertThat(e.get("call").asText()).isEqualTo("pay");
+        assertThat(e.get("reason").asText()).isEqualTo("status-500");
+        assertThat(e.get("error").asText()).isEqualTo("call 'pay' failed: status-500");
+        assertThat(e.at("/failed/after").asText()).isEqualTo("skipped");
+        assertThat(e.at("/completed/main/path").asText()).isEqualTo("/main");
+    }
+
+    @Test
+    void theDeadlineGives504WithWhatCompleted() throws Exception {
+        start("""
+                routes:
+                  - get: /slow
+                    timeout: 1s
+                    calls:
+                      fast:  { url: "SIM/fast" }
+                      drip:  { url: "SIM/drip?fault=drip&drip=100ms", timeout: 5s }
+                """);
+        long t0 = System.nanoTime();
+        HttpResponse<String> r = get("/slow");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(504);
+        assertThat(System.nanoTime() - t0).isLessThan(Duration.ofSeconds(4).toNanos());
+        JsonNode e = json(r);
+        assertThat(e.get("call").asText()).isEqualTo("drip");
+        assertThat(e.get("reason").asText()).isEqualTo("timeout-body");
+        assertThat(e.at("/completed/fast/path").asText()).isEqualTo("/fast");
+        assertThat(r.headers().firstValue("weft-completed")).contains("false");
+    }
+
+    @Test
+    void statusFromPassesTheBackendStatusThrough() throws Exception {
+        start("""
+                destination_defaults: { retry: { attempts: 1 } }
+                routes:
+                  - get: /s/{code}
+                    calls:
+                      thing: { url: "SIM/thing?status={path.code}" }
+                    respond: { status_from: thing }
+                """);
+        assertThat(get("/s/404").statusCode()).isEqualTo(404);
+        assertThat(get("/s/201").statusCode()).isEqualTo(201);
+    }
+
+    @Test
+    void composesWithMergePickOmitAndAs() throws Exception {
+        Files.writeString(dir.resolve("unused"), "");
+        try (SimServer users = SimServer.start(SimConfig.local().withPath("/u", java.util.Map.of()))) {
+            start("""
+                    routes:
+                      - get: /m
+                        calls:
+                          a: { url: "SIM/a?items=1", omit: [items] }
+                          b: { url: "SIM/b?items=2", pick: [items] }
+                          c: { url: "SIM/c", as: extra, pick: [path] }
+                        respond: { merge: true }
+                    """);
+            JsonNode body = json(get("/m"));
+            assertThat(body.get("path").asText()).isEqualTo("/a");
+            assertThat(body.get("items")).hasSize(2);
+            assertThat(body.at("/extra/path").asText()).isEqualTo("/c");
+            assertThat(users.stats().requests()).isZero();
+        }
+    }
+
+    @Test
+    void limitsAnswer413And431And503() throws Exception {
+        start("""
+                limits: { max_body_bytes: 100, max_header_bytes: 1KiB, max_concurrent: 1, max_wait: 20ms }
+                routes:
+                  - get: /slow
+                    calls: { a: { url: "SIM/a?latency=1500ms", timeout: 5s } }
+                    timeout: 5s
+                  - post: /in
+                    calls: { a: { url: "SIM/a" } }
+                """);
+        HttpResponse<String> big = http.send(HttpRequest.newBuilder(URI.create(gw.url() + "/in"))
+                .POST(HttpRequest.BodyPublishers.ofString("x".repeat(1000))).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(big.statusCode()).isEqualTo(413);
+        assertThat(json(big).get("error").asText()).contains("over the limit of 100");
+
+        assertThat(rawStatus("GET /slow HTTP/1.1\r\nHost: x\r\nX-Big: " + "y".repeat(2000) + "\r\n\r\n")).isEqualTo(431);
+
+        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
+                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
+        long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (sim.stats().requests("/a") < 1 && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        HttpResponse<String> over = get("/slow");
+        assertThat(over.statusCode()).isEqualTo(503);
+        assertThat(over.headers().firstValue("retry-after")).contains("1");
+        assertThat(json(over).get("error").asText()).contains("max_concurrent");
+        assertThat(first.get().statusCode()).isEqualTo(200);
+    }
+
+    private int rawStatus(String request) throws Exception {
+        try (Socket s = new Socket("127.0.0.1", gw.address().getPort())) {
+            s.setSoTimeout(10_000);
+            OutputStream out = s.getOutputStream();
+            out.write(request.getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            String head = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
+            return Integer.parseInt(head.substring(9, 12));
+        }
+    }
+
+    @Test
+    void aReloadWithABadFileKeepsTheOldConfig() throws Exception {
+        Path f = start("""
+                routes:
+                  - get: /one
+                    calls: { a: { url: "SIM/one" } }
+                """);
+        Files.writeString(f, """
+                routes:
+                  - get: /two
+                    calls: { a: { url: "SIM/two", timeout: soon } }
+                """);
+        assertThat(gw.reload()).isFalse();
+        assertThat(log.getLast()).contains("reload refused").contains(f + ":3:44");
+        assertThat(get("/one").statusCode()).isEqualTo(200);
+        assertThat(get("/-/routes").body()).contains("last_reload_error");
+
+        Files.writeString(f, """
+                routes:
+                  - get: /two
+                    calls: { a: { url: "SIM/two" } }
+                """.replace("SIM", sim.url()));
+        assertThat(gw.reload()).isTrue();
+        assertThat(get("/two").statusCode()).isEqualTo(200);
+        assertThat(get("/one").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void adminEndpoints() throws Exception {
+        start("""
+                routes:
+                  - get: /x
+                    calls: { a: { url: "SIM/x" } }
+                """);
+        get("/x");
+        assertThat(json(get("/-/health")).get("status").asText()).isEqualTo("up");
+        assertThat(get("/-/ready").statusCode()).isEqualTo(200);
+        String metrics = get("/-/metrics").body();
+        assertThat(metrics).contains("weft_gateway_requests_total{route=\"GET /x\",status=\"200\"} 1.0");
+        assertThat(metrics).contains("weft_calls_total{destination=\"" + sim.url() + "\",outcome=\"ok\"} 1.0");
+        assertThat(json(get("/-/routes")).at("/routes/0/route").asText()).isEqualTo("GET /x");
+        assertThat(get("/-/nope").statusCode()).isEqualTo(404);
+        HttpResponse<String> unknown = get("/nowhere");
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(json(unknown).get("error").asText()).contains("no route for GET /nowhere");
+    }
+
+    @Test
+    void platformExecutorRunsTheSameHandler() throws Exception {
+        start("""
+                routes:
+                  - get: /x
+                    calls: { a: { url: "SIM/x" }, b: { url: "SIM/y" } }
+                """, new ExecutorModel.Platform(2));
+        HttpResponse<String> r = get("/x");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(json(r).at("/b/path").asText()).isEqualTo("/y");
+        assertThat(gw.executor()).hasToString("platform:2");
+    }
+
+    @Test
+    void configErrorsNameFileLineColumnAndStartNothing() throws Exception {
+        Path f = dir.resolve("bad.yaml");
+        Files.writeString(f, """
+                routes:
+                  - get: /o/{id}
+                    timeout: soon
+                    calls:
+                      a: { url: "http://h:1/{path.nope}" }
+                      b: { url: "http://h:1/{c.body.x}" }
+                      c: { url: "http://h:1/{b.body.x}" }
+                      d: { url: "http://h:1/", needs: [zz], colour: red }
+                    respond: { status_from: missing }
+                """);
+        assertThatThrownBy(() -> GatewayConfigLoader.load(f)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(f + ":3:14: expected a duration")
+                .hasMessageContaining(f + ":5:10: call 'a' reads {path.nope}, but the route path /o/{id} has no {nope}")
+                .hasMessageContaining(f + ":8:45: unknown key 'colour'")
+                .hasMessageContaining("call 'd' needs 'zz', which is not a call of this route")
+                .hasMessageContaining(f + ":9:29: status_from names 'missing'");
+        Files.writeString(f, """
+                routes:
+                  - get: /o
+                    calls:
+                      b: { url: "http://h:1/{c.body.x}" }
+                      c: { url: "http://h:1/{b.body.x}" }
+                """);
+        assertThatThrownBy(() -> GatewayConfigLoader.load(f)).hasMessageContaining(f + ":4:10: calls form a cycle: b -> c -> b");
+    }
+}
