@@ -17,11 +17,11 @@ import java.util.concurrent.TimeUnit;
  */
 public final class SimProcess implements AutoCloseable {
     private final Process process;
-    private final String url;
+    private final List<String> urls;
 
-    private SimProcess(Process process, String url) {
+    private SimProcess(Process process, List<String> urls) {
         this.process = process;
-        this.url = url;
+        this.urls = urls;
     }
 
     /** Starts a child JVM with weft-sim listening on {@code addresses} (port 0 picks a free one). */
@@ -39,12 +39,17 @@ public final class SimProcess implements AutoCloseable {
             p.destroyForcibly();
             throw new IOException("the backend process did not start (it said: " + line + ")");
         }
-        return new SimProcess(p, line.substring(6).strip());
+        return new SimProcess(p, List.of(line.substring(6).strip().split(",")));
     }
 
     /** {@code http://host:port} of the first address. */
     public String url() {
-        return url;
+        return urls.getFirst();
+    }
+
+    /** {@code http://host:port} of every address, in the order asked. */
+    public List<String> urls() {
+        return urls;
     }
 
     public long pid() {
@@ -70,7 +75,8 @@ public final class SimProcess implements AutoCloseable {
             addresses.add(HostPort.parse(a));
         }
         try (SimServer sim = SimServer.start(SimConfig.local().withListen(addresses))) {
-            System.out.println("READY " + sim.url());
+            System.out.println("READY " + String.join(",", sim.addresses().stream()
+                    .map(a -> "http://" + HostPort.format(a)).toList()));
             System.out.flush();
             while (System.in.read() >= 0) {
                 // run until the parent closes our standard input (or dies)
