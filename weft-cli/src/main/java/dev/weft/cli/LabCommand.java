@@ -7,7 +7,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         description = {"Measure: benchmarks that run Weft beside other designs in one run and print the raw numbers.",
                 ""},
-        subcommands = {LabSystemACommand.class, LabClientsCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {LabSystemACommand.class, LabServersCommand.class, LabClientsCommand.class,
+                CommandLine.HelpCommand.class})
 public final class LabCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -1,0 +1,83 @@
+package dev.weft.lab;
+
+import dev.weft.core.Deadline;
+import dev.weft.core.call.CallRequest;
+import dev.weft.core.call.CallResult;
+import dev.weft.core.call.DestinationConfig;
+import dev.weft.core.call.DestinationLimits;
+import dev.weft.core.call.Transport;
+import dev.weft.core.policy.BreakerPolicy;
+import dev.weft.core.policy.RetryPolicy;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code weft lab servers}: inbound HTTP/1.1 servers on virtual threads side by side, one trivial route,
+ * each server in a JVM of its own, the same closed-loop client for all.
+ */
+public final class ServersLab {
+    public static final List<String> SERVERS = List.of("weft", "jetty", "helidon");
+
+    public record Options(List<String> servers, List<Integer> concurrency, Duration warmup, Duration duration) {
+    }
+
+    public record Row(String server, int concurrency, ClosedLoop.Result result, double cpuSeconds, long peakRssMb,
+                      long threads) {
+    }
+
+    private ServersLab() {
+    }
+
+    public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
+        List<Row> rows = new ArrayList<>();
+        int max = o.concurrency().stream().mapToInt(Integer::intValue).max().orElse(1);
+        try (Transport client = Transport.builder().defaults(DestinationConfig.DEFAULT
+                .withLimits(DestinationLimits.DEFAULT.withMaxInFlight(max).withMaxWait(Duration.ofSeconds(5)))
+                .withRetry(RetryPolicy.NONE).withBreaker(BreakerPolicy.DISABLED)).build()) {
+            for (String server : o.servers()) {
+                try (ChildJvm svc = ChildJvm.start(List.of("-Xmx1g", "-XX:+UseG1GC"), ServerProcess.class,
+                        List.of(server))) {
+                    CallRequest req = CallRequest.get(svc.url() + "/lab");
+                    ClosedLoop.Request send = () -> {
+                        CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(30)));
+                        return x.ok() ? null : x.outcome();
+                    };
+                    CallResult first = client.call(req, Duration.ofSeconds(10));
+                    if (!first.ok() || !first.bodyText().equals(new String(ServerProcess.BODY,
+                            java.nio.charset.StandardCharsets.UTF_8))) {
+                        throw new IllegalStateException(server + " did not answer the route as expected: " + first);
+                    }
+                    progress.println("lab servers: " + server + " answers; warming its JIT for 10s ...");
+                    progress.flush();
+                    ClosedLoop.run(Math.min(100, max), Duration.ZERO, Duration.ofSeconds(10), send);
+                    for (int c : o.concurrency()) {
+                        Duration cpu0 = svc.cpu();
+                        ClosedLoop.Result r = ClosedLoop.run(c, o.warmup(), o.duration(), send);
+                        rows.add(new Row(server, c, r, svc.cpu().minus(cpu0).toMillis() / 1000.0, svc.procStatus("VmHWM"),
+                                svc.procStatus("Threads")));
+                        progress.printf(Locale.ROOT, "lab servers: %s at %d connections: %.0f req/s, p99 %.1f ms, %d errors%n",
+                                server, c, r.throughput(), r.percentileMillis(99), r.errors());
+                        progress.flush();
+                    }
+                }
+            }
+        }
+        StringBuilder sb = new StringBuilder();
+        sb.append("| server | connections | req/s | p50 ms | p99 ms | errors | server CPU s | server peak RSS MB | server OS threads |\n");
+        sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (Row r : rows) {
+            ClosedLoop.Result x = r.result();
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %.0f | %.2f | %.2f | %d%s | %.1f | %d | %d |%n", r.server(),
+                    r.concurrency(), x.throughput(), x.percentileMillis(50), x.percentileMillis(99), x.errors(),
+                    x.errors() > 0 ? " " + x.errorsByReason() : "", r.cpuSeconds(), r.peakRssMb(), r.threads()));
+        }
+        sb.append("\nServer CPU seconds cover warm-up and measurement of each run; client and server share the machine's ")
+                .append(Runtime.getRuntime().availableProcessors()).append(" cores.\n");
+        out.println(sb);
+        return rows;
+    }
+}
