@@ -349,6 +349,88 @@ class GatewayIT {
     }
 
     @Test
+    void forwardsChosenHeadersAndRejectsMalformedRequests() throws Exception {
+        start("""
+                routes:
+                  - get: /f
+                    forward_headers: [webhook-id]
+                    calls: { a: { url: "SIM/a" }, b: { url: "SIM/b", headers: { webhook-id: "{header.webhook-id}-b" } } }
+                """);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(gw.url() + "/f"))
+                .header("webhook-id", "msg_1").header("x-other", "no").build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(sim.stats().hasWebhookId("msg_1")).as("forwarded to a").isTrue();
+        assertThat(sim.stats().hasWebhookId("msg_1-b")).as("b's own header replaces the forwarded one").isTrue();
+        assertThat(sim.stats().distinctWebhookIds()).isEqualTo(2);
+        assertThat(rawStatus("NOT-HTTP\r\n\r\n")).isEqualTo(400);
+    }
+
+    @Test
+    void aTemplateIntoABodyThatIsNotJsonFailsWithANamedReason() throws Exception {
+        try (dev.weft.core.http.HttpServer text = dev.weft.core.http.HttpServer.start(
+                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.core.http.ServerLimits.DEFAULT,
+                new ExecutorModel.Virtual(), req -> dev.weft.core.http.ServerResponse.text(200, "text/plain", "hello"))) {
+            start("""
+                    routes:
+                      - get: /t
+                        calls:
+                          plain: { url: "TEXT/x" }
+                          next:  { url: "SIM/n/{plain.body.id}" }
+                    """.replace("TEXT", text.url()));
+            HttpResponse<String> r = get("/t");
+            assertThat(r.statusCode()).isEqualTo(502);
+            assertThat(json(r).get("call").asText()).isEqualTo("next");
+            assertThat(json(r).get("reason").asText()).isEqualTo("not-json");
+            assertThat(json(r).at("/completed/plain").asText()).as("a text body is kept as a string").isEqualTo("hello");
+        }
+    }
+
+    @Test
+    void reloadsWhenTheFileChanges() throws Exception {
+        Path f = start("""
+                routes:
+                  - get: /one
+                    calls: { a: { url: "SIM/one" } }
+                """);
+        gw.watchFile(Duration.ofMillis(50));
+        Thread.sleep(1100); // a new modification time at file-system resolution
+        Files.writeString(f, """
+                routes:
+                  - get: /changed
+                    calls: { a: { url: "SIM/changed" } }
+                """.replace("SIM", sim.url()));
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (get("/changed").statusCode() != 200 && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        assertThat(get("/changed").statusCode()).isEqualTo(200);
+        assertThat(log).anyMatch(l -> l.startsWith("reloaded "));
+    }
+
+    @Test
+    void drainLetsRequestsInFlightFinishAndRefusesNewOnes() throws Exception {
+        start("""
+                limits: { drain_timeout: 10s }
+                routes:
+                  - get: /slow
+                    timeout: 5s
+                    calls: { a: { url: "SIM/a?latency=1s", timeout: 5s } }
+                """);
+        CompletableFuture<HttpResponse<String>> inFlight = http.sendAsync(
+                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
+        long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (sim.stats().requests("/a") < 1 && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        String url = gw.url();
+        assertThat(gw.drain()).as("every request finished within the drain timeout").isTrue();
+        assertThat(inFlight.get().statusCode()).isEqualTo(200);
+        assertThatThrownBy(() -> http.send(HttpRequest.newBuilder(URI.create(url + "/slow")).build(),
+                HttpResponse.BodyHandlers.ofString())).isInstanceOf(java.io.IOException.class);
+        gw = null;
+    }
+
+    @Test
     void configErrorsNameFileLineColumnAndStartNothing() throws Exception {
         Path f = dir.resolve("bad.yaml");
         Files.writeString(f, """

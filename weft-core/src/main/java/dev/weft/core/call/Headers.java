@@ -61,6 +61,20 @@ public final class Headers {
         return new Headers(Collections.unmodifiableList(l));
     }
 
+    /** These headers without any field named {@code name} (any case). */
+    public Headers without(String name) {
+        if (first(name) == null) {
+            return this;
+        }
+        List<Map.Entry<String, String>> l = new ArrayList<>(fields.size());
+        for (Map.Entry<String, String> f : fields) {
+            if (!f.getKey().equalsIgnoreCase(name)) {
+                l.add(f);
+            }
+        }
+        return new Headers(Collections.unmodifiableList(l));
+    }
+
     public int size() {
         return fields.size();
     }

@@ -172,7 +172,8 @@ public final class PlanRunner {
             url = c.url().render(scope, true);
             body = c.body() == null ? null : c.body().render(scope);
             for (Map.Entry<String, Template> h : c.headers().entrySet()) {
-                headers = headers.with(h.getKey(), h.getValue().render(scope, false));
+                // the call's own value replaces a forwarded one of the same name
+                headers = headers.without(h.getKey()).with(h.getKey(), h.getValue().render(scope, false));
             }
         } catch (Scope.MissingValueException e) {
             String reason = e.getMessage().contains("is not JSON") ? "not-json" : "template";
