@@ -1,16 +1,17 @@
 package dev.weft.sim;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.core.http.ConnectionListener;
 import dev.weft.core.http.Http1Reader;
 import dev.weft.core.http.Http1Writer;
 import dev.weft.core.http.HttpParseException;
 import dev.weft.core.http.JsonText;
+import dev.weft.core.http.Query;
 import dev.weft.core.http.RequestHead;
 
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -26,54 +27,44 @@ final class SimConnection {
     private final SimServer server;
     private final SimStats stats;
     private final Socket socket;
+    private final ConnectionListener.Activity activity;
     private Http1Reader reader;
     private OutputStream out;
-    /** When the connection last did anything, for the idle sweep ({@link System#nanoTime()}). */
-    volatile long lastActive = System.nanoTime();
-    /** True while waiting for the next request (only then may the idle sweep close it). */
-    volatile boolean idle;
 
-    SimConnection(SimServer server, Socket socket) {
+    SimConnection(SimServer server, Socket socket, ConnectionListener.Activity activity) {
         this.server = server;
         this.stats = server.stats();
         this.socket = socket;
+        this.activity = activity;
     }
 
-    void run() {
-        try {
-            socket.setTcpNoDelay(true);
-            reader = new Http1Reader(socket.getInputStream(), SimConfig.MAX_HEADER_BYTES);
-            out = socket.getOutputStream();
-            while (true) {
-                // Untimed read: idle keep-alive connections are closed by the server's idle sweep, so
-                // the hot path parks without a timer.
-                lastActive = System.nanoTime();
-                idle = true;
-                RequestHead r;
-                Http1Reader.Body body;
-                try {
-                    r = reader.readHead();
-                    if (r == null) {
-                        return; // the client closed the connection between requests
-                    }
-                    idle = false;
-                    body = reader.readBody(r, MAX_REQUEST_BODY, false);
-                } catch (HttpParseException e) {
-                    writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
-                    return;
-                } finally {
-                    idle = false;
+    void run() throws IOException {
+        reader = new Http1Reader(socket.getInputStream(), SimConfig.MAX_HEADER_BYTES);
+        out = socket.getOutputStream();
+        while (true) {
+            activity.idle();
+            RequestHead r;
+            Http1Reader.Body body;
+            try {
+                r = reader.readHead();
+                activity.busy();
+                if (r == null) {
+                    return; // the client closed the connection between requests
                 }
-                boolean keepAlive = r.keepAlive();
-                boolean continueConnection = r.path().startsWith("/-/")
-                        ? admin(r, keepAlive)
-                        : simulate(r, body.length(), keepAlive);
-                if (!continueConnection || !keepAlive) {
-                    return;
-                }
+                body = reader.readBody(r, MAX_REQUEST_BODY, false);
+            } catch (HttpParseException e) {
+                writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
+                return;
+            } finally {
+                activity.busy();
             }
-        } catch (IOException e) {
-            // the client went away or reset the connection
+            boolean keepAlive = r.keepAlive();
+            boolean continueConnection = r.path().startsWith("/-/")
+                    ? admin(r, keepAlive)
+                    : simulate(r, body.length(), keepAlive);
+            if (!continueConnection || !keepAlive) {
+                return;
+            }
         }
     }
 
@@ -81,7 +72,7 @@ final class SimConnection {
 
     private boolean simulate(RequestHead r, long bodyBytes, boolean keepAlive) throws IOException {
         String path = r.path();
-        Map<String, String> params = parseQuery(r.query());
+        Map<String, String> params = Query.parse(r.query());
         Behavior b;
         try {
             b = server.config().behaviorFor(path).with(Behavior.known(params));
@@ -199,7 +190,7 @@ final class SimConnection {
     // ---- admin -----------------------------------------------------------------------------------
 
     private boolean admin(RequestHead r, boolean keepAlive) throws IOException {
-        Map<String, String> q = parseQuery(r.query());
+        Map<String, String> q = Query.parse(r.query());
         switch (r.path()) {
             case "/-/health" -> writeJson(200, Map.of("status", "up"), keepAlive, null);
             case "/-/stats" -> {
@@ -225,31 +216,6 @@ final class SimConnection {
     }
 
     // ---- HTTP/1.1 --------------------------------------------------------------------------------
-
-    static Map<String, String> parseQuery(String query) {
-        Map<String, String> m = new LinkedHashMap<>();
-        if (query == null || query.isEmpty()) {
-            return m;
-        }
-        for (String pair : query.split("&")) {
-            if (pair.isEmpty()) {
-                continue;
-            }
-            int eq = pair.indexOf('=');
-            String k = decode(eq < 0 ? pair : pair.substring(0, eq));
-            String v = eq < 0 ? "" : decode(pair.substring(eq + 1));
-            m.putIfAbsent(k, v);
-        }
-        return m;
-    }
-
-    private static String decode(String s) {
-        try {
-            return URLDecoder.decode(s, StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            return s;
-        }
-    }
 
     private void writeJson(int status, Object value, boolean keepAlive, Long retryAfter) throws IOException {
         write(status, JSON.writeValueAsBytes(value), keepAlive, retryAfter);

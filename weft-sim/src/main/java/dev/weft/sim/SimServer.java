@@ -1,13 +1,10 @@
 package dev.weft.sim;
 
 import dev.weft.core.HostPort;
+import dev.weft.core.http.ConnectionListener;
 
 import java.io.IOException;
-import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -28,13 +25,10 @@ public final class SimServer implements AutoCloseable {
     static final int MAX_TURN_KEYS = 10_000;
 
     private final SimConfig config;
-    private final List<ServerSocket> listeners = new ArrayList<>();
-    private final List<InetSocketAddress> addresses = new ArrayList<>();
     private final SimStats stats = new SimStats();
-    private final ConcurrentHashMap<Socket, SimConnection> open = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, AtomicLong> turns = new ConcurrentHashMap<>();
     private final AtomicLong overflowTurns = new AtomicLong();
-    private volatile boolean closed;
+    private ConnectionListener listener;
 
     private SimServer(SimConfig config) {
         this.config = config;
@@ -43,83 +37,29 @@ public final class SimServer implements AutoCloseable {
     /**
      * Binds every address of the config and starts accepting.
      *
-     * @throws BindException naming the address when one cannot be bound (nothing stays open then)
+     * @throws java.net.BindException naming the address when one cannot be bound (nothing stays open then)
      */
     public static SimServer start(SimConfig config) throws IOException {
         SimServer s = new SimServer(config);
-        try {
-            for (InetSocketAddress a : config.listen()) {
-                ServerSocket ss = new ServerSocket();
-                ss.setReuseAddress(true);
-                try {
-                    ss.bind(a, 4096);
-                } catch (IOException e) {
-                    ss.close();
-                    BindException be = new BindException("cannot listen on " + HostPort.format(a) + ": "
-                            + (e.getMessage() == null ? e.toString() : e.getMessage().toLowerCase(java.util.Locale.ROOT)));
-                    be.initCause(e);
-                    throw be;
-                }
-                s.listeners.add(ss);
-                s.addresses.add(new InetSocketAddress(a.getAddress(), ss.getLocalPort()));
-            }
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
-        for (ServerSocket ss : s.listeners) {
-            Thread.ofVirtual().name("weft-sim-accept-" + ss.getLocalPort()).start(() -> s.acceptLoop(ss));
-        }
-        Thread.ofVirtual().name("weft-sim-idle-sweep").start(s::idleSweep);
+        s.listener = ConnectionListener.start(config.listen(), config.maxConnections(), config.idleTimeout(),
+                "weft-sim", (socket, activity) -> new SimConnection(s, socket, activity).run(),
+                new ConnectionListener.Events() {
+                    @Override
+                    public void opened() {
+                        s.stats.connectionOpened();
+                    }
+
+                    @Override
+                    public void closed() {
+                        s.stats.connectionClosed();
+                    }
+
+                    @Override
+                    public void refused() {
+                        s.stats.connectionRefused();
+                    }
+                });
         return s;
-    }
-
-    private void acceptLoop(ServerSocket ss) {
-        while (!closed) {
-            Socket socket;
-            try {
-                socket = ss.accept();
-            } catch (IOException e) {
-                if (closed || ss.isClosed()) {
-                    return;
-                }
-                // Out of file descriptors, most likely: back off instead of spinning.
-                pause(10);
-                continue;
-            }
-            if (stats.connectionsOpen() >= config.maxConnections()) {
-                stats.connectionRefused();
-                closeQuietly(socket);
-                continue;
-            }
-            stats.connectionOpened();
-            SimConnection c = new SimConnection(this, socket);
-            open.put(socket, c);
-            Thread.ofVirtual().start(() -> {
-                try {
-                    c.run();
-                } finally {
-                    open.remove(socket);
-                    closeQuietly(socket);
-                    stats.connectionClosed();
-                }
-            });
-        }
-    }
-
-    /** Closes keep-alive connections that waited longer than the idle timeout for their next request. */
-    private void idleSweep() {
-        long idleNanos = config.idleTimeout().toNanos();
-        long tick = Math.max(10, Math.min(1000, config.idleTimeout().toMillis() / 4));
-        while (!closed) {
-            pause(tick);
-            long now = System.nanoTime();
-            open.forEach((socket, c) -> {
-                if (c.idle && now - c.lastActive > idleNanos) {
-                    closeQuietly(socket);
-                }
-            });
-        }
     }
 
     SimConfig config() {
@@ -141,12 +81,12 @@ public final class SimServer implements AutoCloseable {
 
     /** Bound addresses, in the order of the config (ports resolved when 0 was asked). */
     public List<InetSocketAddress> addresses() {
-        return List.copyOf(addresses);
+        return listener.addresses();
     }
 
     /** {@code http://host:port} of the first address. */
     public String url() {
-        return "http://" + HostPort.format(addresses.getFirst());
+        return "http://" + HostPort.format(listener.addresses().getFirst());
     }
 
     /** {@code http://host:port} + path (with its query). */
@@ -161,24 +101,8 @@ public final class SimServer implements AutoCloseable {
     /** Stops accepting and closes every connection. */
     @Override
     public void close() {
-        closed = true;
-        for (ServerSocket ss : listeners) {
-            try {
-                ss.close();
-            } catch (IOException ignored) {
-                // closing anyway
-            }
-        }
-        for (Socket s : open.keySet()) {
-            closeQuietly(s);
-        }
-    }
-
-    static void closeQuietly(Socket s) {
-        try {
-            s.close();
-        } catch (IOException ignored) {
-            // nothing left to do
+        if (listener != null) {
+            listener.close();
         }
     }
 

@@ -46,10 +46,6 @@ public final class SimStats {
         connectionsRefused.increment();
     }
 
-    long connectionsOpen() {
-        return connectionsOpen.get();
-    }
-
     void received(String path, long bodyBytes, String webhookId) {
         requests.increment();
         bytesReceived.add(bodyBytes);

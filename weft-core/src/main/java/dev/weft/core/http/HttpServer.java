@@ -4,16 +4,11 @@ import dev.weft.core.HostPort;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -36,18 +31,10 @@ public final class HttpServer implements AutoCloseable {
     private final ExecutorModel model;
     private final ThreadPoolExecutor pool;
     private final Semaphore admission;
-    private final List<ServerSocket> listeners = new ArrayList<>();
-    private final List<InetSocketAddress> addresses = new ArrayList<>();
-    private final ConcurrentHashMap<Socket, Conn> open = new ConcurrentHashMap<>();
+    private ConnectionListener listener;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
     private volatile boolean closed;
-
-    /** Per-connection state the idle sweep reads. */
-    private static final class Conn {
-        volatile long lastActive = System.nanoTime();
-        volatile boolean idle = true;
-    }
 
     private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler) {
         this.limits = limits;
@@ -70,96 +57,38 @@ public final class HttpServer implements AutoCloseable {
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler) throws IOException {
         HttpServer s = new HttpServer(limits, model, handler);
-        try {
-            for (InetSocketAddress a : listen) {
-                ServerSocket ss = new ServerSocket();
-                ss.setReuseAddress(true);
-                try {
-                    ss.bind(a, 4096);
-                } catch (IOException e) {
-                    ss.close();
-                    BindException be = new BindException("cannot listen on " + HostPort.format(a) + ": "
-                            + (e.getMessage() == null ? e.toString() : e.getMessage().toLowerCase(Locale.ROOT)));
-                    be.initCause(e);
-                    throw be;
-                }
-                s.listeners.add(ss);
-                s.addresses.add(new InetSocketAddress(a.getAddress(), ss.getLocalPort()));
-            }
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
-        for (ServerSocket ss : s.listeners) {
-            Thread.ofVirtual().name("weft-accept-" + ss.getLocalPort()).start(() -> s.acceptLoop(ss));
-        }
-        Thread.ofVirtual().name("weft-idle-sweep").start(s::idleSweep);
+        s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(), "weft", s::serve,
+                null);
         return s;
     }
 
-    private void acceptLoop(ServerSocket ss) {
+    private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
+        Http1Reader reader = new Http1Reader(socket.getInputStream(), limits.maxHeadBytes());
+        OutputStream out = socket.getOutputStream();
+        InetSocketAddress remote = (InetSocketAddress) socket.getRemoteSocketAddress();
         while (!closed) {
-            Socket socket;
+            activity.idle();
+            RequestHead head;
+            byte[] body;
             try {
-                socket = ss.accept();
-            } catch (IOException e) {
-                if (closed || ss.isClosed()) {
+                head = reader.readHead();
+                activity.busy();
+                if (head == null) {
                     return;
                 }
-                pause(10); // out of file descriptors, most likely: back off instead of spinning
-                continue;
+                body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
+            } catch (HttpParseException e) {
+                write(out, error(e.status(), e.getMessage()), false);
+                return;
+            } finally {
+                activity.busy();
             }
-            if (open.size() >= limits.maxConnections() || draining) {
-                closeQuietly(socket);
-                continue;
+            ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));
+            boolean keepAlive = head.keepAlive() && !draining && !closed;
+            write(out, response, keepAlive);
+            if (!keepAlive) {
+                return;
             }
-            Conn c = new Conn();
-            open.put(socket, c);
-            Thread.ofVirtual().start(() -> {
-                try {
-                    serve(socket, c);
-                } finally {
-                    open.remove(socket);
-                    closeQuietly(socket);
-                }
-            });
-        }
-    }
-
-    private void serve(Socket socket, Conn c) {
-        try {
-            socket.setTcpNoDelay(true);
-            Http1Reader reader = new Http1Reader(socket.getInputStream(), limits.maxHeadBytes());
-            OutputStream out = socket.getOutputStream();
-            InetSocketAddress remote = (InetSocketAddress) socket.getRemoteSocketAddress();
-            while (!closed) {
-                c.lastActive = System.nanoTime();
-                c.idle = true;
-                RequestHead head;
-                byte[] body;
-                try {
-                    head = reader.readHead();
-                    c.idle = false;
-                    if (head == null) {
-                        return;
-                    }
-                    body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
-                } catch (HttpParseException e) {
-                    write(out, error(e.status(), e.getMessage()), false);
-                    return;
-                } finally {
-                    c.idle = false;
-                }
-                long received = System.nanoTime();
-                ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, received));
-                boolean keepAlive = head.keepAlive() && !draining && !closed;
-                write(out, response, keepAlive);
-                if (!keepAlive) {
-                    return;
-                }
-            }
-        } catch (IOException e) {
-            // the client went away
         }
     }
 
@@ -209,27 +138,13 @@ public final class HttpServer implements AutoCloseable {
         out.flush();
     }
 
-    private void idleSweep() {
-        long idleNanos = limits.idleTimeout().toNanos();
-        long tick = Math.max(10, Math.min(1000, limits.idleTimeout().toMillis() / 4));
-        while (!closed) {
-            pause(tick);
-            long now = System.nanoTime();
-            open.forEach((socket, c) -> {
-                if (c.idle && (draining || now - c.lastActive > idleNanos)) {
-                    closeQuietly(socket);
-                }
-            });
-        }
-    }
-
     public List<InetSocketAddress> addresses() {
-        return List.copyOf(addresses);
+        return listener.addresses();
     }
 
     /** {@code http://host:port} of the first address. */
     public String url() {
-        return "http://" + HostPort.format(addresses.getFirst());
+        return "http://" + HostPort.format(listener.addresses().getFirst());
     }
 
     public int inFlight() {
@@ -252,12 +167,10 @@ public final class HttpServer implements AutoCloseable {
      */
     public boolean drain(Duration timeout) {
         draining = true;
-        for (ServerSocket ss : listeners) {
-            closeQuietly(ss);
-        }
+        listener.stopAccepting();
         long until = System.nanoTime() + timeout.toNanos();
         while (inFlight.get() > 0 && System.nanoTime() - until < 0) {
-            pause(10);
+            ConnectionListener.pause(10);
         }
         boolean clean = inFlight.get() == 0;
         close();
@@ -268,30 +181,12 @@ public final class HttpServer implements AutoCloseable {
     public void close() {
         closed = true;
         draining = true;
-        for (ServerSocket ss : listeners) {
-            closeQuietly(ss);
-        }
-        for (Socket s : open.keySet()) {
-            closeQuietly(s);
+        if (listener != null) {
+            listener.close();
         }
         if (pool != null) {
             pool.shutdownNow();
         }
     }
 
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // closing anyway
-        }
-    }
-
-    private static void pause(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
 }

@@ -11,6 +11,7 @@ import dev.weft.core.call.Transport;
 import dev.weft.core.config.ConfigException;
 import dev.weft.core.http.ExecutorModel;
 import dev.weft.core.http.HttpServer;
+import dev.weft.core.http.Query;
 import dev.weft.core.http.ServerRequest;
 import dev.weft.core.http.ServerResponse;
 import dev.weft.gateway.compose.Composer;
@@ -27,14 +28,11 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -145,7 +143,7 @@ public final class Gateway implements AutoCloseable {
                 forwarded = forwarded.with(h, v);
             }
         }
-        Map<String, CallOutcome> outcomes = s.runner().run(plan, params, parseQuery(r.query()), r::header, forwarded,
+        Map<String, CallOutcome> outcomes = s.runner().run(plan, params, Query.parse(r.query()), r::header, forwarded,
                 deadline).outcomes();
         ServerResponse resp = Composer.compose(plan, outcomes, deadline.expired());
         String id = plan.id();
@@ -156,26 +154,6 @@ public final class Gateway implements AutoCloseable {
                 .description("time to answer, by route").tag("route", id).publishPercentileHistogram()
                 .register(registry)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
         return resp;
-    }
-
-    static Map<String, String> parseQuery(String query) {
-        Map<String, String> m = new LinkedHashMap<>();
-        if (query == null || query.isEmpty()) {
-            return m;
-        }
-        for (String pair : query.split("&")) {
-            if (pair.isEmpty()) {
-                continue;
-            }
-            int eq = pair.indexOf('=');
-            try {
-                m.putIfAbsent(URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8),
-                        eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-            } catch (IllegalArgumentException malformed) {
-                m.putIfAbsent(pair, "");
-            }
-        }
-        return m;
     }
 
     // ---- admin -------------------------------------------------------------------------------------
