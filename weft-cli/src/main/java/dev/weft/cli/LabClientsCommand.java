@@ -32,18 +32,20 @@ public final class LabClientsCommand implements Runnable {
             description = "Clients to measure, in order. Default: weft,jdk.")
     List<String> clients = new ArrayList<>(ClientsLab.CLIENTS);
 
-    @Option(names = "--latency", split = ",", paramLabel = "D[,D...]",
-            description = "Backend latencies. Default: 0ms,100ms.")
-    List<String> latencies = new ArrayList<>(List.of("0ms", "100ms"));
+    @Option(names = "--latency", split = ",", paramLabel = "D[,D...]", defaultValue = "0ms,100ms",
+            description = "Backend latencies. Default: ${DEFAULT-VALUE}.")
+    List<Duration> latencies;
 
     @Option(names = "--concurrency", paramLabel = "N", description = "Virtual threads per client. Default: ${DEFAULT-VALUE}.")
     int concurrency = 2000;
 
-    @Option(names = "--duration", paramLabel = "D", description = "Measured time per run. Default: ${DEFAULT-VALUE}.")
-    String duration = "8s";
+    @Option(names = "--duration", paramLabel = "D", defaultValue = "8s",
+            description = "Measured time per run. Default: ${DEFAULT-VALUE}.")
+    Duration duration;
 
-    @Option(names = "--warmup", paramLabel = "D", description = "Unmeasured time before each run. Default: ${DEFAULT-VALUE}.")
-    String warmup = "3s";
+    @Option(names = "--warmup", paramLabel = "D", defaultValue = "3s",
+            description = "Unmeasured time before each run. Default: ${DEFAULT-VALUE}.")
+    Duration warmup;
 
     @Option(names = "--target", paramLabel = "URL",
             description = "Use this backend (a running weft upstream) instead of starting one.")
@@ -52,36 +54,19 @@ public final class LabClientsCommand implements Runnable {
     @Override
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
-        List<Duration> lat = new ArrayList<>();
-        Duration d;
-        Duration w;
-        try {
-            for (String l : latencies) {
-                lat.add(Durations.parse(l));
-            }
-            d = Durations.parse(duration);
-            w = Durations.parse(warmup);
-        } catch (IllegalArgumentException e) {
-            throw new UserException(e.getMessage(), e, 2);
-        }
-        for (String c : clients) {
-            if (!ClientsLab.CLIENTS.contains(c)) {
-                throw new UserException("--clients: unknown client '" + c + "'; known: "
-                        + String.join(", ", ClientsLab.CLIENTS), null, 2);
-            }
-        }
+        LabArgs.requireKnown("--clients", clients, ClientsLab.CLIENTS);
         if (concurrency < 1 || concurrency > 15_000) {
             throw new UserException("--concurrency must be 1..15000 (each thread holds a socket; a process may "
                     + "hold 20,000 file descriptors)", null, 2);
         }
         out.println("command: weft lab clients --clients " + String.join(",", clients) + " --latency "
-                + String.join(",", latencies) + " --concurrency " + concurrency + " --duration " + duration
-                + " --warmup " + warmup + (target != null ? " --target " + target : ""));
+                + LabArgs.durations(latencies) + " --concurrency " + concurrency + " --duration "
+                + Durations.format(duration) + " --warmup " + Durations.format(warmup) + (target != null ? " --target " + target : ""));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
         try {
-            ClientsLab.run(new ClientsLab.Options(clients, lat, concurrency, w, d, target), out,
+            ClientsLab.run(new ClientsLab.Options(clients, latencies, concurrency, warmup, duration, target), out,
                     spec.commandLine().getErr());
         } catch (Exception e) {
             throw new UserException("lab clients failed: " + e.getMessage(), e);

@@ -31,42 +31,32 @@ public final class LabServersCommand implements Runnable {
     @Option(names = "--concurrency", split = ",", paramLabel = "N[,N...]", description = "Connections. Default: 200,2000.")
     List<Integer> concurrency = new ArrayList<>(List.of(200, 2000));
 
-    @Option(names = "--duration", paramLabel = "D", description = "Measured time per run. Default: ${DEFAULT-VALUE}.")
-    String duration = "8s";
+    @Option(names = "--duration", paramLabel = "D", defaultValue = "8s",
+            description = "Measured time per run. Default: ${DEFAULT-VALUE}.")
+    Duration duration;
 
-    @Option(names = "--warmup", paramLabel = "D", description = "Unmeasured time before each run. Default: ${DEFAULT-VALUE}.")
-    String warmup = "3s";
+    @Option(names = "--warmup", paramLabel = "D", defaultValue = "3s",
+            description = "Unmeasured time before each run. Default: ${DEFAULT-VALUE}.")
+    Duration warmup;
 
     @Override
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
-        Duration d;
-        Duration w;
-        try {
-            d = Durations.parse(duration);
-            w = Durations.parse(warmup);
-        } catch (IllegalArgumentException e) {
-            throw new UserException(e.getMessage(), e, 2);
-        }
-        for (String s : servers) {
-            if (!ServersLab.SERVERS.contains(s)) {
-                throw new UserException("--servers: unknown server '" + s + "'; known: " + String.join(", ", ServersLab.SERVERS), null, 2);
-            }
-        }
+        LabArgs.requireKnown("--servers", servers, ServersLab.SERVERS);
         for (int c : concurrency) {
             if (c < 1 || c > 15_000) {
                 throw new UserException("--concurrency values must be 1..15000", null, 2);
             }
         }
         out.println("command: weft lab servers --servers " + String.join(",", servers) + " --concurrency "
-                + String.join(",", concurrency.stream().map(String::valueOf).toList()) + " --duration " + duration
-                + " --warmup " + warmup);
+                + String.join(",", concurrency.stream().map(String::valueOf).toList()) + " --duration "
+                + Durations.format(duration) + " --warmup " + Durations.format(warmup));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.println();
         out.flush();
         try {
-            ServersLab.run(new ServersLab.Options(servers, concurrency, w, d), out, spec.commandLine().getErr());
+            ServersLab.run(new ServersLab.Options(servers, concurrency, warmup, duration), out, spec.commandLine().getErr());
         } catch (Exception e) {
             throw new UserException("lab servers failed: " + e.getMessage(), e);
         }

@@ -21,6 +21,14 @@ public final class Main {
         cl.setOut(out);
         cl.setErr(err);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
+        // Durations as people write them (250ms, 1.5s, 2m) for every option typed Duration.
+        cl.registerConverter(java.time.Duration.class, text -> {
+            try {
+                return dev.weft.core.Durations.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        });
         cl.setParameterExceptionHandler((ex, a) -> {
             CommandLine cmd = ex.getCommandLine();
             if (ex instanceof CommandLine.UnmatchedArgumentException u && !cmd.getSubcommands().isEmpty()

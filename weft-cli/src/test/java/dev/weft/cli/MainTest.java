@@ -97,6 +97,6 @@ class MainTest {
         assertThat(run("lab", "clients", "--duration", "long")).isEqualTo(2);
         assertThat(err.toString()).contains("expected a duration");
         assertThat(run("lab", "clients", "--clients", "curl")).isEqualTo(2);
-        assertThat(err.toString()).contains("unknown client 'curl'");
+        assertThat(err.toString()).contains("--clients: unknown name 'curl'");
     }
 }
