@@ -222,6 +222,18 @@ class GatewayIT {
                 """);
         assertThat(get("/s/404").statusCode()).isEqualTo(404);
         assertThat(get("/s/201").statusCode()).isEqualTo(201);
+        gw.close();
+        start("""
+                destination_defaults: { retry: { attempts: 1 }, max_body: 100 }
+                routes:
+                  - get: /big
+                    calls:
+                      thing: { url: "SIM/thing?bytes=1000" }
+                    respond: { status_from: thing }
+                """);
+        HttpResponse<String> big = get("/big");
+        assertThat(big.statusCode()).as("a too-large answer is a failed call, not a 200 to pass on").isEqualTo(502);
+        assertThat(json(big).get("reason").asText()).isEqualTo("too-large");
     }
 
     @Test

@@ -47,7 +47,10 @@ public final class Composer {
         boolean allOk = true;
         for (CallSpec c : plan.calls()) {
             CallOutcome o = outcomes.get(c.name());
-            boolean passThrough = c.name().equals(plan.statusFrom()) && o.status() > 0;
+            // status_from passes an error status through (404 stays 404), but not a failure of another kind
+            // that happened to come with a status (a too-large 200 is still a failed call)
+            boolean passThrough = c.name().equals(plan.statusFrom()) && o.status() > 0
+                    && (o.ok() || o.reason().equals("status-" + o.status()));
             if (!o.ok()) {
                 allOk = false;
                 failed.put(c.name(), o.reason());
