@@ -101,6 +101,17 @@ final class SimConnection {
             stats.recordAborted(); // the caller gave up first
             return false;
         }
+        try {
+            return answer(r, b, status, keepAlive);
+        } catch (IOException e) {
+            stats.recordAborted(); // the caller closed or reset the connection while we were writing
+            return false;
+        }
+    }
+
+    /** Writes the answer (or acts out the fault) after the latency; false when the connection is done. */
+    private boolean answer(RequestHead r, Behavior b, int status, boolean keepAlive) throws IOException {
+        String path = r.path();
         switch (b.fault()) {
             case RESET -> {
                 stats.recordAnswer(path, "reset");
