@@ -4,11 +4,8 @@ import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
-import dev.weft.core.call.DestinationConfig;
-import dev.weft.core.call.DestinationLimits;
 import dev.weft.core.call.Transport;
 import dev.weft.sim.SimProcess;
-import dev.weft.core.policy.RetryPolicy;
 
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -92,10 +89,7 @@ public final class ClientsLab {
         Duration timeout = Duration.ofSeconds(10);
         switch (client) {
             case "weft" -> {
-                DestinationConfig cfg = DestinationConfig.DEFAULT
-                        .withLimits(DestinationLimits.DEFAULT.withMaxInFlight(o.concurrency()))
-                        .withRetry(RetryPolicy.NONE);
-                try (Transport t = Transport.builder().defaults(cfg).build()) {
+                try (Transport t = LoadClient.transport(o.concurrency())) {
                     CallRequest req = CallRequest.get(url);
                     return ClosedLoop.run(o.concurrency(), o.warmup(), o.duration(), () -> {
                         CallResult r = t.call(req, Deadline.in(timeout));

@@ -3,11 +3,7 @@ package dev.weft.lab;
 import dev.weft.core.Deadline;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
-import dev.weft.core.call.DestinationConfig;
-import dev.weft.core.call.DestinationLimits;
 import dev.weft.core.call.Transport;
-import dev.weft.core.policy.BreakerPolicy;
-import dev.weft.core.policy.RetryPolicy;
 
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -35,9 +31,7 @@ public final class ServersLab {
     public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
         List<Row> rows = new ArrayList<>();
         int max = o.concurrency().stream().mapToInt(Integer::intValue).max().orElse(1);
-        try (Transport client = Transport.builder().defaults(DestinationConfig.DEFAULT
-                .withLimits(DestinationLimits.DEFAULT.withMaxInFlight(max).withMaxWait(Duration.ofSeconds(5)))
-                .withRetry(RetryPolicy.NONE).withBreaker(BreakerPolicy.DISABLED)).build()) {
+        try (Transport client = LoadClient.transport(max)) {
             for (String server : o.servers()) {
                 try (ChildJvm svc = ChildJvm.start(List.of("-Xmx1g", "-XX:+UseG1GC"), ServerProcess.class,
                         List.of(server))) {

@@ -4,11 +4,7 @@ import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
-import dev.weft.core.call.DestinationConfig;
-import dev.weft.core.call.DestinationLimits;
 import dev.weft.core.call.Transport;
-import dev.weft.core.policy.BreakerPolicy;
-import dev.weft.core.policy.RetryPolicy;
 import dev.weft.sim.SimProcess;
 
 import java.io.IOException;
@@ -66,7 +62,7 @@ public final class SystemALab {
             out.println();
             out.flush();
             String reference = null;
-            try (Transport client = client(o.concurrency())) {
+            try (Transport client = LoadClient.transport(o.concurrency())) {
                 for (String model : o.models()) {
                     try (ChildJvm svc = ChildJvm.start(List.of("-Xmx2g", "-XX:+UseG1GC"), GatewayProcess.class,
                             List.of(config.toString(), MODELS.get(model)))) {
@@ -132,12 +128,6 @@ public final class SystemALab {
                     .append("/{path.id}?latency={query.latency}\", timeout: 50s }\n");
         }
         return sb.toString();
-    }
-
-    private static Transport client(int concurrency) {
-        return Transport.builder().defaults(DestinationConfig.DEFAULT
-                .withLimits(DestinationLimits.DEFAULT.withMaxInFlight(concurrency).withMaxWait(Duration.ofSeconds(5)))
-                .withRetry(RetryPolicy.NONE).withBreaker(BreakerPolicy.DISABLED)).build();
     }
 
     private static String check(Transport client, String url) throws IOException {
