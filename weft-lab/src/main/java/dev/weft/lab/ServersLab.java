@@ -1,5 +1,7 @@
 package dev.weft.lab;
 
+import dev.weft.sim.ChildJvm;
+
 import dev.weft.core.Deadline;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
@@ -35,7 +37,7 @@ public final class ServersLab {
             for (String server : o.servers()) {
                 try (ChildJvm svc = ChildJvm.start(List.of("-Xmx1g", "-XX:+UseG1GC"), ServerProcess.class,
                         List.of(server))) {
-                    CallRequest req = CallRequest.get(svc.url() + "/lab");
+                    CallRequest req = CallRequest.get(svc.ready() + "/lab");
                     ClosedLoop.Request send = () -> {
                         CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(30)));
                         return x.ok() ? null : x.outcome();

@@ -1,5 +1,7 @@
 package dev.weft.lab;
 
+import dev.weft.sim.ChildJvm;
+
 import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.core.call.CallRequest;
@@ -66,7 +68,7 @@ public final class SystemALab {
                 for (String model : o.models()) {
                     try (ChildJvm svc = ChildJvm.start(List.of("-Xmx2g", "-XX:+UseG1GC"), GatewayProcess.class,
                             List.of(config.toString(), MODELS.get(model)))) {
-                        String body = check(client, svc.url());
+                        String body = check(client, svc.ready());
                         if (reference == null) {
                             reference = body;
                         } else if (!reference.equals(body)) {
@@ -79,7 +81,7 @@ public final class SystemALab {
                         // A cold JVM with thousands of connections opening at once spends its first seconds
                         // compiling on cores the load needs: measured here, the first 0 ms run of a fresh
                         // gateway gave 125-485 req/s, a warm one 3,700.
-                        CallRequest warm = CallRequest.get(svc.url() + "/a/1?latency=0ms");
+                        CallRequest warm = CallRequest.get(svc.ready() + "/a/1?latency=0ms");
                         ClosedLoop.run(Math.min(200, o.concurrency()), Duration.ZERO, JIT_WARMUP, () -> {
                             CallResult x = client.call(warm, Deadline.in(Duration.ofSeconds(60)));
                             return x.ok() ? null : x.outcome();
@@ -89,7 +91,7 @@ public final class SystemALab {
                                     model, Durations.format(latency), o.concurrency(), Durations.format(o.warmup()),
                                     Durations.format(o.duration()));
                             progress.flush();
-                            CallRequest req = CallRequest.get(svc.url() + "/a/1?latency=" + Durations.format(latency));
+                            CallRequest req = CallRequest.get(svc.ready() + "/a/1?latency=" + Durations.format(latency));
                             Duration cpu0 = svc.cpu();
                             ClosedLoop.Result r = ClosedLoop.run(o.concurrency(), o.warmup(), o.duration(), () -> {
                                 CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(60)));

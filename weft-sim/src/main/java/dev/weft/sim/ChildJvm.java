@@ -1,4 +1,4 @@
-package dev.weft.lab;
+package dev.weft.sim;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -12,19 +12,21 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A JVM of its own for one measured service, so that its CPU, memory and threads are its own. The child
- * prints {@code READY <url>} once it serves and stops when its standard input closes.
+ * A JVM of its own for one server (a simulator, or a service being measured), so that its CPU, memory,
+ * threads and file descriptors are its own. The child prints {@code READY <text>} once it serves and
+ * stops when its standard input closes (or the parent dies).
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
     private final Process process;
-    private final String url;
+    private final String ready;
 
-    private ChildJvm(Process process, String url) {
+    private ChildJvm(Process process, String ready) {
         this.process = process;
-        this.url = url;
+        this.ready = ready;
     }
 
-    static ChildJvm start(List<String> jvmFlags, Class<?> main, List<String> args) throws IOException {
+    /** Starts {@code main} of this classpath with {@code jvmFlags} and {@code args}; waits for its READY line. */
+    public static ChildJvm start(List<String> jvmFlags, Class<?> main, List<String> args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
@@ -41,20 +43,22 @@ final class ChildJvm implements AutoCloseable {
         return new ChildJvm(p, line.substring(6).strip());
     }
 
-    String url() {
-        return url;
+    /** What the child printed after READY (its URL, or URLs separated by commas). */
+    public String ready() {
+        return ready;
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
-    Duration cpu() {
+    /** CPU time the child has used so far. */
+    public Duration cpu() {
         return process.toHandle().info().totalCpuDuration().orElse(Duration.ZERO);
     }
 
     /** A field of /proc/PID/status in MiB (VmHWM: peak RSS) or as a count (Threads); -1 where unknown. */
-    long procStatus(String field) {
+    public long procStatus(String field) {
         try {
             for (String l : Files.readAllLines(Path.of("/proc/" + process.pid() + "/status"))) {
                 if (l.startsWith(field + ":")) {
