@@ -20,11 +20,6 @@ public final class Deadline {
         return new Deadline(System.nanoTime() + saturatedNanos(budget));
     }
 
-    /** A deadline {@code millis} milliseconds from now. */
-    public static Deadline inMillis(long millis) {
-        return in(Duration.ofMillis(millis));
-    }
-
     /** The earlier of this deadline and {@code budget} from now. */
     public Deadline atMost(Duration budget) {
         long other = System.nanoTime() + saturatedNanos(budget);
@@ -44,12 +39,6 @@ public final class Deadline {
     /** Time left, never negative. */
     public Duration remaining() {
         return Duration.ofNanos(Math.max(0, remainingNanos()));
-    }
-
-    /** Whole milliseconds left, rounded up so that 0 means expired; never negative. */
-    public long remainingMillis() {
-        long n = remainingNanos();
-        return n <= 0 ? 0 : (n + 999_999) / 1_000_000;
     }
 
     public boolean expired() {

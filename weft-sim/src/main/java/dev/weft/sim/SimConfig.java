@@ -65,14 +65,6 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
         return new SimConfig(addresses, defaults, paths, maxConnections, idleTimeout);
     }
 
-    public SimConfig withPath(String path, Map<String, String> params) {
-        List<PathRule> l = new ArrayList<>(paths);
-        boolean prefix = path.endsWith("*");
-        l.add(new PathRule(prefix ? path.substring(0, path.length() - 1) : path, prefix,
-                defaults.with(Behavior.known(params))));
-        return new SimConfig(listen, defaults, l, maxConnections, idleTimeout);
-    }
-
     /** The behaviour for a path before query parameters. */
     public Behavior behaviorFor(String path) {
         for (PathRule r : paths) {

@@ -41,16 +41,6 @@ public final class Headers {
         return null;
     }
 
-    public List<String> all(String name) {
-        List<String> out = new ArrayList<>(1);
-        for (Map.Entry<String, String> f : fields) {
-            if (f.getKey().equalsIgnoreCase(name)) {
-                out.add(f.getValue());
-            }
-        }
-        return out;
-    }
-
     public List<Map.Entry<String, String>> fields() {
         return fields;
     }

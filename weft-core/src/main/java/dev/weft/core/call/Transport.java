@@ -363,11 +363,6 @@ public final class Transport implements AutoCloseable {
         return rt == null ? CircuitBreaker.State.CLOSED : rt.breaker().state();
     }
 
-    /** The config that applies to {@code d}. */
-    public DestinationConfig config(Destination d) {
-        return configured.getOrDefault(d, defaults);
-    }
-
     /**
      * Removes every meter of this transport from its registry, and stops registering new ones (a transport
      * that is being replaced, so that its successor's meters are the ones published).
@@ -380,10 +375,6 @@ public final class Transport implements AutoCloseable {
         } finally {
             createLock.unlock();
         }
-    }
-
-    public MeterRegistry meterRegistry() {
-        return registry;
     }
 
     @Override

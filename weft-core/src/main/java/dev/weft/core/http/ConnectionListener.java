@@ -158,10 +158,6 @@ public final class ConnectionListener implements AutoCloseable {
         return List.copyOf(addresses);
     }
 
-    public int openConnections() {
-        return open.size();
-    }
-
     /** Stops accepting and from now on closes every connection as soon as it is idle. */
     public void stopAccepting() {
         accepting = false;

@@ -34,10 +34,6 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
                 drainTimeout);
     }
 
-    public ServerLimits withMaxHeadBytes(int n) {
-        return new ServerLimits(maxConcurrent, maxWait, n, maxBodyBytes, idleTimeout, maxConnections, drainTimeout);
-    }
-
     public ServerLimits withMaxBodyBytes(long n) {
         return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, n, idleTimeout, maxConnections, drainTimeout);
     }
