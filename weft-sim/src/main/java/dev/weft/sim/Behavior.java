@@ -4,7 +4,6 @@ import dev.weft.core.Durations;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -78,17 +77,6 @@ public record Behavior(Latency latency, List<Integer> statuses, long bytes, int 
 
     public Behavior withFixedBody(byte[] body) {
         return new Behavior(latency, statuses, bytes, items, fail, fault, drip, hang, retryAfterSeconds, body);
-    }
-
-    /** Parses the parameters of a config entry or query into name to text, keeping only known names. */
-    static Map<String, String> known(Map<String, String> all) {
-        Map<String, String> out = new LinkedHashMap<>();
-        all.forEach((k, v) -> {
-            if (PARAMETERS.contains(k)) {
-                out.put(k, v);
-            }
-        });
-        return out;
     }
 
     private static List<Integer> parseStatuses(String v) {

@@ -47,7 +47,6 @@ final class SimConnection {
             Http1Reader.Body body;
             try {
                 r = reader.readHead();
-                activity.busy();
                 if (r == null) {
                     return; // the client closed the connection between requests
                 }
@@ -75,7 +74,7 @@ final class SimConnection {
         Map<String, String> params = Query.parse(r.query());
         Behavior b;
         try {
-            b = server.config().behaviorFor(path).with(Behavior.known(params));
+            b = server.config().behaviorFor(path).with(params);
         } catch (BadParameterException e) {
             stats.received(path, bodyBytes, r.header("webhook-id"));
             stats.recordAnswer(path, "400");

@@ -109,7 +109,7 @@ public final class Transport implements AutoCloseable {
             Attempt.Kind kind = n == 1 ? Attempt.Kind.FIRST : Attempt.Kind.RETRY;
             last = hedge == null
                     ? single(rt, request, deadline, kind, t0, attempts)
-                    : hedged(rt, request, deadline, kind, hedge, t0, attempts);
+                    : hedged(rt, request, deadline, kind, hedge, retry, t0, attempts);
             if (last.outcome.ok()) {
                 break;
             }
@@ -154,13 +154,12 @@ public final class Transport implements AutoCloseable {
      * connections so they are never reused.
      */
     private Timed hedged(DestinationRuntime rt, CallRequest request, Deadline deadline, Attempt.Kind firstKind,
-                         HedgePolicy hedge, long t0, List<Attempt> attempts) {
+                         HedgePolicy hedge, RetryPolicy retry, long t0, List<Attempt> attempts) {
         int copies = hedge.copies();
         BlockingQueue<Done> done = new ArrayBlockingQueue<>(copies);
         Exchange[] exchanges = new Exchange[copies];
         long[] starts = new long[copies];
         Done[] results = new Done[copies];
-        RetryPolicy retry = request.retry() != null ? request.retry() : rt.config().retry();
         int launched = 0;
         int finished = 0;
         Done lastFailure = null;

@@ -72,7 +72,6 @@ public final class HttpServer implements AutoCloseable {
             byte[] body;
             try {
                 head = reader.readHead();
-                activity.busy();
                 if (head == null) {
                     return;
                 }

@@ -99,7 +99,7 @@ public final class PlanRunner {
         try {
             items = scope.resolve(c.foreach());
         } catch (Scope.MissingValueException e) {
-            return CallOutcome.failed(c.name(), "template", e.getMessage(), 0);
+            return CallOutcome.failed(c.name(), e.reason(), e.getMessage(), 0);
         }
         if (!items.isArray()) {
             return CallOutcome.failed(c.name(), "template", "foreach {" + c.foreach() + "} is not an array", 0);
@@ -176,8 +176,7 @@ public final class PlanRunner {
                 headers = headers.without(h.getKey()).with(h.getKey(), h.getValue().render(scope, false));
             }
         } catch (Scope.MissingValueException e) {
-            String reason = e.getMessage().contains("is not JSON") ? "not-json" : "template";
-            return CallOutcome.failed(c.name(), reason, e.getMessage(), 0);
+            return CallOutcome.failed(c.name(), e.reason(), e.getMessage(), 0);
         }
         if (body != null && headers.first("content-type") == null) {
             headers = headers.with("Content-Type", c.body().contentType());

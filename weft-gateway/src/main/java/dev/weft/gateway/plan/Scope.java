@@ -11,10 +11,21 @@ import java.util.function.Function;
 
 /** The values a template can read while one request runs: path, query, headers, earlier calls, item. */
 public final class Scope {
-    /** A template asked for a value that is not there (or a body that is not JSON). */
+    /**
+     * A template asked for a value that is not there ({@link #reason()} {@code template}), or read into a
+     * body that is not JSON ({@code not-json}).
+     */
     public static final class MissingValueException extends RuntimeException {
-        public MissingValueException(String message) {
+        private final String reason;
+
+        public MissingValueException(String reason, String message) {
             super(message, null, false, false);
+            this.reason = reason;
+        }
+
+        /** The call's failure reason: {@code template} or {@code not-json}. */
+        public String reason() {
+            return reason;
         }
     }
 
@@ -47,14 +58,14 @@ public final class Scope {
             default -> {
                 CallOutcome c = calls.apply(ref.root());
                 if (c == null || !c.ok()) {
-                    throw new MissingValueException("{" + ref + "}: call '" + ref.root() + "' has no answer");
+                    throw new MissingValueException("template", "{" + ref + "}: call '" + ref.root() + "' has no answer");
                 }
                 if (ref.part().equals("status")) {
                     yield IntNode.valueOf(c.status());
                 }
                 JsonNode body = c.json();
                 if (body == null) {
-                    throw new MissingValueException("{" + ref + "}: the body of '" + ref.root() + "' is not JSON");
+                    throw new MissingValueException("not-json", "{" + ref + "}: the body of '" + ref.root() + "' is not JSON");
                 }
                 yield walk(body, ref.path());
             }
