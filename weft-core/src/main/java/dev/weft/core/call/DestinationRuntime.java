@@ -10,9 +10,11 @@ import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.ManagedHttpClientConnectionFactory;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
 import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.http.config.Http1Config;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.pool.PoolConcurrencyPolicy;
 import org.apache.hc.core5.pool.PoolReusePolicy;
@@ -27,6 +29,9 @@ import java.util.concurrent.Semaphore;
 
 /** The live state of one destination: bulkhead, breaker, connection pool and meters. */
 final class DestinationRuntime implements AutoCloseable {
+    /** Size of each of a pooled connection's read and write buffers. */
+    static final int CONNECTION_BUFFER_BYTES = 8 * 1024;
+
     private final Destination destination;
     private final DestinationConfig config;
     private final HttpHost host;
@@ -56,6 +61,13 @@ final class DestinationRuntime implements AutoCloseable {
                 // loosely; the bulkhead in front of it already caps calls in flight at max_in_flight.
                 .setPoolConcurrencyPolicy(PoolConcurrencyPolicy.LAX)
                 .setConnPoolPolicy(PoolReusePolicy.LIFO)
+                // Apache's default is three 32 KiB buffers per connection: 13,500 pooled connections held
+                // 1.3 GB of heap in `weft lab system-a` at 1 s and the gateway spent its time in GC.
+                // Heads and small bodies fit in 8 KiB; larger bodies stream through it.
+                .setConnectionFactory(ManagedHttpClientConnectionFactory.builder()
+                        .http1Config(Http1Config.custom().setBufferSize(CONNECTION_BUFFER_BYTES)
+                                .setChunkSizeHint(CONNECTION_BUFFER_BYTES).build())
+                        .build())
                 .setDefaultConnectionConfig(ConnectionConfig.custom()
                         .setConnectTimeout(Timeout.of(limits.connectTimeout()))
                         .setIdleTimeout(Timeout.of(limits.idleTimeout()))

@@ -33,7 +33,7 @@ import java.util.Set;
  * </ul>
  */
 public final class Composer {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
     private static final Set<String> DEADLINE_REASONS =
             Set.of("deadline", "timeout-connect", "timeout-headers", "timeout-body");
 

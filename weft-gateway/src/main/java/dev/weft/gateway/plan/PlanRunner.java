@@ -29,7 +29,7 @@ import java.util.function.Function;
  * inputs are there. Plain blocking code; the deadline bounds every wait.
  */
 public final class PlanRunner {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
     /** How long past the deadline to wait for calls to notice it (they abort themselves at the deadline). */
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
 

@@ -46,7 +46,7 @@ import java.util.function.Consumer;
  * the answer; admin under {@code /-/}; atomic reload of the config file.
  */
 public final class Gateway implements AutoCloseable {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
 
     /** What one loaded config serves with. Replaced as a whole on reload. */
     private record Snapshot(GatewayConfig config, Transport transport, PlanRunner runner, Instant loadedAt) {
