@@ -70,7 +70,8 @@ final class Watchdog {
                     }
                 }
             }
-            swept = tick;
+            // The current tick is not over: exchanges due later in it are looked at again on the next wake-up.
+            swept = tick - 1;
         }
     }
 }
