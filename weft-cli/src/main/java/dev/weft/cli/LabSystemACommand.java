@@ -17,21 +17,26 @@ import java.util.List;
 @Command(name = "system-a",
         mixinStandardHelpOptions = true,
         description = {
-                "Seed 000's System A: each request needs B, C and D (simulated, at latency L), called in parallel",
-                "and combined. The same gateway route runs once per model, each in a JVM of its own:",
-                "  weft       --executor virtual",
-                "  pool-200   --executor platform:200   (the seed's thread pool)",
-                "  pool-2000  --executor platform:2000",
-                "Before measuring, every model must return the same combined body. Prints the command, the machine,",
-                "and per model and latency: req/s, p50/p99, errors, the service's CPU seconds, peak RSS and OS threads.",
+                "Seed 000's System A: each request needs B, C and D (weft-sim on 127.0.0.2-4, at latency L), called",
+                "in parallel and combined. Each model is a service in a process of its own:",
+                "  weft       weft gateway --executor virtual",
+                "  pool-200   the same gateway and route, --executor platform:200 (the seed's thread pool)",
+                "  pool-2000  the same, --executor platform:2000",
+                "  async      futures and callbacks on Vert.x 5 (Netty), one event loop per core",
+                "  go         goroutines and net/http (lab/peers/go, built with the machine's Go; skipped",
+                "             with a note where there is none)",
+                "Load: weft bench, closed loop, in this process. Before measuring, every model must return the same",
+                "combined body. Prints the command, the machine, and per model and latency: req/s, p50/p99, errors,",
+                "the service's CPU seconds, peak RSS and OS threads. JVM services run with -Xmx6g -XX:+UseG1GC",
+                "(WEFT_LAB_SERVICE_OPTS replaces these flags).",
                 ""})
 public final class LabSystemACommand implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",
-            description = "Models to measure, in order. Default: weft,pool-200,pool-2000.")
-    List<String> models = new ArrayList<>(List.of("weft", "pool-200", "pool-2000"));
+            description = "Models to measure, in order. Default: weft,pool-200,pool-2000,async,go.")
+    List<String> models = new ArrayList<>(SystemALab.MODELS.keySet());
 
     @Option(names = "--latency", split = ",", paramLabel = "D[,D...]", defaultValue = "0ms,100ms,500ms,1s",
             description = "Backend latencies. Default: ${DEFAULT-VALUE}.")
@@ -40,7 +45,7 @@ public final class LabSystemACommand implements Runnable {
     @Option(names = "--concurrency", paramLabel = "N",
             description = "Requests in flight from the load generator. Default: ${DEFAULT-VALUE} (the service then holds "
                     + "N inbound and 3N outbound connections: keep 4N under 20,000 descriptors).")
-    int concurrency = 4000;
+    int concurrency = 4500;
 
     @Option(names = "--duration", paramLabel = "D", defaultValue = "8s",
             description = "Measured time per run. Default: ${DEFAULT-VALUE}.")
@@ -54,8 +59,8 @@ public final class LabSystemACommand implements Runnable {
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
         LabArgs.requireKnown("--models", models, SystemALab.MODELS.keySet());
-        if (concurrency < 1 || concurrency > 4500) {
-            throw new UserException("--concurrency must be 1..4500: the service holds N inbound and 3N outbound "
+        if (concurrency < 1 || concurrency > 4800) {
+            throw new UserException("--concurrency must be 1..4800: the service holds N inbound and 3N outbound "
                     + "connections and a process may hold 20,000 file descriptors", null, 2);
         }
         out.println("command: weft lab system-a --models " + String.join(",", models) + " --latency "
@@ -65,7 +70,10 @@ public final class LabSystemACommand implements Runnable {
         out.println("started: " + Instant.now());
         out.flush();
         try {
-            SystemALab.run(new SystemALab.Options(models, latencies, concurrency, warmup, duration), out, spec.commandLine().getErr());
+            SystemALab.Options o = new SystemALab.Options(models, latencies, concurrency, warmup, duration,
+                    SystemALab.JIT_WARMUP);
+            SystemALab.Report report = SystemALab.run(o, out, spec.commandLine().getErr(), System.console() != null, null);
+            out.println(SystemALab.table(report, o));
         } catch (Exception e) {
             throw new UserException("lab system-a failed: " + e.getMessage(), e);
         }

@@ -43,7 +43,28 @@ class MainTest {
     @Test
     void unknownCommandNamesTheCommands() {
         assertThat(run("gatewy")).isEqualTo(2);
-        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: gateway, check, upstream, lab, help");
+        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: demo, gateway, check, upstream, bench, lab, help");
+    }
+
+    @Test
+    void benchRejectsBadInputBeforeSendingAnything() {
+        assertThat(run("bench", "not a url")).isEqualTo(2);
+        assertThat(err.toString()).contains("weft: not a");
+        err.getBuffer().setLength(0);
+        assertThat(run("bench", "--header", "novalue", "http://127.0.0.1:1/")).isEqualTo(2);
+        assertThat(err.toString()).contains("--header must be 'NAME: VALUE'");
+        err.getBuffer().setLength(0);
+        assertThat(run("bench", "--concurrency", "0", "http://127.0.0.1:1/")).isEqualTo(2);
+        assertThat(err.toString()).contains("--concurrency must be 1..15000");
+    }
+
+    @Test
+    void demoAndLabsRejectUnknownModels() {
+        assertThat(run("demo", "--models", "weft,tomcat")).isEqualTo(2);
+        assertThat(err.toString()).contains("--models: unknown name 'tomcat'; known: weft, pool-200, pool-2000, async, go");
+        err.getBuffer().setLength(0);
+        assertThat(run("lab", "clients", "--clients", "okhttp")).isEqualTo(2);
+        assertThat(err.toString()).contains("unknown name 'okhttp'");
     }
 
     @Test

@@ -1,6 +1,6 @@
 package dev.weft.lab;
 
-import dev.weft.sim.ChildJvm;
+import dev.weft.sim.ChildProcess;
 
 import dev.weft.core.Deadline;
 import dev.weft.core.call.CallRequest;
@@ -23,11 +23,16 @@ public final class ServersLab {
     public record Options(List<String> servers, List<Integer> concurrency, Duration warmup, Duration duration) {
     }
 
-    public record Row(String server, int concurrency, ClosedLoop.Result result, double cpuSeconds, long peakRssMb,
+    public record Row(String server, int concurrency, Bench.Result result, double cpuSeconds, long peakRssMb,
                       long threads) {
     }
 
     private ServersLab() {
+    }
+
+    private static Bench.Options options(ChildProcess svc, int concurrency, Duration warmup, Duration duration) {
+        return new Bench.Options(List.of(svc.ready() + "/lab"), "GET", dev.weft.core.call.Headers.EMPTY, null, 0,
+                concurrency, warmup, duration, Duration.ofSeconds(30));
     }
 
     public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
@@ -35,10 +40,10 @@ public final class ServersLab {
         int max = o.concurrency().stream().mapToInt(Integer::intValue).max().orElse(1);
         try (Transport client = LoadClient.transport(max)) {
             for (String server : o.servers()) {
-                try (ChildJvm svc = ChildJvm.start(List.of("-Xmx1g", "-XX:+UseG1GC"), ServerProcess.class,
+                try (ChildProcess svc = ChildProcess.startJvm(List.of("-Xmx1g", "-XX:+UseG1GC"), ServerProcess.class,
                         List.of(server))) {
                     CallRequest req = CallRequest.get(svc.ready() + "/lab");
-                    ClosedLoop.Request send = () -> {
+                    Bench.Sender send = target -> {
                         CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(30)));
                         return x.ok() ? null : x.outcome();
                     };
@@ -49,10 +54,10 @@ public final class ServersLab {
                     }
                     progress.println("lab servers: " + server + " answers; warming its JIT for 10s ...");
                     progress.flush();
-                    ClosedLoop.run(Math.min(100, max), Duration.ZERO, Duration.ofSeconds(10), send);
+                    Bench.run(options(svc, Math.min(100, max), Duration.ZERO, Duration.ofSeconds(10)), send, null, false);
                     for (int c : o.concurrency()) {
                         Duration cpu0 = svc.cpu();
-                        ClosedLoop.Result r = ClosedLoop.run(c, o.warmup(), o.duration(), send);
+                        Bench.Result r = Bench.run(options(svc, c, o.warmup(), o.duration()), send, null, false);
                         rows.add(new Row(server, c, r, svc.cpu().minus(cpu0).toMillis() / 1000.0, svc.procStatus("VmHWM"),
                                 svc.procStatus("Threads")));
                         progress.printf(Locale.ROOT, "lab servers: %s at %d connections: %.0f req/s, p99 %.1f ms, %d errors%n",
@@ -66,7 +71,7 @@ public final class ServersLab {
         sb.append("| server | connections | req/s | p50 ms | p99 ms | errors | server CPU s | server peak RSS MB | server OS threads |\n");
         sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row r : rows) {
-            ClosedLoop.Result x = r.result();
+            Bench.Result x = r.result();
             sb.append(String.format(Locale.ROOT, "| %s | %d | %.0f | %.2f | %.2f | %d%s | %.1f | %d | %d |%n", r.server(),
                     r.concurrency(), x.throughput(), x.percentileMillis(50), x.percentileMillis(99), x.errors(),
                     x.errors() > 0 ? " " + x.errorsByReason() : "", r.cpuSeconds(), r.peakRssMb(), r.threads()));

@@ -1,11 +1,14 @@
 package dev.weft.lab;
 
-import dev.weft.sim.ChildJvm;
+import dev.weft.lab.peers.AsyncPeer;
+import dev.weft.lab.peers.GoPeers;
+import dev.weft.sim.ChildProcess;
 
 import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
+import dev.weft.core.call.Headers;
 import dev.weft.core.call.Transport;
 import dev.weft.sim.SimProcess;
 
@@ -20,89 +23,157 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * {@code weft lab system-a}: seed 000's System A. Backends B, C and D (weft-sim, one JVM, listening on
  * 127.0.0.2, .3 and .4) answer after latency L; a service answers each request by calling B, C and D in
- * parallel and combining the three bodies; closed-loop load from this process. Each model is the same
- * gateway and route in a JVM of its own, with another thread model:
+ * parallel and combining the three bodies; closed-loop load from {@link Bench} in this process. Each
+ * model is a service in a process of its own:
  * <ul>
- *   <li>{@code weft}: {@code --executor virtual};</li>
- *   <li>{@code pool-200}, {@code pool-2000}: {@code --executor platform:200 / platform:2000}, the seed's design.</li>
+ *   <li>{@code weft}: the gateway with {@code --executor virtual};</li>
+ *   <li>{@code pool-200}, {@code pool-2000}: the same gateway and route with {@code --executor
+ *       platform:200 / platform:2000}, the seed's design;</li>
+ *   <li>{@code async}: futures and callbacks on Vert.x 5 (Netty), {@link AsyncPeer};</li>
+ *   <li>{@code go}: goroutines and net/http, {@code lab/peers/go}, built with the machine's Go (skipped
+ *       with a note where there is none).</li>
  * </ul>
+ * Every model must answer the same combined body before it is measured.
  */
 public final class SystemALab {
-    public static final Map<String, String> MODELS = Map.of("weft", "virtual", "pool-200", "platform:200",
-            "pool-2000", "platform:2000");
+    /** The models, in the order they run by default, with what each is. */
+    public static final Map<String, String> MODELS = models();
 
+    private static Map<String, String> models() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("weft", "weft gateway --executor virtual");
+        m.put("pool-200", "weft gateway --executor platform:200 (seed 000's thread pool)");
+        m.put("pool-2000", "weft gateway --executor platform:2000");
+        m.put("async", "Vert.x 5 (Netty) futures and callbacks, one event loop per core (weft-lab peers/AsyncPeer.java)");
+        m.put("go", "Go net/http with a goroutine per call (lab/peers/go)");
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
+    /**
+     * @param jitWarmup load at low concurrency (200) on each service before its first measurement
+     */
     public record Options(List<String> models, List<Duration> latencies, int concurrency, Duration warmup,
-                          Duration duration) {
+                          Duration duration, Duration jitWarmup) {
     }
 
     /** One measured run of one model at one latency. */
-    public record Row(String model, Duration latency, ClosedLoop.Result result, double cpuSeconds, long peakRssMb,
+    public record Row(String model, Duration latency, Bench.Result result, double cpuSeconds, long peakRssMb,
                       long threads) {
+        /** The record {@code results.json} holds. */
+        public Map<String, Object> json() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("model", model);
+            m.put("latency_ms", latency.toMillis());
+            m.put("throughput", round(result.throughput()));
+            m.put("p50_ms", round(result.percentileMillis(50)));
+            m.put("p99_ms", round(result.percentileMillis(99)));
+            m.put("errors", result.errors());
+            m.put("cpu_s", round(cpuSeconds));
+            m.put("rss_mb", peakRssMb);
+            m.put("threads", threads);
+            m.put("requests", result.requests());
+            m.put("errors_by_reason", result.errorsByReason());
+            return m;
+        }
+
+        private static Double round(double d) {
+            return Double.isNaN(d) ? null : Math.round(d * 10) / 10.0;
+        }
     }
 
-    /** Load at low concurrency before the first measurement of each service JVM. */
-    static final Duration JIT_WARMUP = Duration.ofSeconds(10);
+    /** What a run produced: the rows, and the models skipped with why. */
+    public record Report(List<Row> rows, Map<String, String> skipped) {
+    }
+
+    /** Default load at low concurrency before the first measurement of each service process. */
+    public static final Duration JIT_WARMUP = Duration.ofSeconds(10);
 
     private SystemALab() {
     }
 
-    public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
+    /**
+     * JVM flags of each JVM service (every model the same); WEFT_LAB_SERVICE_OPTS replaces them. The heap
+     * is sized for 4,000+ requests in flight: with -Xmx2g the gateway at 1 s spent a fifth of its time in
+     * young collections and served half the rate it does with 6g.
+     */
+    static List<String> serviceJvmFlags() {
+        String env = System.getenv("WEFT_LAB_SERVICE_OPTS");
+        return env != null && !env.isBlank() ? List.of(env.strip().split("\\s+")) : List.of("-Xmx6g", "-XX:+UseG1GC");
+    }
+
+    /**
+     * Runs every model at every latency. {@code onRow} sees each row as it is measured; {@code progress}
+     * gets what is happening (a live line when {@code live}).
+     */
+    public static Report run(Options o, PrintWriter out, PrintWriter progress, boolean live, Consumer<Row> onRow)
+            throws Exception {
         List<Row> rows = new ArrayList<>();
+        Map<String, String> skipped = new LinkedHashMap<>();
         try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
             out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2)
                     + " (weft-sim, one JVM, pid " + backends.pid() + ")");
-            Path config = Files.createTempFile("weft-lab-system-a", ".yaml");
-            Files.writeString(config, config(b, o.concurrency()));
-            out.println("service: weft gateway, route GET /a/{id}: B, C and D in parallel, bodies combined; "
-                    + "one JVM per model (-Xmx2g)");
+            out.print(describe(o.models()));
             out.println();
             out.flush();
+            Path config = Files.createTempFile("weft-lab-system-a", ".yaml");
+            Files.writeString(config, config(b, o.concurrency()));
             String reference = null;
+            String referenceModel = null;
             try (Transport client = LoadClient.transport(o.concurrency())) {
                 for (String model : o.models()) {
-                    try (ChildJvm svc = ChildJvm.start(List.of("-Xmx2g", "-XX:+UseG1GC"), GatewayProcess.class,
-                            List.of(config.toString(), MODELS.get(model)))) {
+                    ChildProcess svc;
+                    try {
+                        svc = start(model, config, b, o.concurrency());
+                    } catch (GoPeers.Unavailable e) {
+                        skipped.put(model, e.getMessage());
+                        progress.println("lab system-a: SKIPPED " + model + ": " + e.getMessage());
+                        progress.flush();
+                        continue;
+                    }
+                    try (svc) {
                         String body = check(client, svc.ready());
                         if (reference == null) {
                             reference = body;
+                            referenceModel = model;
                         } else if (!reference.equals(body)) {
                             throw new IllegalStateException("model " + model + " answers a different body than "
-                                    + o.models().getFirst() + ":\n" + body + "\nvs\n" + reference);
+                                    + referenceModel + ":\n" + body + "\nvs\n" + reference);
                         }
                         progress.println("lab system-a: " + model + " returns the same combined body ("
-                                + body.length() + " bytes); warming its JIT for " + Durations.format(JIT_WARMUP) + " ...");
+                                + body.length() + " bytes); warming it up for " + Durations.format(o.jitWarmup()) + " ...");
                         progress.flush();
                         // A cold JVM with thousands of connections opening at once spends its first seconds
                         // compiling on cores the load needs: measured here, the first 0 ms run of a fresh
                         // gateway gave 125-485 req/s, a warm one 3,700.
-                        CallRequest warm = CallRequest.get(svc.ready() + "/a/1?latency=0ms");
-                        ClosedLoop.run(Math.min(200, o.concurrency()), Duration.ZERO, JIT_WARMUP, () -> {
-                            CallResult x = client.call(warm, Deadline.in(Duration.ofSeconds(60)));
-                            return x.ok() ? null : x.outcome();
-                        });
+                        Bench.run(new Bench.Options(List.of(svc.ready() + "/a/1?latency=0ms"), "GET", Headers.EMPTY, null,
+                                0, Math.min(200, o.concurrency()), Duration.ZERO, o.jitWarmup(), Duration.ofSeconds(60)),
+                                sender(client, svc.ready() + "/a/1?latency=0ms"), null, false);
                         for (Duration latency : o.latencies()) {
                             progress.printf("lab system-a: %s at latency %s, %d concurrent requests, %s warm-up + %s ...%n",
                                     model, Durations.format(latency), o.concurrency(), Durations.format(o.warmup()),
                                     Durations.format(o.duration()));
                             progress.flush();
-                            CallRequest req = CallRequest.get(svc.ready() + "/a/1?latency=" + Durations.format(latency));
+                            String url = svc.ready() + "/a/1?latency=" + Durations.format(latency);
                             Duration cpu0 = svc.cpu();
-                            ClosedLoop.Result r = ClosedLoop.run(o.concurrency(), o.warmup(), o.duration(), () -> {
-                                CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(60)));
-                                return x.ok() ? null : x.outcome();
-                            });
+                            Bench.Result r = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0,
+                                    o.concurrency(), o.warmup(), o.duration(), Duration.ofSeconds(60)),
+                                    sender(client, url), progress, live);
                             Row row = new Row(model, latency, r, svc.cpu().minus(cpu0).toMillis() / 1000.0,
                                     svc.procStatus("VmHWM"), svc.procStatus("Threads"));
                             rows.add(row);
                             progress.printf("lab system-a: %s at latency %s: %.0f req/s, p99 %.0f ms, %d errors%n", model,
                                     Durations.format(latency), r.throughput(), r.percentileMillis(99), r.errors());
                             progress.flush();
+                            if (onRow != null) {
+                                onRow.accept(row);
+                            }
                         }
                     }
                 }
@@ -110,8 +181,44 @@ public final class SystemALab {
                 Files.deleteIfExists(config);
             }
         }
-        out.println(table(rows, o));
-        return rows;
+        return new Report(rows, skipped);
+    }
+
+    /** The route and the services, as the lab prints them before it starts. */
+    public static String describe(List<String> models) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("route: GET /a/{id}?latency=L calls B, C and D in parallel and combines their bodies\n");
+        sb.append("services, one process each (JVMs: ").append(String.join(" ", serviceJvmFlags())).append("):\n");
+        for (String m : models) {
+            sb.append("  ").append(m).append(": ").append(MODELS.get(m)).append('\n');
+        }
+        return sb.toString();
+    }
+
+    private static Bench.Sender sender(Transport client, String url) {
+        CallRequest req = CallRequest.get(url);
+        return target -> {
+            CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(60)));
+            return x.ok() ? null : x.outcome();
+        };
+    }
+
+    /** Starts one model's service; it prints READY with its base URL. */
+    static ChildProcess start(String model, Path config, List<String> backends, int concurrency)
+            throws IOException, GoPeers.Unavailable {
+        String connections = String.valueOf(concurrency + 100);
+        return switch (model) {
+            case "weft" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class, List.of(config.toString(), "virtual"));
+            case "pool-200" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class,
+                    List.of(config.toString(), "platform:200"));
+            case "pool-2000" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class,
+                    List.of(config.toString(), "platform:2000"));
+            case "async" -> ChildProcess.startJvm(serviceJvmFlags(), AsyncPeer.class,
+                    List.of(backends.get(0), backends.get(1), backends.get(2), connections));
+            case "go" -> ChildProcess.start(List.of(GoPeers.build("go").toString(), backends.get(0), backends.get(1),
+                    backends.get(2), connections), "the Go peer");
+            default -> throw new IllegalArgumentException("unknown model '" + model + "'; known: " + MODELS.keySet());
+        };
     }
 
     /** The gateway config every model runs: the concurrency sizes every bound that would otherwise cap it. */
@@ -140,18 +247,21 @@ public final class SystemALab {
         return r.bodyText();
     }
 
-    public static String table(List<Row> rows, Options o) {
+    /** The Markdown table of every row, then {@link #summary}. */
+    public static String table(Report report, Options o) {
         StringBuilder sb = new StringBuilder();
-        sb.append("| backend latency | model | req/s | p50 ms | p99 ms | errors | service CPU s | service peak RSS MB "
-                + "| service OS threads |\n");
-        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
-        for (Row r : rows) {
-            ClosedLoop.Result x = r.result();
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %d%s | %.1f | %d | %d |%n",
-                    Durations.format(r.latency()), r.model(), x.throughput(), x.percentileMillis(50),
-                    x.percentileMillis(99), x.errors(), x.errors() > 0 ? " " + x.errorsByReason() : "", r.cpuSeconds(),
-                    r.peakRssMb(), r.threads()));
+        sb.append(header());
+        for (Row r : report.rows()) {
+            sb.append(line(r));
         }
+        return sb.append(summary(report, o)).toString();
+    }
+
+    /** Skipped models, each model's throughput against its own at the first latency, Weft's ratios to each. */
+    public static String summary(Report report, Options o) {
+        List<Row> rows = report.rows();
+        StringBuilder sb = new StringBuilder();
+        report.skipped().forEach((m, why) -> sb.append("\nSkipped ").append(m).append(": ").append(why).append('\n'));
         Map<String, Map<Duration, Double>> by = new LinkedHashMap<>();
         for (Row r : rows) {
             by.computeIfAbsent(r.model(), k -> new LinkedHashMap<>()).put(r.latency(), r.result().throughput());
@@ -164,16 +274,40 @@ public final class SystemALab {
             e.getValue().forEach((l, t) -> parts.add(Durations.format(l) + " " + String.format(Locale.ROOT, "%.0f%%", 100 * t / base)));
             sb.append("- ").append(e.getKey()).append(": ").append(String.join(", ", parts)).append('\n');
         }
-        Duration last = o.latencies().getLast();
-        Double weft = by.containsKey("weft") ? by.get("weft").get(last) : null;
-        for (String m : by.keySet()) {
-            if (!m.equals("weft") && weft != null && by.get(m).get(last) != null) {
-                sb.append(String.format(Locale.ROOT, "- at %s, weft / %s = %.1fx%n", Durations.format(last), m,
-                        weft / by.get(m).get(last)));
+        if (by.containsKey("weft") && by.size() > 1) {
+            sb.append("\nWeft against each model, throughput ratio at each latency (above 1: Weft ahead):\n\n");
+            for (String m : by.keySet()) {
+                if (m.equals("weft")) {
+                    continue;
+                }
+                List<String> parts = new ArrayList<>();
+                for (Duration l : o.latencies()) {
+                    Double w = by.get("weft").get(l);
+                    Double x = by.get(m).get(l);
+                    if (w != null && x != null && x > 0) {
+                        parts.add(Durations.format(l) + " " + String.format(Locale.ROOT, "%.2fx", w / x));
+                    }
+                }
+                sb.append("- weft / ").append(m).append(": ").append(String.join(", ", parts)).append('\n');
             }
         }
         sb.append("\nCPU seconds: the service process over warm-up and measurement of each run. Peak RSS: the "
                 + "service's high-water mark since it started. OS threads: the service's at the end of the run.\n");
         return sb.toString();
+    }
+
+    /** The Markdown table's header. */
+    public static String header() {
+        return "| backend latency | model | req/s | p50 ms | p99 ms | errors | service CPU s | service peak RSS MB "
+                + "| service OS threads |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    }
+
+    /** One row of the Markdown table. */
+    public static String line(Row r) {
+        Bench.Result x = r.result();
+        return String.format(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %d%s | %.1f | %d | %d |%n",
+                Durations.format(r.latency()), r.model(), x.throughput(), x.percentileMillis(50),
+                x.percentileMillis(99), x.errors(), x.errors() > 0 ? " " + x.errorsByReason() : "", r.cpuSeconds(),
+                r.peakRssMb(), r.threads());
     }
 }

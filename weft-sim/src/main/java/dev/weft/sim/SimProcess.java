@@ -12,10 +12,10 @@ import java.util.List;
  * The child prints {@code READY <url>} once it listens and stops when its standard input closes.
  */
 public final class SimProcess implements AutoCloseable {
-    private final ChildJvm jvm;
+    private final ChildProcess jvm;
     private final List<String> urls;
 
-    private SimProcess(ChildJvm jvm) {
+    private SimProcess(ChildProcess jvm) {
         this.jvm = jvm;
         this.urls = List.of(jvm.ready().split(","));
     }
@@ -26,7 +26,7 @@ public final class SimProcess implements AutoCloseable {
         for (InetSocketAddress a : addresses) {
             args.add(HostPort.format(a));
         }
-        return new SimProcess(ChildJvm.start(List.of("-XX:+UseParallelGC", "-Xss256k"), SimProcess.class, args));
+        return new SimProcess(ChildProcess.startJvm(List.of("-XX:+UseParallelGC", "-Xss256k"), SimProcess.class, args));
     }
 
     /** {@code http://host:port} of the first address. */

@@ -12,40 +12,52 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A JVM of its own for one server (a simulator, or a service being measured), so that its CPU, memory,
- * threads and file descriptors are its own. The child prints {@code READY <text>} once it serves and
- * stops when its standard input closes (or the parent dies).
+ * A process of its own for one server (a simulator, or a service being measured: a JVM, or a Go
+ * program), so that its CPU, memory, threads and file descriptors are its own. The child prints
+ * {@code READY <text>} once it serves and stops when its standard input closes (or the parent dies).
  */
-public final class ChildJvm implements AutoCloseable {
+public final class ChildProcess implements AutoCloseable {
     private final Process process;
+    private final BufferedReader output;
     private final String ready;
 
-    private ChildJvm(Process process, String ready) {
+    private ChildProcess(Process process, BufferedReader output, String ready) {
         this.process = process;
+        this.output = output;
         this.ready = ready;
     }
 
     /** Starts {@code main} of this classpath with {@code jvmFlags} and {@code args}; waits for its READY line. */
-    public static ChildJvm start(List<String> jvmFlags, Class<?> main, List<String> args) throws IOException {
+    public static ChildProcess startJvm(List<String> jvmFlags, Class<?> main, List<String> args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
         cmd.addAll(jvmFlags);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         cmd.addAll(args);
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return start(cmd, main.getSimpleName());
+    }
+
+    /** Starts {@code command}; waits for its READY line. {@code name} is for errors. */
+    public static ChildProcess start(List<String> command, String name) throws IOException {
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line = r.readLine();
         if (line == null || !line.startsWith("READY ")) {
             p.destroyForcibly();
-            throw new IOException(main.getSimpleName() + " did not start (it said: " + line + ")");
+            throw new IOException(name + " did not start (it said: " + line + ")");
         }
-        return new ChildJvm(p, line.substring(6).strip());
+        return new ChildProcess(p, r, line.substring(6).strip());
     }
 
     /** What the child printed after READY (its URL, or URLs separated by commas). */
     public String ready() {
         return ready;
+    }
+
+    /** What the child writes to its standard output after the READY line. */
+    public BufferedReader output() {
+        return output;
     }
 
     public long pid() {

@@ -1,0 +1,3 @@
+module weft.dev/lab/peers/goclient
+
+go 1.22

@@ -1,0 +1,3 @@
+module weft.dev/lab/peers/systema
+
+go 1.22

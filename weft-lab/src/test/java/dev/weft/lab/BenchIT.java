@@ -1,0 +1,83 @@
+package dev.weft.lab;
+
+import dev.weft.core.call.Headers;
+import dev.weft.sim.SimConfig;
+import dev.weft.sim.SimServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The bench's accounting against a weft-sim backend of known latency (50 ms, fixed). Every assertion
+ * holds however slow or busy the machine is: counts are compared with what the backend received, and
+ * latencies with bounds that physics sets (nothing answers faster than the backend's latency).
+ */
+class BenchIT {
+    static SimServer sim;
+
+    @BeforeAll
+    static void start() throws Exception {
+        sim = SimServer.start(SimConfig.local());
+    }
+
+    @AfterAll
+    static void stop() {
+        sim.close();
+    }
+
+    private static String url(String path) {
+        return "http://127.0.0.1:" + sim.addresses().getFirst().getPort() + path + "?latency=50ms";
+    }
+
+    private static Bench.Options options(String path, double rate, int concurrency) {
+        return new Bench.Options(List.of(url(path)), "GET", Headers.EMPTY, null, rate, concurrency, Duration.ZERO,
+                Duration.ofSeconds(2), Duration.ofSeconds(30));
+    }
+
+    @Test
+    void closedLoopCountsExactlyWhatTheBackendReceived() throws Exception {
+        Bench.Result r = Bench.run(options("/closed", 0, 4), null, false);
+
+        assertThat(r.requests()).as("requests counted").isEqualTo(sim.stats().requests("/closed"));
+        assertThat(r.ok()).isEqualTo(r.requests());
+        assertThat(r.errors()).isZero();
+        // 4 workers, each request at least 50 ms, started within 2 s: at most 4 x 40
+        assertThat(r.requests()).isBetween(4L, 160L);
+        assertThat(r.latency().getTotalCount()).isEqualTo(r.ok());
+        assertThat(r.percentileMillis(50)).isGreaterThanOrEqualTo(49.9);
+        assertThat(r.percentileMillis(99)).isLessThanOrEqualTo(r.maxMillis());
+        assertThat(r.generatorNote()).as("closed loop has no schedule to miss").isNull();
+    }
+
+    @Test
+    void openLoopSchedulesExactlyRateTimesDuration() throws Exception {
+        Bench.Result r = Bench.run(options("/open", 100, 50), null, false);
+
+        // 100 req/s for 2 s: request i is scheduled at i x 10 ms, i = 0..199
+        assertThat(r.requests() + r.notSent()).isEqualTo(200);
+        assertThat(r.requests()).isEqualTo(sim.stats().requests("/open"));
+        assertThat(r.ok()).isEqualTo(r.requests());
+        assertThat(r.percentileMillis(50)).isGreaterThanOrEqualTo(49.9);
+    }
+
+    @Test
+    void openLoopCountsTheWaitBehindASlowAnswerAndSaysItFellBehind() throws Exception {
+        // One request in flight at a time and 50 ms each: at most 20 req/s of the 100 asked for.
+        Bench.Result r = Bench.run(options("/behind", 100, 1), null, false);
+
+        long sent = r.requests();
+        assertThat(sent).isEqualTo(sim.stats().requests("/behind"));
+        assertThat(sent).isBetween(1L, 40L);
+        assertThat(sent + r.notSent()).isEqualTo(200);
+        // The k-th request sent (from 0) left at >= 50k ms but was due at 10k ms: its latency, counted
+        // from its schedule, is >= 40k + 50 ms. A generator that measured from the send would see ~50 ms.
+        double lastLowerBound = 40.0 * (sent - 1) + 50;
+        assertThat(r.maxMillis()).isGreaterThanOrEqualTo(lastLowerBound * 0.99);
+        assertThat(r.generatorNote()).contains("could not keep up").contains("never were");
+    }
+}
