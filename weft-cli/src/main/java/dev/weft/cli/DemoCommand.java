@@ -24,15 +24,16 @@ import java.util.List;
                 "Prints the table as it is measured, then writes results/<time>/report.md, results.json (one record",
                 "per model and latency) and throughput.png (throughput against latency, one line per model).",
                 "",
-                "Quick (default): 2,000 concurrent requests, 2s warm-up + 4s per run, about three minutes.",
-                "--full: 4,500 concurrent requests (the most the 20,000 file descriptors of the service allow:",
-                "one inbound and three outbound sockets each), 10s + 10s per run, about eight minutes.",
+                "Every run (model and latency) gets a fresh service process, warmed up at 200 requests in flight.",
+                "Quick (default): 2,000 concurrent requests, 3s warm-up + 2s + 4s measured per run, about four",
+                "minutes. --full: 4,800 concurrent requests (the most the 20,000 file descriptors of the service",
+                "allow: one inbound and three outbound sockets each), 8s + 10s + 10s per run, about ten minutes.",
                 ""})
 public final class DemoCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--full", description = "The long run (about eight minutes) instead of the quick one.")
+    @Option(names = "--full", description = "The long run (about ten minutes) instead of the quick one.")
     boolean full;
 
     @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",

@@ -112,7 +112,7 @@ public final class ClientsLab {
                     progress.printf("lab clients: %s at latency %s, %d concurrent, %s warm-up + %s ...%n", client,
                             Durations.format(latency), threads, Durations.format(o.warmup()), Durations.format(o.duration()));
                     progress.flush();
-                    Duration b0 = backend != null ? cpu(ProcessHandle.of(backend.pid()).orElse(null)) : null;
+                    Duration b0 = backend != null ? backend.cpu() : null;
                     Measured m;
                     try {
                         m = runOne(client, url, threads, o);
@@ -121,7 +121,7 @@ public final class ClientsLab {
                         progress.println("lab clients: SKIPPED " + client + ": " + e.getMessage());
                         continue;
                     }
-                    Duration b1 = backend != null ? cpu(ProcessHandle.of(backend.pid()).orElse(null)) : null;
+                    Duration b1 = backend != null ? backend.cpu() : null;
                     rows.add(new Row(client, latency, threads, m.result(), m.clientCpu(),
                             b0 == null || b1 == null ? null : b1.minus(b0)));
                     progress.printf("lab clients: %s at latency %s: %.0f req/s, p99 %.1f ms, %d errors%n", client,

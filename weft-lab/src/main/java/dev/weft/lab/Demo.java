@@ -29,9 +29,9 @@ public final class Demo {
     /** How long and how hard: the quick run (about three minutes) or the full one. */
     public record Plan(String name, int concurrency, Duration warmup, Duration duration, Duration jitWarmup) {
         public static final Plan QUICK = new Plan("quick", 2000, Duration.ofSeconds(2), Duration.ofSeconds(4),
-                Duration.ofSeconds(5));
-        public static final Plan FULL = new Plan("full", 4500, Duration.ofSeconds(10), Duration.ofSeconds(10),
-                Duration.ofSeconds(10));
+                Duration.ofSeconds(3));
+        public static final Plan FULL = new Plan("full", 4800, Duration.ofSeconds(10), Duration.ofSeconds(10),
+                Duration.ofSeconds(8));
     }
 
     public static final List<Duration> LATENCIES = List.of(Duration.ZERO, Duration.ofMillis(100),

@@ -61,9 +61,13 @@ public final class SystemALab {
                           Duration duration, Duration jitWarmup) {
     }
 
-    /** One measured run of one model at one latency. */
+    /**
+     * One measured run of one model at one latency. CPU seconds cover warm-up and measurement: the
+     * service's, the backends' (weft-sim) and the load generator's (this process), so that where the
+     * machine's two cores went is on the same row.
+     */
     public record Row(String model, Duration latency, Bench.Result result, double cpuSeconds, long peakRssMb,
-                      long threads) {
+                      long threads, double backendCpuSeconds, double loadCpuSeconds) {
         /** The record {@code results.json} holds. */
         public Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -76,6 +80,8 @@ public final class SystemALab {
             m.put("cpu_s", round(cpuSeconds));
             m.put("rss_mb", peakRssMb);
             m.put("threads", threads);
+            m.put("backends_cpu_s", round(backendCpuSeconds));
+            m.put("load_cpu_s", round(loadCpuSeconds));
             m.put("requests", result.requests());
             m.put("errors_by_reason", result.errorsByReason());
             return m;
@@ -90,8 +96,8 @@ public final class SystemALab {
     public record Report(List<Row> rows, Map<String, String> skipped) {
     }
 
-    /** Default load at low concurrency before the first measurement of each service process. */
-    public static final Duration JIT_WARMUP = Duration.ofSeconds(10);
+    /** Default load at low concurrency on each fresh service process before it is measured. */
+    public static final Duration JIT_WARMUP = Duration.ofSeconds(8);
 
     private SystemALab() {
     }
@@ -128,48 +134,41 @@ public final class SystemALab {
             String referenceModel = null;
             try (Transport client = LoadClient.transport(o.concurrency())) {
                 for (String model : o.models()) {
-                    ChildProcess svc;
-                    try {
-                        svc = start(model, config, b, o.concurrency());
-                    } catch (GoPeers.Unavailable e) {
-                        skipped.put(model, e.getMessage());
-                        progress.println("lab system-a: SKIPPED " + model + ": " + e.getMessage());
-                        progress.flush();
-                        continue;
-                    }
-                    try (svc) {
-                        String body = check(client, svc.ready());
-                        if (reference == null) {
-                            reference = body;
-                            referenceModel = model;
-                        } else if (!reference.equals(body)) {
-                            throw new IllegalStateException("model " + model + " answers a different body than "
-                                    + referenceModel + ":\n" + body + "\nvs\n" + reference);
-                        }
-                        progress.println("lab system-a: " + model + " returns the same combined body ("
-                                + body.length() + " bytes); warming it up for " + Durations.format(o.jitWarmup()) + " ...");
-                        progress.flush();
-                        // A cold JVM with thousands of connections opening at once spends its first seconds
-                        // compiling on cores the load needs: measured here, the first 0 ms run of a fresh
-                        // gateway gave 125-485 req/s, a warm one 3,700.
-                        Bench.run(new Bench.Options(List.of(svc.ready() + "/a/1?latency=0ms"), "GET", Headers.EMPTY, null,
-                                0, Math.min(200, o.concurrency()), Duration.ZERO, o.jitWarmup(), Duration.ofSeconds(60)),
-                                sender(client, svc.ready() + "/a/1?latency=0ms"), null, false);
-                        for (Duration latency : o.latencies()) {
-                            progress.printf("lab system-a: %s at latency %s, %d concurrent requests, %s warm-up + %s ...%n",
-                                    model, Durations.format(latency), o.concurrency(), Durations.format(o.warmup()),
-                                    Durations.format(o.duration()));
+                    for (Duration latency : o.latencies()) {
+                        ChildProcess svc;
+                        try {
+                            svc = start(model, config, b, o.concurrency());
+                        } catch (GoPeers.Unavailable e) {
+                            skipped.put(model, e.getMessage());
+                            progress.println("lab system-a: SKIPPED " + model + ": " + e.getMessage());
                             progress.flush();
-                            String url = svc.ready() + "/a/1?latency=" + Durations.format(latency);
-                            Duration cpu0 = svc.cpu();
-                            Bench.Result r = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0,
-                                    o.concurrency(), o.warmup(), o.duration(), Duration.ofSeconds(60)),
-                                    sender(client, url), progress, live);
-                            Row row = new Row(model, latency, r, svc.cpu().minus(cpu0).toMillis() / 1000.0,
-                                    svc.procStatus("VmHWM"), svc.procStatus("Threads"));
+                            break;
+                        }
+                        try (svc) {
+                            String body = check(client, svc.ready());
+                            if (reference == null) {
+                                reference = body;
+                                referenceModel = model;
+                            } else if (!reference.equals(body)) {
+                                throw new IllegalStateException("model " + model + " answers a different body than "
+                                        + referenceModel + ":\n" + body + "\nvs\n" + reference);
+                            }
+                            progress.println("lab system-a: " + model + " (a fresh process) returns the same combined body ("
+                                    + body.length() + " bytes); warming it up for " + Durations.format(o.jitWarmup()) + " ...");
+                            progress.flush();
+                            Row row = measure(o, model, latency, svc, backends, client, progress, live);
+                            String died = svc.exited();
+                            if (died != null) {
+                                skipped.put(model, "stopped at latency " + Durations.format(latency) + ": " + died
+                                        + " (its output is above); its row is not reported");
+                                progress.println("lab system-a: " + model + ": " + died);
+                                progress.flush();
+                                continue;
+                            }
                             rows.add(row);
                             progress.printf("lab system-a: %s at latency %s: %.0f req/s, p99 %.0f ms, %d errors%n", model,
-                                    Durations.format(latency), r.throughput(), r.percentileMillis(99), r.errors());
+                                    Durations.format(latency), row.result().throughput(),
+                                    row.result().percentileMillis(99), row.result().errors());
                             progress.flush();
                             if (onRow != null) {
                                 onRow.accept(row);
@@ -193,6 +192,41 @@ public final class SystemALab {
             sb.append("  ").append(m).append(": ").append(MODELS.get(m)).append('\n');
         }
         return sb.toString();
+    }
+
+    /**
+     * Warms a fresh service up, then measures it at one latency. Each run gets a process of its own:
+     * measured here, a gateway that had already served the 0, 100 and 500 ms runs gave 2,749 req/s at
+     * 1 s, a fresh one 3,805 (a heap grown by the earlier runs, more to collect).
+     */
+    private static Row measure(Options o, String model, Duration latency, ChildProcess svc, SimProcess backends,
+                               Transport client, PrintWriter progress, boolean live) throws InterruptedException {
+        // A cold JVM with thousands of connections opening at once spends its first seconds compiling on
+        // cores the load needs: measured here, the first 0 ms run of a fresh gateway gave 125-485 req/s,
+        // a warm one 3,700.
+        String warm = svc.ready() + "/a/1?latency=0ms";
+        Bench.run(new Bench.Options(List.of(warm), "GET", Headers.EMPTY, null, 0, Math.min(200, o.concurrency()),
+                Duration.ZERO, o.jitWarmup(), Duration.ofSeconds(60)), sender(client, warm), null, false);
+        progress.printf("lab system-a: %s at latency %s, %d concurrent requests, %s warm-up + %s ...%n",
+                model, Durations.format(latency), o.concurrency(), Durations.format(o.warmup()),
+                Durations.format(o.duration()));
+        progress.flush();
+        String url = svc.ready() + "/a/1?latency=" + Durations.format(latency);
+        Duration cpu0 = svc.cpu();
+        Duration simCpu0 = backends.cpu();
+        Duration loadCpu0 = ownCpu();
+        Bench.Result r = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0,
+                o.concurrency(), o.warmup(), o.duration(), Duration.ofSeconds(60)), sender(client, url), progress, live);
+        return new Row(model, latency, r, seconds(svc.cpu().minus(cpu0)), svc.procStatus("VmHWM"),
+                svc.procStatus("Threads"), seconds(backends.cpu().minus(simCpu0)), seconds(ownCpu().minus(loadCpu0)));
+    }
+
+    private static Duration ownCpu() {
+        return ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
+    }
+
+    private static double seconds(Duration d) {
+        return d.toMillis() / 1000.0;
     }
 
     private static Bench.Sender sender(Transport client, String url) {
@@ -291,23 +325,26 @@ public final class SystemALab {
                 sb.append("- weft / ").append(m).append(": ").append(String.join(", ", parts)).append('\n');
             }
         }
-        sb.append("\nCPU seconds: the service process over warm-up and measurement of each run. Peak RSS: the "
-                + "service's high-water mark since it started. OS threads: the service's at the end of the run.\n");
+        sb.append("\nCPU seconds over warm-up and measurement of each run: the service process, the backends "
+                + "(weft-sim, one JVM) and the load generator (weft bench, the lab's own JVM); all three share the "
+                + "machine's ").append(Runtime.getRuntime().availableProcessors()).append(" cores. Peak RSS: the "
+                + "service's high-water mark (each run has a fresh service process). OS threads: the service's at the end "
+                + "of the run.\n");
         return sb.toString();
     }
 
     /** The Markdown table's header. */
     public static String header() {
         return "| backend latency | model | req/s | p50 ms | p99 ms | errors | service CPU s | service peak RSS MB "
-                + "| service OS threads |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+                + "| service OS threads | backends CPU s | load CPU s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     }
 
     /** One row of the Markdown table. */
     public static String line(Row r) {
         Bench.Result x = r.result();
-        return String.format(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %d%s | %.1f | %d | %d |%n",
+        return String.format(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.1f | %d%s | %.1f | %d | %d | %.1f | %.1f |%n",
                 Durations.format(r.latency()), r.model(), x.throughput(), x.percentileMillis(50),
                 x.percentileMillis(99), x.errors(), x.errors() > 0 ? " " + x.errorsByReason() : "", r.cpuSeconds(),
-                r.peakRssMb(), r.threads());
+                r.peakRssMb(), r.threads(), r.backendCpuSeconds(), r.loadCpuSeconds());
     }
 }

@@ -64,6 +64,11 @@ public final class ChildProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** Null while the child runs; otherwise a sentence saying that it exited and how. */
+    public String exited() {
+        return process.isAlive() ? null : "the process exited with code " + process.exitValue();
+    }
+
     /** CPU time the child has used so far. */
     public Duration cpu() {
         return process.toHandle().info().totalCpuDuration().orElse(Duration.ZERO);

@@ -43,6 +43,11 @@ public final class SimProcess implements AutoCloseable {
         return jvm.pid();
     }
 
+    /** CPU time the simulator has used so far. */
+    public java.time.Duration cpu() {
+        return jvm.cpu();
+    }
+
     @Override
     public void close() {
         jvm.close();
