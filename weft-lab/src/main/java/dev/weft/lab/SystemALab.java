@@ -132,7 +132,7 @@ public final class SystemALab {
             Files.writeString(config, config(b, o.concurrency()));
             String reference = null;
             String referenceModel = null;
-            try (Transport client = LoadClient.transport(o.concurrency())) {
+            try {
                 for (String model : o.models()) {
                     for (Duration latency : o.latencies()) {
                         ChildProcess svc;
@@ -144,7 +144,9 @@ public final class SystemALab {
                             progress.flush();
                             break;
                         }
-                        try (svc) {
+                        // A load client per service process: the pool of a finished one would keep its
+                        // thousands of sockets open until they idled out, and the lab ran out of descriptors.
+                        try (svc; Transport client = LoadClient.transport(o.concurrency())) {
                             String body = check(client, svc.ready());
                             if (reference == null) {
                                 reference = body;
