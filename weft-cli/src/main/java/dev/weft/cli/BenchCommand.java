@@ -128,7 +128,8 @@ public final class BenchCommand implements Runnable {
         }
         Bench.Options o = new Bench.Options(urls, method, Headers.of(hs), payload, rate, concurrency, warmup, duration,
                 timeout);
-        out.println("command: weft bench " + String.join(" ", spec.commandLine().getParseResult().originalArgs()));
+        String command = "weft " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+        out.println("command: " + command);
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
@@ -143,7 +144,7 @@ public final class BenchCommand implements Runnable {
         out.flush();
         if (json != null) {
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("command", "weft " + String.join(" ", spec.commandLine().getParseResult().originalArgs()));
+            m.put("command", command);
             m.put("machine", Machine.describe());
             m.putAll(Bench.json(r));
             try {

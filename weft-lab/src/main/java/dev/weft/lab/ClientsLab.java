@@ -112,6 +112,9 @@ public final class ClientsLab {
                     progress.printf("lab clients: %s at latency %s, %d concurrent, %s warm-up + %s ...%n", client,
                             Durations.format(latency), threads, Durations.format(o.warmup()), Durations.format(o.duration()));
                     progress.flush();
+                    if (backend != null) {
+                        resetStats(base);
+                    }
                     Duration b0 = backend != null ? backend.cpu() : null;
                     Measured m;
                     try {
@@ -122,6 +125,9 @@ public final class ClientsLab {
                         continue;
                     }
                     Duration b1 = backend != null ? backend.cpu() : null;
+                    if (backend != null) {
+                        requireOnlyLabPath(base, client);
+                    }
                     rows.add(new Row(client, latency, threads, m.result(), m.clientCpu(),
                             b0 == null || b1 == null ? null : b1.minus(b0)));
                     progress.printf("lab clients: %s at latency %s: %.0f req/s, p99 %.1f ms, %d errors%n", client,
@@ -150,6 +156,31 @@ public final class ClientsLab {
     }
 
     private record Measured(Bench.Result result, Duration clientCpu) {
+    }
+
+    private static void resetStats(String base) throws java.io.IOException {
+        try (Transport t = LoadClient.transport(1)) {
+            CallResult r = t.call(CallRequest.post(base + "/-/reset", ""), Duration.ofSeconds(10));
+            if (!r.ok()) {
+                throw new java.io.IOException("the backend did not reset its counts: " + r);
+            }
+        }
+    }
+
+    /**
+     * The backend must have seen requests for {@code /lab} only: a client that mangles the URL (one did:
+     * it percent-encoded the '?' into the path, so the latency was never applied) measures something else.
+     */
+    private static void requireOnlyLabPath(String base, String client) throws java.io.IOException {
+        try (Transport t = LoadClient.transport(1)) {
+            CallResult r = t.call(CallRequest.get(base + "/-/stats"), Duration.ofSeconds(10));
+            java.util.Set<String> paths = new java.util.TreeSet<>();
+            dev.weft.core.Json.MAPPER.readTree(r.body()).path("by_path").fieldNames().forEachRemaining(paths::add);
+            if (!paths.equals(java.util.Set.of("/lab"))) {
+                throw new IllegalStateException("client " + client + " sent requests the backend saw as " + paths
+                        + ", not /lab?latency=...: its row would not measure what it claims");
+            }
+        }
     }
 
     private static Duration cpu(ProcessHandle p) {
@@ -211,8 +242,9 @@ public final class ClientsLab {
             }
             case "helidon" -> {
                 WebClient c = WebClient.builder().connectionCacheSize(threads).readTimeout(TIMEOUT).build();
+                URI u = URI.create(url); // get(String) would percent-encode the '?' into the path
                 yield Bench.run(bo, target -> {
-                    try (HttpClientResponse x = c.get(url).request()) {
+                    try (HttpClientResponse x = c.get().uri(u).request()) {
                         x.as(byte[].class);
                         return x.status().code() < 400 ? null : "status-" + x.status().code();
                     }
