@@ -53,7 +53,8 @@ public final class Demo {
         String machine = Machine.describe();
         out.println("command: " + command);
         out.println("machine: " + machine);
-        out.println("run: " + plan.name() + ", " + plan.concurrency() + " concurrent requests, per run "
+        out.println("run: " + plan.name() + ", " + plan.concurrency() + " concurrent requests; per run a fresh service "
+                + "process warmed " + Durations.format(plan.jitWarmup()) + " at 200 in flight, then "
                 + Durations.format(plan.warmup()) + " warm-up + " + Durations.format(plan.duration()) + " measured");
         out.println("writing to: " + dir);
         out.println();
@@ -69,6 +70,9 @@ public final class Demo {
             out.print(SystemALab.line(row));
             out.flush();
         });
+        if (report.rows().isEmpty()) {
+            throw new IOException("no model could be measured: " + report.skipped());
+        }
         String summary = SystemALab.summary(report, o);
         out.println(summary);
         Output files = new Output(dir, dir.resolve("report.md"), dir.resolve("results.json"), dir.resolve("throughput.png"));
@@ -100,8 +104,10 @@ public final class Demo {
         sb.append("- command: `").append(command).append("`\n");
         sb.append("- machine: ").append(machine).append('\n');
         sb.append("- run: ").append(plan.name()).append(", ").append(plan.concurrency())
-                .append(" concurrent requests from the load generator, per run ").append(Durations.format(plan.warmup()))
-                .append(" warm-up + ").append(Durations.format(plan.duration())).append(" measured\n\n");
+                .append(" concurrent requests from the load generator; per run a fresh service process warmed ")
+                .append(Durations.format(plan.jitWarmup())).append(" at 200 in flight, then ")
+                .append(Durations.format(plan.warmup())).append(" warm-up + ").append(Durations.format(plan.duration()))
+                .append(" measured\n\n");
         sb.append("```\n").append(setup.strip()).append("\n```\n\n");
         sb.append(tables.strip()).append("\n\n");
         sb.append("![throughput against backend latency](throughput.png)\n\n");
