@@ -169,11 +169,16 @@ public final class Bench {
             requests.add(new CallRequest(o.method(), java.net.URI.create(url), o.headers(), o.body(), null, null));
         }
         try (Transport t = LoadClient.transport(o.concurrency())) {
-            return run(o, target -> {
-                CallResult r = t.call(requests.get(target), Deadline.in(o.timeout()));
-                return r.ok() ? null : r.outcome();
-            }, progress, live);
+            return run(o, sender(t, requests, o.timeout()), progress, live);
         }
+    }
+
+    /** Sends request {@code target} of {@code requests} with Weft's transport; its outcome on failure. */
+    public static Sender sender(Transport t, List<CallRequest> requests, Duration timeout) {
+        return target -> {
+            CallResult r = t.call(requests.get(target), Deadline.in(timeout));
+            return r.ok() ? null : r.outcome();
+        };
     }
 
     /** Runs one bench with another client. */

@@ -1,6 +1,5 @@
 package dev.weft.lab;
 
-import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
@@ -191,17 +190,13 @@ public final class ClientsLab {
         Bench.Options bo = new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0, threads, o.warmup(),
                 o.duration(), TIMEOUT);
         if (client.equals("go-256")) {
-            return goClient(url, threads, o);
+            return goClient(bo);
         }
         Duration c0 = cpu(ProcessHandle.current());
         Bench.Result r = switch (client) {
             case "weft", "virtual" -> {
                 try (Transport t = LoadClient.transport(threads)) {
-                    CallRequest req = CallRequest.get(url);
-                    yield Bench.run(bo, target -> {
-                        CallResult x = t.call(req, Deadline.in(TIMEOUT));
-                        return x.ok() ? null : x.outcome();
-                    }, null, false);
+                    yield Bench.run(bo, Bench.sender(t, List.of(CallRequest.get(url)), TIMEOUT), null, false);
                 }
             }
             case "jdk" -> {
@@ -285,9 +280,9 @@ public final class ClientsLab {
     }
 
     /** Seed 002's Go client in a process of its own; its per-request lines become a {@link Bench.Result}. */
-    private static Measured goClient(String url, int goroutines, Options o) throws Exception {
-        List<String> cmd = List.of(GoPeers.build("go-client").toString(), url, String.valueOf(goroutines),
-                o.warmup().toMillis() + "ms", o.duration().toMillis() + "ms");
+    private static Measured goClient(Bench.Options bo) throws Exception {
+        List<String> cmd = List.of(GoPeers.build("go-client").toString(), bo.urls().getFirst(),
+                String.valueOf(bo.concurrency()), bo.warmup().toMillis() + "ms", bo.duration().toMillis() + "ms");
         try (ChildProcess p = ChildProcess.start(cmd, "the Go client")) {
             Histogram h = new Histogram(3);
             Map<String, Long> reasons = new TreeMap<>();
@@ -311,9 +306,7 @@ public final class ClientsLab {
                     reasons.merge(line.substring(line.indexOf(' ') + 1), 1L, Long::sum);
                 }
             }
-            Bench.Options bo = new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0, goroutines, o.warmup(),
-                    o.duration(), TIMEOUT);
-            return new Measured(new Bench.Result(bo, requests, ok, reasons, 0, o.duration().toNanos() / 1e9, h,
+            return new Measured(new Bench.Result(bo, requests, ok, reasons, 0, bo.duration().toNanos() / 1e9, h,
                     new Histogram(3)), cpu);
         }
     }

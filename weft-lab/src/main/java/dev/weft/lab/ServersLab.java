@@ -2,7 +2,6 @@ package dev.weft.lab;
 
 import dev.weft.sim.ChildProcess;
 
-import dev.weft.core.Deadline;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
 import dev.weft.core.call.Transport;
@@ -43,10 +42,7 @@ public final class ServersLab {
                 try (ChildProcess svc = ChildProcess.startJvm(List.of("-Xmx1g", "-XX:+UseG1GC"), ServerProcess.class,
                         List.of(server))) {
                     CallRequest req = CallRequest.get(svc.ready() + "/lab");
-                    Bench.Sender send = target -> {
-                        CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(30)));
-                        return x.ok() ? null : x.outcome();
-                    };
+                    Bench.Sender send = Bench.sender(client, List.of(req), Duration.ofSeconds(30));
                     CallResult first = client.call(req, Duration.ofSeconds(10));
                     if (!first.ok() || !first.bodyText().equals(new String(ServerProcess.BODY,
                             java.nio.charset.StandardCharsets.UTF_8))) {

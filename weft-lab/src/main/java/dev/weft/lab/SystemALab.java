@@ -4,7 +4,6 @@ import dev.weft.lab.peers.AsyncPeer;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.sim.ChildProcess;
 
-import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
@@ -91,6 +90,10 @@ public final class SystemALab {
             return Double.isNaN(d) ? null : Math.round(d * 10) / 10.0;
         }
     }
+
+    /** The gateway models and the --executor each runs with. */
+    private static final Map<String, String> GATEWAY_EXECUTORS = Map.of("weft", "virtual", "pool-200", "platform:200",
+            "pool-2000", "platform:2000");
 
     /** What a run produced: the rows, and the models skipped with why. */
     public record Report(List<Row> rows, Map<String, String> skipped) {
@@ -232,11 +235,7 @@ public final class SystemALab {
     }
 
     private static Bench.Sender sender(Transport client, String url) {
-        CallRequest req = CallRequest.get(url);
-        return target -> {
-            CallResult x = client.call(req, Deadline.in(Duration.ofSeconds(60)));
-            return x.ok() ? null : x.outcome();
-        };
+        return Bench.sender(client, List.of(CallRequest.get(url)), Duration.ofSeconds(60));
     }
 
     /** Starts one model's service; it prints READY with its base URL. */
@@ -244,11 +243,8 @@ public final class SystemALab {
             throws IOException, GoPeers.Unavailable {
         String connections = String.valueOf(concurrency + 100);
         return switch (model) {
-            case "weft" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class, List.of(config.toString(), "virtual"));
-            case "pool-200" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class,
-                    List.of(config.toString(), "platform:200"));
-            case "pool-2000" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class,
-                    List.of(config.toString(), "platform:2000"));
+            case "weft", "pool-200", "pool-2000" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class,
+                    List.of(config.toString(), GATEWAY_EXECUTORS.get(model)));
             case "async" -> ChildProcess.startJvm(serviceJvmFlags(), AsyncPeer.class,
                     List.of(backends.get(0), backends.get(1), backends.get(2), connections));
             case "go" -> ChildProcess.start(List.of(GoPeers.build("go").toString(), backends.get(0), backends.get(1),
