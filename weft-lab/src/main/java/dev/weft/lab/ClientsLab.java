@@ -7,7 +7,7 @@ import dev.weft.core.call.Headers;
 import dev.weft.core.call.Transport;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.lab.peers.RawClient;
-import dev.weft.sim.ChildProcess;
+import dev.weft.core.process.ChildProcess;
 import dev.weft.sim.SimProcess;
 import io.helidon.webclient.api.HttpClientResponse;
 import io.helidon.webclient.api.WebClient;

@@ -1,6 +1,6 @@
 package dev.weft.lab;
 
-import dev.weft.sim.ChildProcess;
+import dev.weft.core.process.ChildProcess;
 
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;

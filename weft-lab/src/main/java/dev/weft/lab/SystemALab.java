@@ -2,7 +2,7 @@ package dev.weft.lab;
 
 import dev.weft.lab.peers.AsyncPeer;
 import dev.weft.lab.peers.GoPeers;
-import dev.weft.sim.ChildProcess;
+import dev.weft.core.process.ChildProcess;
 
 import dev.weft.core.Durations;
 import dev.weft.core.call.CallRequest;

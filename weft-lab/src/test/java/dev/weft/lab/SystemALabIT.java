@@ -6,7 +6,7 @@ import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
 import dev.weft.core.call.Transport;
 import dev.weft.lab.peers.GoPeers;
-import dev.weft.sim.ChildProcess;
+import dev.weft.core.process.ChildProcess;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import org.junit.jupiter.api.Test;

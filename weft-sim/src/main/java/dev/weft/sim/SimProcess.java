@@ -1,5 +1,6 @@
 package dev.weft.sim;
 
+import dev.weft.core.process.ChildProcess;
 import dev.weft.core.HostPort;
 
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.core.process;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -88,6 +88,12 @@ public final class ChildProcess implements AutoCloseable {
             // not Linux
         }
         return -1;
+    }
+
+    /** SIGKILL (kill -9): the child gets no chance to clean up; for crash tests. Waits until it is gone. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
     }
 
     @Override

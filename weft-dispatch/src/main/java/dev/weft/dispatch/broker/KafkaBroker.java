@@ -1,0 +1,121 @@
+package dev.weft.dispatch.broker;
+
+import dev.weft.core.HostPort;
+import dev.weft.core.process.ChildProcess;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A single-node Apache Kafka broker (KRaft; the broker artifacts from Maven Central) in a child JVM,
+ * for development, tests and the labs. Its data stays under {@code dir}, so a restart finds its topics
+ * and committed offsets again. {@link #close()} stops it cleanly.
+ */
+public final class KafkaBroker implements AutoCloseable {
+    /** Where {@code weft kafka} and {@code weft dispatch} keep the development broker by default. */
+    public static final Path DEFAULT_DIR = Path.of(".weft", "kafka");
+    public static final InetSocketAddress DEFAULT_LISTEN = new InetSocketAddress("127.0.0.1", 9092);
+
+    private final ChildProcess process;
+    private final String bootstrap;
+    private final Path dir;
+
+    private KafkaBroker(ChildProcess process, Path dir) {
+        this.process = process;
+        this.bootstrap = process.ready();
+        this.dir = dir;
+    }
+
+    /**
+     * Starts a broker listening on {@code listen} with its data under {@code dir}; returns once it answers
+     * (the first start formats the directory: allow ~10-20 s).
+     */
+    public static KafkaBroker start(Path dir, InetSocketAddress listen) throws IOException {
+        if (listen.getPort() == 0) {
+            listen = new InetSocketAddress(listen.getAddress(), freePort(listen));
+        }
+        List<String> flags = List.of("-Xms256m", "-Xmx1g", "-XX:+UseG1GC",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=WARN");
+        ChildProcess p = ChildProcess.startJvm(flags, BrokerMain.class,
+                List.of(dir.toAbsolutePath().toString(), HostPort.format(listen)));
+        return new KafkaBroker(p, dir);
+    }
+
+    /** Whether something accepts TCP connections at {@code hostPort} (a broker already running there). */
+    public static boolean listening(InetSocketAddress hostPort) {
+        try (Socket s = new Socket()) {
+            s.connect(hostPort, 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static int freePort(InetSocketAddress on) throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.bind(new InetSocketAddress(on.getAddress(), 0));
+            return s.getLocalPort();
+        }
+    }
+
+    /** {@code host:port} for clients. */
+    public String bootstrap() {
+        return bootstrap;
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Creates {@code topic} with {@code partitions} (replication 1) unless it exists. */
+    public void createTopic(String topic, int partitions) throws IOException {
+        createTopics(bootstrap, Map.of(topic, partitions));
+    }
+
+    /** Creates each topic (name -> partitions, broker's replication) that does not exist yet. */
+    public static void createTopics(String bootstrap, Map<String, Integer> topics) throws IOException {
+        try (Admin admin = admin(bootstrap)) {
+            var existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            List<NewTopic> create = topics.entrySet().stream().filter(e -> !existing.contains(e.getKey()))
+                    .map(e -> new NewTopic(e.getKey(), java.util.Optional.of(e.getValue()), java.util.Optional.empty()))
+                    .toList();
+            if (!create.isEmpty()) {
+                admin.createTopics(create).all().get(30, TimeUnit.SECONDS);
+            }
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": "
+                        + e.getCause().getMessage(), e.getCause());
+            }
+        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+            throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": no answer in 30 s", e);
+        }
+    }
+
+    /** An admin client with short timeouts, for checks and topic creation. */
+    public static Admin admin(String bootstrap) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Duration.ofSeconds(10).toMillis(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Duration.ofSeconds(20).toMillis()));
+    }
+
+    /** Stops the broker cleanly (closes its standard input: Kafka's shutdown hook runs); kills it after 15 s. */
+    @Override
+    public void close() {
+        process.close();
+    }
+}

@@ -1,0 +1,327 @@
+package dev.weft.dispatch.engine;
+
+import dev.weft.core.call.CallRequest;
+import dev.weft.core.call.CallResult;
+import dev.weft.core.call.DestinationConfig;
+import dev.weft.core.call.DestinationLimits;
+import dev.weft.core.call.Headers;
+import dev.weft.core.policy.BreakerPolicy;
+import dev.weft.core.policy.RetryPolicy;
+import dev.weft.dispatch.config.DispatchConfig;
+import dev.weft.dispatch.config.EndpointConfig;
+import dev.weft.core.call.Transport;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/**
+ * One endpoint's lane: {@code max_in_flight} virtual threads take deliveries from a queue of at most
+ * {@code queue} and POST them. Only this lane waits for its endpoint: a slow or dead endpoint fills its
+ * own lane, and what does not fit is parked on the endpoint's wait topic.
+ * <p>
+ * Outcomes of an attempt: 2xx delivered; 410 disables the endpoint (this and later deliveries go to the
+ * dead-letter topic); anything else is a failed attempt, parked on the retry topic of the next delay
+ * (with +-10% jitter), or dead-lettered after the last. 429 and 503 with Retry-After hold the whole lane
+ * until then (at most {@link #MAX_RETRY_AFTER}) and the retry is not due before it.
+ */
+public final class Lane {
+    public static final Duration MAX_RETRY_AFTER = Duration.ofHours(24);
+    /** An endpoint's answer body is read up to this (and ignored); a larger one fails the attempt. */
+    public static final long MAX_ANSWER_BYTES = 1024 * 1024;
+    static final double JITTER = 0.1;
+
+    private final EndpointConfig cfg;
+    private final DispatchConfig dispatch;
+    private final Transport transport;
+    private final Parking parking;
+    private final Consumer<String> log;
+    private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
+    private final AtomicInteger pending = new AtomicInteger();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final int capacity;
+    private final List<Thread> workers = new ArrayList<>();
+    private volatile boolean running = true;
+    private volatile String disabled;
+    private volatile long throttledUntil;
+    private volatile String lastError;
+
+    private final LongAdder delivered = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+    private final LongAdder parkedRoom = new LongAdder();
+    private final LongAdder parkedRetry = new LongAdder();
+    private final LongAdder deadLettered = new LongAdder();
+    private final LongAdder notJson = new LongAdder();
+    private final MeterRegistry registry;
+    private final Timer latency;
+    private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
+
+    Lane(EndpointConfig cfg, DispatchConfig dispatch, Parking parking, MeterRegistry registry, Consumer<String> log) {
+        this.cfg = cfg;
+        this.dispatch = dispatch;
+        // A transport (connection pool, bulkhead) of its own: endpoints on one host do not share limits.
+        // No transport retries and no breaker: every attempt is the lane's, counted and parked by it.
+        Duration connect = cfg.timeout().compareTo(Duration.ofSeconds(2)) < 0 ? cfg.timeout() : Duration.ofSeconds(2);
+        this.transport = Transport.builder().userAgent("weft-dispatch").meterRegistry(registry)
+                .defaults(new DestinationConfig(DestinationLimits.DEFAULT.withMaxInFlight(cfg.maxInFlight())
+                        .withMaxConnections(cfg.maxInFlight()).withMaxWait(cfg.timeout()).withConnectTimeout(connect)
+                        .withMaxBodyBytes(MAX_ANSWER_BYTES), RetryPolicy.NONE, null, BreakerPolicy.DISABLED))
+                .build();
+        this.parking = parking;
+        this.registry = registry;
+        this.log = log;
+        this.capacity = cfg.queue() + cfg.maxInFlight();
+        String id = cfg.id();
+        this.latency = Timer.builder("weft.dispatch.attempt.duration").tag("endpoint", id)
+                .description("time of one delivery attempt").register(registry);
+        Gauge.builder("weft.dispatch.lane.queued", queue, LinkedBlockingQueue::size).tag("endpoint", id).register(registry);
+        Gauge.builder("weft.dispatch.lane.in_flight", inFlight, AtomicInteger::get).tag("endpoint", id).register(registry);
+        Gauge.builder("weft.dispatch.lane.disabled", this, l -> l.disabled == null ? 0 : 1).tag("endpoint", id)
+                .register(registry);
+        counter("weft.dispatch.delivered", delivered, "deliveries answered 2xx");
+        counter("weft.dispatch.parked.room", parkedRoom, "deliveries parked on the wait topic: lane full");
+        counter("weft.dispatch.parked.retry", parkedRetry, "failed attempts parked on a retry topic");
+        counter("weft.dispatch.dead_lettered", deadLettered, "deliveries written to the dead-letter topic");
+        counter("weft.dispatch.not_json", notJson, "records not matched because they are not JSON");
+    }
+
+    private void counter(String name, LongAdder a, String description) {
+        io.micrometer.core.instrument.FunctionCounter.builder(name, a, LongAdder::sum).tag("endpoint", cfg.id())
+                .description(description).register(registry);
+    }
+
+    public String id() {
+        return cfg.id();
+    }
+
+    public EndpointConfig config() {
+        return cfg;
+    }
+
+    void start() {
+        for (int i = 0; i < cfg.maxInFlight(); i++) {
+            workers.add(Thread.ofVirtual().name("weft-lane-" + cfg.id() + "-" + i).start(this::work));
+        }
+    }
+
+    /** Queues {@code d} when the lane has room (called by the consumer thread only). */
+    boolean offer(Delivery d) {
+        if (pending.incrementAndGet() > capacity) {
+            pending.decrementAndGet();
+            return false;
+        }
+        queue.add(d);
+        return true;
+    }
+
+    boolean hasRoom() {
+        return pending.get() < capacity;
+    }
+
+    /** Null while active; otherwise why the endpoint is disabled. */
+    String disabled() {
+        return disabled;
+    }
+
+    void countParkedRoom() {
+        parkedRoom.increment();
+    }
+
+    void countDeadLettered() {
+        deadLettered.increment();
+    }
+
+    void countNotJson() {
+        notJson.increment();
+    }
+
+    private void work() {
+        while (running) {
+            Delivery d;
+            try {
+                d = queue.poll(200, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (d == null) {
+                continue;
+            }
+            inFlight.incrementAndGet();
+            try {
+                if (d.ticket().revoked()) {
+                    continue;
+                }
+                if (disabled != null) {
+                    parking.deadLetter(d, "410", disabled, deadLettered::increment);
+                    continue;
+                }
+                long wait = throttledUntil - System.currentTimeMillis();
+                if (wait > 0) {
+                    Thread.sleep(wait);
+                }
+                attempt(d);
+            } catch (InterruptedException e) {
+                return;
+            } catch (RuntimeException e) {
+                // never lose a delivery to a bug: count it as a failed attempt
+                lastError = "internal error: " + e;
+                log.accept("ERROR: endpoint " + cfg.id() + ": " + e);
+                failedAttempt(d, "internal-error", e.toString(), -1);
+            } finally {
+                inFlight.decrementAndGet();
+                pending.decrementAndGet();
+            }
+        }
+    }
+
+    private void attempt(Delivery d) {
+        long ts = Instant.now().getEpochSecond();
+        String contentType = d.header("content-type");
+        Headers h = Headers.of("content-type", contentType != null ? contentType : "application/json",
+                "webhook-id", d.webhookId(), "webhook-timestamp", Long.toString(ts));
+        if (cfg.secret() != null) {
+            h = h.with("webhook-signature", WebhookSigning.signature(cfg.secret(), d.webhookId(), ts, d.body()));
+        }
+        long t0 = System.nanoTime();
+        CallResult r = transport.call(new CallRequest("POST", cfg.url(), h, d.body(), RetryPolicy.NONE, null),
+                cfg.timeout());
+        latency.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        boolean ok = r.status() >= 200 && r.status() < 300 && r.reason() == null;
+        String outcome = ok ? "ok" : r.status() > 0 ? "status-" + r.status() : r.outcome();
+        attempts.computeIfAbsent(outcome, o -> Counter.builder("weft.dispatch.attempts").tag("endpoint", cfg.id())
+                .tag("outcome", o).description("delivery attempts by outcome").register(registry)).increment();
+        if (ok) {
+            delivered.increment();
+            d.ticket().done();
+            return;
+        }
+        String status = r.status() > 0 ? Integer.toString(r.status()) : r.outcome();
+        String reason = r.message() != null ? r.message() : outcome;
+        lastError = Instant.now() + " " + outcome + (r.message() != null ? " (" + r.message() + ")" : "");
+        if (r.status() == 410) {
+            String why = "answered 410 Gone at " + Instant.now() + "; restart weft dispatch to enable it again";
+            if (disabled == null) {
+                disabled = why;
+                log.accept("endpoint " + cfg.id() + " (" + cfg.url() + ") " + why + "; its deliveries go to "
+                        + dispatch.deadLetterTopic());
+            }
+            parking.deadLetter(d.withAttempts(d.attempts() + 1), status, "410 Gone: endpoint disabled",
+                    deadLettered::increment);
+            return;
+        }
+        long retryAfter = -1;
+        if (r.status() == 429 || r.status() == 503) {
+            retryAfter = retryAfterMillis(r.headers().first("retry-after"));
+            if (retryAfter > 0) {
+                throttledUntil = Math.max(throttledUntil, System.currentTimeMillis() + retryAfter);
+            }
+        }
+        failedAttempt(d, status, reason, retryAfter);
+    }
+
+    private void failedAttempt(Delivery d, String status, String reason, long retryAfterMillis) {
+        failed.increment();
+        Delivery next = d.withAttempts(d.attempts() + 1);
+        if (next.attempts() >= cfg.maxAttempts()) {
+            parking.deadLetter(next, status, reason, deadLettered::increment);
+            return;
+        }
+        Duration delay = cfg.retry().get(next.attempts() - 1);
+        long jittered = (long) (delay.toMillis() * (1 + JITTER * (2 * ThreadLocalRandom.current().nextDouble() - 1)));
+        long due = System.currentTimeMillis() + Math.max(jittered, retryAfterMillis);
+        parking.park(next, dispatch.retryTopic(delay), "failed", status, due, parkedRetry::increment);
+    }
+
+    /** Retry-After as seconds or an HTTP date, in milliseconds from now; -1 when absent or unreadable. */
+    static long retryAfterMillis(String v) {
+        if (v == null || v.isBlank()) {
+            return -1;
+        }
+        long ms;
+        try {
+            ms = Long.parseLong(v.strip()) * 1000;
+        } catch (NumberFormatException e) {
+            try {
+                ms = ZonedDateTime.parse(v.strip(), DateTimeFormatter.RFC_1123_DATE_TIME).toInstant().toEpochMilli()
+                        - System.currentTimeMillis();
+            } catch (RuntimeException e2) {
+                return -1;
+            }
+        }
+        return ms < 0 ? -1 : Math.min(ms, MAX_RETRY_AFTER.toMillis());
+    }
+
+    /** The state shown by {@code /-/endpoints}. */
+    Map<String, Object> status() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", cfg.id());
+        m.put("url", cfg.url().toString());
+        long now = System.currentTimeMillis();
+        m.put("state", disabled != null ? "disabled" : throttledUntil > now ? "throttled" : "active");
+        if (disabled != null) {
+            m.put("disabled", disabled);
+        }
+        if (throttledUntil > now) {
+            m.put("throttled_until", Instant.ofEpochMilli(throttledUntil).toString());
+        }
+        m.put("match", cfg.match().toString());
+        m.put("in_flight", inFlight.get());
+        m.put("max_in_flight", cfg.maxInFlight());
+        m.put("queued", queue.size());
+        m.put("queue", cfg.queue());
+        m.put("delivered", delivered.sum());
+        m.put("failed_attempts", failed.sum());
+        m.put("parked_room", parkedRoom.sum());
+        m.put("parked_retry", parkedRetry.sum());
+        m.put("dead_lettered", deadLettered.sum());
+        m.put("not_json", notJson.sum());
+        m.put("last_error", lastError);
+        return m;
+    }
+
+    long delivered() {
+        return delivered.sum();
+    }
+
+    long parked() {
+        return parkedRoom.sum() + parkedRetry.sum();
+    }
+
+    long deadLettered() {
+        return deadLettered.sum();
+    }
+
+    /** Stops taking deliveries; those in flight finish or are cut by {@code wait}. */
+    void stop(Duration wait) {
+        running = false;
+        long end = System.nanoTime() + wait.toNanos();
+        for (Thread t : workers) {
+            try {
+                long left = end - System.nanoTime();
+                if (left <= 0 || !t.join(Duration.ofNanos(left))) {
+                    t.interrupt();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        transport.close();
+    }
+}

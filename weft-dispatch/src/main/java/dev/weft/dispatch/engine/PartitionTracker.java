@@ -1,0 +1,80 @@
+package dev.weft.dispatch.engine;
+
+import org.apache.kafka.common.TopicPartition;
+
+import java.util.NoSuchElementException;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The records of one assigned partition that were taken and are not yet done. Records finish in any
+ * order; the offset safe to commit is the lowest one not done (or the one after the last taken when all
+ * are done), so a slow record holds back the commit but never the records behind it.
+ * {@link #take} and {@link #committable} run on the consumer thread; {@link Ticket#done} on any thread.
+ */
+public final class PartitionTracker {
+    private final TopicPartition partition;
+    private final ConcurrentSkipListSet<Long> open = new ConcurrentSkipListSet<>();
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private long next;
+    private long committed = -1;
+    private volatile boolean revoked;
+
+    public PartitionTracker(TopicPartition partition, long position) {
+        this.partition = partition;
+        this.next = position;
+    }
+
+    public TopicPartition partition() {
+        return partition;
+    }
+
+    /** Takes the record at {@code offset}, done once {@code deliveries} tickets are done (0: done now). */
+    public Ticket take(long offset, int deliveries) {
+        next = Math.max(next, offset + 1);
+        Ticket t = new Ticket(this, offset, deliveries);
+        if (deliveries > 0) {
+            open.add(offset);
+            outstanding.incrementAndGet();
+        }
+        return t;
+    }
+
+    void done(long offset) {
+        if (open.remove(offset)) {
+            outstanding.decrementAndGet();
+        }
+    }
+
+    /** Records taken and not yet done. */
+    public int outstanding() {
+        return outstanding.get();
+    }
+
+    /** The offset to commit: the lowest record not done, or the next to take when every record is done. */
+    public long committable() {
+        try {
+            return open.first();
+        } catch (NoSuchElementException e) {
+            return next;
+        }
+    }
+
+    /** The last offset committed for this partition by this tracker, or -1. */
+    public long committed() {
+        return committed;
+    }
+
+    public void committed(long offset) {
+        committed = offset;
+    }
+
+    /** The partition went to another consumer: deliveries not started are skipped, marks ignored. */
+    public void revoke() {
+        revoked = true;
+    }
+
+    public boolean revoked() {
+        return revoked;
+    }
+}
