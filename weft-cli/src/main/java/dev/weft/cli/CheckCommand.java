@@ -3,6 +3,9 @@ package dev.weft.cli;
 import dev.weft.core.Durations;
 import dev.weft.core.config.ConfigException;
 import dev.weft.core.config.ConfigNode;
+import dev.weft.dispatch.config.DispatchConfig;
+import dev.weft.dispatch.config.DispatchConfigLoader;
+import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.plan.RoutePlan;
@@ -18,8 +21,9 @@ import java.util.Map;
 
 @Command(name = "check",
         mixinStandardHelpOptions = true,
-        description = {"Check a config file without starting anything: a gateway config (it has 'routes') or a",
-                "weft upstream config (it has 'paths' or 'defaults'). Prints every problem as file:line:column",
+        description = {"Check a config file without starting anything: a gateway config (it has 'routes'), a",
+                "dispatch config (it has 'source' and 'endpoints') or a weft upstream config (it has 'paths' or",
+                "'defaults'). Prints every problem as file:line:column",
                 "and exits 2, or prints what the file declares and exits 0.", ""})
 public final class CheckCommand implements Runnable {
     @Spec
@@ -41,12 +45,20 @@ public final class CheckCommand implements Runnable {
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
                             : c.name() + " (after " + String.join(", ", c.needs()) + ")").toList()));
                 }
+            } else if (top.containsKey("source") || top.containsKey("endpoints")) {
+                DispatchConfig d = DispatchConfigLoader.load(file);
+                out.println(file + ": OK, dispatch config: group " + d.group() + ", topics " + String.join(", ", d.topics())
+                        + (d.bootstrap() != null ? " on " + d.bootstrap() : " on the development broker") + ", "
+                        + d.endpoints().size() + " endpoints");
+                for (EndpointConfig e : d.endpoints()) {
+                    out.println("  " + e.id() + "  " + e.url() + "  " + e.match() + (e.secret() != null ? ", signed" : ""));
+                }
             } else if (top.containsKey("paths") || top.containsKey("defaults")) {
                 SimConfig s = SimConfig.load(file);
                 out.println(file + ": OK, weft upstream config with " + s.paths().size() + " paths");
             } else {
                 throw new UserException(file + ": cannot tell what this config is for: a gateway config has 'routes', "
-                        + "a weft upstream config has 'paths'", null, 2);
+                        + "a dispatch config 'source' and 'endpoints', a weft upstream config 'paths'", null, 2);
             }
         } catch (ConfigException e) {
             throw new UserException(e.getMessage(), e, 2);

@@ -18,7 +18,8 @@ import java.util.Properties;
                 "Weft: call slow HTTP services (10 ms to seconds per call) at full speed, with plain blocking code on "
                         + "JDK 25 virtual threads.",
                 ""},
-        subcommands = {DemoCommand.class, GatewayCommand.class, CheckCommand.class, UpstreamCommand.class,
+        subcommands = {DemoCommand.class, GatewayCommand.class, DispatchCommand.class, KafkaCommand.class,
+                CheckCommand.class, UpstreamCommand.class,
                 BenchCommand.class, LabCommand.class,
                 CommandLine.HelpCommand.class},
         footer = {"", "Run 'weft COMMAND --help' for the options of a command."})

@@ -43,7 +43,28 @@ class MainTest {
     @Test
     void unknownCommandNamesTheCommands() {
         assertThat(run("gatewy")).isEqualTo(2);
-        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: demo, gateway, check, upstream, bench, lab, help");
+        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: demo, gateway, dispatch, kafka, check, upstream, bench, lab, help");
+    }
+
+    @Test
+    void dispatchAndKafkaRejectBadInputBeforeStartingAnything(@TempDir Path dir) throws Exception {
+        Path bad = dir.resolve("d.yaml");
+        Files.writeString(bad, "source: { topics: [events], group: g }\nendpoints:\n  - { id: a, url: \"http://127.0.0.1:1/\","
+                + " secret: notwhsec }\n");
+        assertThat(run("dispatch", "--config", bad.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains(bad + ":3:51: a secret is 'whsec_'");
+        err.getBuffer().setLength(0);
+        assertThat(run("check", bad.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains(":3:51: a secret is 'whsec_'");
+        err.getBuffer().setLength(0);
+        assertThat(run("dispatch", "--config", dir.resolve("none.yaml").toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("none.yaml: no such file");
+        err.getBuffer().setLength(0);
+        assertThat(run("kafka", "--topic", "events:0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--topic expects NAME[:PARTITIONS]");
+        err.getBuffer().setLength(0);
+        assertThat(run("kafka", "send", "--topic", "t", "--file", dir.resolve("nope.jsonl").toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("reading records");
     }
 
     @Test

@@ -75,9 +75,11 @@ public final class BrokerMain {
             }
         }
         if (!Files.exists(dir.resolve("data").resolve("meta.properties"))) {
+            java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
             int rc = kafka.tools.StorageTool.execute(new String[]{"format", "-t", Uuid.randomUuid().toString(), "-c",
-                    props.toString(), "--standalone"}, new PrintStream(System.err, true, StandardCharsets.UTF_8));
+                    props.toString(), "--standalone"}, new PrintStream(said, true, StandardCharsets.UTF_8));
             if (rc != 0) {
+                System.err.print(said.toString(StandardCharsets.UTF_8));
                 System.err.println("weft kafka: formatting " + dir.resolve("data") + " failed (exit " + rc + ")");
                 System.exit(1);
             }

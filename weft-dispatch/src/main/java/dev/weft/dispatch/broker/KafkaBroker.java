@@ -44,8 +44,11 @@ public final class KafkaBroker implements AutoCloseable {
         if (listen.getPort() == 0) {
             listen = new InetSocketAddress(listen.getAddress(), freePort(listen));
         }
-        List<String> flags = List.of("-Xms256m", "-Xmx1g", "-XX:+UseG1GC",
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=WARN");
+        List<String> flags = List.of("-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "--sun-misc-unsafe-memory-access=allow",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=WARN",
+                // the readiness probe's "connection refused" while the broker starts, and its first-start notice
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=error",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.controller.QuorumController=error");
         ChildProcess p = ChildProcess.startJvm(flags, BrokerMain.class,
                 List.of(dir.toAbsolutePath().toString(), HostPort.format(listen)));
         return new KafkaBroker(p, dir);
