@@ -52,10 +52,10 @@ class MainTest {
         Files.writeString(bad, "source: { topics: [events], group: g }\nendpoints:\n  - { id: a, url: \"http://127.0.0.1:1/\","
                 + " secret: notwhsec }\n");
         assertThat(run("dispatch", "--config", bad.toString())).isEqualTo(2);
-        assertThat(err.toString()).contains(bad + ":3:51: a secret is 'whsec_'");
+        assertThat(err.toString()).contains(bad + ":3:50: a secret is 'whsec_'");
         err.getBuffer().setLength(0);
         assertThat(run("check", bad.toString())).isEqualTo(2);
-        assertThat(err.toString()).contains(":3:51: a secret is 'whsec_'");
+        assertThat(err.toString()).contains(":3:50: a secret is 'whsec_'");
         err.getBuffer().setLength(0);
         assertThat(run("dispatch", "--config", dir.resolve("none.yaml").toString())).isEqualTo(2);
         assertThat(err.toString()).contains("none.yaml: no such file");
