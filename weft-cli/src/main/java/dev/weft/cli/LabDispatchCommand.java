@@ -24,7 +24,8 @@ import java.util.List;
                 "thread pool 50..200 on a SynchronousQueue, CountDownLatch per batch, commit after the batch).",
                 "Scenarios: all endpoints at --latency, then the last one at --slow-latency. Deliveries are the",
                 "requests weft-sim received in the measured window; 'fast vs all fast' is the fast endpoints' rate",
-                "against the same design's all-fast run.", ""})
+                "against the same design's all-fast run. A first, unmeasured pass of each design (--warmup long)",
+                "warms up the JVMs.", ""})
 public final class LabDispatchCommand implements Runnable {
     @Spec
     CommandSpec spec;
@@ -48,7 +49,8 @@ public final class LabDispatchCommand implements Runnable {
     @Option(names = "--partitions", paramLabel = "N", defaultValue = "6", description = "Default: ${DEFAULT-VALUE}.")
     int partitions;
 
-    @Option(names = "--warmup", paramLabel = "D", defaultValue = "5s", description = "Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--warmup", paramLabel = "D", defaultValue = "10s",
+            description = "Unmeasured time before each run, and the length of the warm-up pass. Default: ${DEFAULT-VALUE}.")
     Duration warmup;
 
     @Option(names = "--duration", paramLabel = "D", defaultValue = "20s",

@@ -69,7 +69,22 @@ public final class DispatchLab {
                     "deliveries/s", "fast endpoints/s", "slow endpoint/s", "fast vs all fast", "failed"));
             out.println("|----------|----------|-------------:|-------------------:|-------------------:|----------------:|-------:|");
             out.flush();
+            // fresh JVMs (this one, weft-sim, the broker) run slowly until the JIT has compiled the hot paths:
+            // a first, unmeasured pass of every design with all endpoints fast
+            out.println("(warming up: every design for " + dev.weft.core.Durations.format(o.warmup())
+                    + " with all endpoints fast, not measured)");
+            out.flush();
             int run = 0;
+            for (String design : o.designs()) {
+                List<String> urls = new ArrayList<>();
+                for (int i = 0; i < o.endpoints(); i++) {
+                    urls.add(sim.urls().get(i) + "/e" + i + "?latency=" + dev.weft.core.Durations.format(o.latency()));
+                }
+                run++;
+                measure(design, "warm-up", broker.bootstrap(), topic, "lab-" + design + "-" + run, urls,
+                        new Options(o.designs(), o.endpoints(), o.latency(), o.slowLatency(), o.records(), o.partitions(),
+                                Duration.ZERO, o.warmup()), sim, statsClient);
+            }
             for (String design : o.designs()) {
                 Double baselineFast = null;
                 for (String scenario : List.of("all fast", "one slow")) {

@@ -510,6 +510,7 @@ public final class Dispatcher implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        lanes.values().forEach(Lane::halt);
         lanes.values().forEach(l -> l.stop(Duration.ofSeconds(1)));
         parking.close();
     }

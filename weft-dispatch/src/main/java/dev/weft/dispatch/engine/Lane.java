@@ -310,9 +310,14 @@ public final class Lane {
         return deadLettered.sum();
     }
 
-    /** Stops taking deliveries; those in flight finish or are cut by {@code wait}. */
-    void stop(Duration wait) {
+    /** Stops taking deliveries from the queue (those in flight go on). */
+    void halt() {
         running = false;
+    }
+
+    /** Halts, then waits up to {@code wait} for attempts in flight, interrupts the rest, and closes the transport. */
+    void stop(Duration wait) {
+        halt();
         long end = System.nanoTime() + wait.toNanos();
         for (Thread t : workers) {
             try {
