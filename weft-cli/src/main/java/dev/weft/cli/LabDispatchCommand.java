@@ -19,7 +19,7 @@ import java.util.List;
         description = {
                 "Seed 003's Kafka -> HTTP forwarding, side by side: records preloaded on a topic of a real broker",
                 "(child JVM), N endpoints (weft-sim, child JVM, one 127.0.0.x address each), every record to every",
-                "endpoint. Designs: weft (weft dispatch's engine, default limits) and seed-003 (batch poll of "
+                "endpoint, at --rate records/s (or a preloaded backlog with --rate 0). Designs: weft (weft dispatch's engine, default limits) and seed-003 (batch poll of "
                         + "500,",
                 "thread pool 50..200 on a SynchronousQueue, CountDownLatch per batch, commit after the batch).",
                 "Scenarios: all endpoints at --latency, then the last one at --slow-latency. Deliveries are the",
@@ -42,8 +42,13 @@ public final class LabDispatchCommand implements Runnable {
     @Option(names = "--slow-latency", paramLabel = "D", defaultValue = "5s", description = "Default: ${DEFAULT-VALUE}.")
     Duration slowLatency;
 
+    @Option(names = "--rate", paramLabel = "R", defaultValue = "200",
+            description = "Records/s written during each run to a topic of its own (x endpoints = deliveries/s offered); "
+                    + "0: backlog mode, --records preloaded and read as fast as each design can. Default: ${DEFAULT-VALUE}.")
+    int rate;
+
     @Option(names = "--records", paramLabel = "N", defaultValue = "60000",
-            description = "Records preloaded (each design reads them from the start). Default: ${DEFAULT-VALUE}.")
+            description = "Backlog mode: records preloaded (each design reads them from the start). Default: ${DEFAULT-VALUE}.")
     int records;
 
     @Option(names = "--partitions", paramLabel = "N", defaultValue = "6", description = "Default: ${DEFAULT-VALUE}.")
@@ -64,19 +69,19 @@ public final class LabDispatchCommand implements Runnable {
         if (endpoints < 2 || endpoints > 50) {
             throw new UserException("--endpoints must be 2..50", null, 2);
         }
-        if (records < 1 || records > 5_000_000 || partitions < 1 || partitions > 100) {
-            throw new UserException("--records must be 1..5000000 and --partitions 1..100", null, 2);
+        if (records < 1 || records > 5_000_000 || partitions < 1 || partitions > 100 || rate < 0 || rate > 100_000) {
+            throw new UserException("--records must be 1..5000000, --partitions 1..100, --rate 0..100000", null, 2);
         }
         out.println("command: weft lab dispatch --designs " + String.join(",", designs) + " --endpoints " + endpoints
                 + " --latency " + Durations.format(latency) + " --slow-latency " + Durations.format(slowLatency)
-                + " --records " + records + " --partitions " + partitions + " --warmup " + Durations.format(warmup)
+                + " --rate " + rate + " --records " + records + " --partitions " + partitions + " --warmup " + Durations.format(warmup)
                 + " --duration " + Durations.format(duration));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
         try {
             DispatchLab.run(new DispatchLab.Options(designs, endpoints, latency, slowLatency, records, partitions, warmup,
-                    duration), out);
+                    duration, rate), out);
         } catch (Exception e) {
             throw new UserException("lab dispatch failed: " + e.getMessage(), e);
         }

@@ -39,8 +39,16 @@ import java.util.Map;
 public final class DispatchLab {
     public static final List<String> DESIGNS = List.of("weft", "seed-003");
 
+    /**
+     * @param rate records per second written during each run, on a topic of the run's own (the designs
+     *             must keep up: what the fast endpoints get is the rate they keep); 0: the backlog mode, every
+     *             design reads {@code records} preloaded records as fast as it can
+     */
     public record Options(List<String> designs, int endpoints, Duration latency, Duration slowLatency, int records,
-                          int partitions, Duration warmup, Duration duration) {
+                          int partitions, Duration warmup, Duration duration, int rate) {
+        Options warmupPass() {
+            return new Options(designs, endpoints, latency, slowLatency, records, partitions, Duration.ZERO, warmup, rate);
+        }
     }
 
     public record Row(String design, String scenario, double all, double fast, double slow, long failed) {
@@ -62,8 +70,13 @@ public final class DispatchLab {
              SimProcess sim = SimProcess.start(addrs);
              Transport statsClient = Transport.builder().build()) {
             String topic = "lab-events";
-            broker.createTopic(topic, o.partitions());
-            preload(broker.bootstrap(), topic, o.records(), out);
+            if (o.rate() == 0) {
+                broker.createTopic(topic, o.partitions());
+                preload(broker.bootstrap(), topic, o.records(), out);
+            } else {
+                out.println("each run writes " + o.rate() + " records/s to a topic of its own ("
+                        + o.rate() * o.endpoints() + " deliveries/s offered)");
+            }
             out.println();
             out.println(String.format(Locale.ROOT, "| %-8s | %-8s | %12s | %18s | %18s | %15s | %6s |", "design", "scenario",
                     "deliveries/s", "fast endpoints/s", "slow endpoint/s", "fast vs all fast", "failed"));
@@ -81,9 +94,8 @@ public final class DispatchLab {
                     urls.add(sim.urls().get(i) + "/e" + i + "?latency=" + dev.weft.core.Durations.format(o.latency()));
                 }
                 run++;
-                measure(design, "warm-up", broker.bootstrap(), topic, "lab-" + design + "-" + run, urls,
-                        new Options(o.designs(), o.endpoints(), o.latency(), o.slowLatency(), o.records(), o.partitions(),
-                                Duration.ZERO, o.warmup()), sim, statsClient);
+                measure(design, "warm-up", broker, topic(broker, topic, run, o), "lab-" + design + "-" + run, urls,
+                        o.warmupPass(), sim, statsClient);
             }
             for (String design : o.designs()) {
                 Double baselineFast = null;
@@ -96,7 +108,7 @@ public final class DispatchLab {
                                 + dev.weft.core.Durations.format(slow ? o.slowLatency() : o.latency()));
                     }
                     String group = "lab-" + design + "-" + run;
-                    Row r = measure(design, scenario, broker.bootstrap(), topic, group, urls, o, sim, statsClient);
+                    Row r = measure(design, scenario, broker, topic(broker, topic, run, o), group, urls, o, sim, statsClient);
                     double vs = baselineFast == null ? 1.0 : r.fast() / baselineFast;
                     if (baselineFast == null) {
                         baselineFast = r.fast();
@@ -140,15 +152,54 @@ public final class DispatchLab {
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
             for (int i = 0; i < n; i++) {
-                p.send(new ProducerRecord<>(topic, ("{\"type\":\"order.created\",\"order\":" + i
-                        + ",\"country\":\"DE\",\"amount\":42.5}").getBytes(StandardCharsets.UTF_8)));
+                p.send(new ProducerRecord<>(topic, record(i)));
             }
             p.flush();
         }
     }
 
-    private static Row measure(String design, String scenario, String bootstrap, String topic, String group,
+    /** The backlog topic, or (rate mode) a new topic for this run. */
+    private static String topic(KafkaBroker broker, String backlog, int run, Options o) throws java.io.IOException {
+        if (o.rate() == 0) {
+            return backlog;
+        }
+        String t = backlog + "-" + run;
+        broker.createTopic(t, o.partitions());
+        return t;
+    }
+
+    /** Writes {@code rate} records/s to {@code topic} until interrupted (in steps of 10 ms). */
+    private static Thread writer(String bootstrap, String topic, int rate) {
+        return Thread.ofPlatform().daemon().name("lab-writer").start(() -> {
+            try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ProducerConfig.ACKS_CONFIG, "all",
+                    ProducerConfig.LINGER_MS_CONFIG, 5,
+                    ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                    ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                long start = System.nanoTime();
+                long sent = 0;
+                while (!Thread.currentThread().isInterrupted()) {
+                    long due = (System.nanoTime() - start) * rate / 1_000_000_000L;
+                    for (; sent < due; sent++) {
+                        p.send(new ProducerRecord<>(topic, record(sent)));
+                    }
+                    Thread.sleep(10);
+                }
+            } catch (InterruptedException | org.apache.kafka.common.errors.InterruptException e) {
+                // the run is over
+            }
+        });
+    }
+
+    private static byte[] record(long i) {
+        return ("{\"type\":\"order.created\",\"order\":" + i + ",\"country\":\"DE\",\"amount\":42.5}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Row measure(String design, String scenario, KafkaBroker broker, String topic, String group,
                                List<String> urls, Options o, SimProcess sim, Transport stats) throws Exception {
+        String bootstrap = broker.bootstrap();
+        Thread writer = o.rate() > 0 ? writer(bootstrap, topic, o.rate()) : null;
         AutoCloseable running;
         java.util.function.LongSupplier failed;
         if (design.equals("weft")) {
@@ -180,6 +231,10 @@ public final class DispatchLab {
             long slow = after[urls.size() - 1] - before[urls.size() - 1];
             return new Row(design, scenario, (fast + slow) / secs, fast / secs, slow / secs, failed.getAsLong());
         } finally {
+            if (writer != null) {
+                writer.interrupt();
+                writer.join(10_000);
+            }
             running.close();
         }
     }
