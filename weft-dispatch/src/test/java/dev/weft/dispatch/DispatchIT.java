@@ -150,13 +150,7 @@ class DispatchIT {
                 System.out.println("commitsOnlyRecordsThatAreDone: the held answer arrived before the check; "
                         + "the in-between state was not observed this run");
             }
-            assertThat(TestKafka.await(Duration.ofSeconds(30), () -> {
-                try {
-                    return TestKafka.committedSum("g-commit", topic) == 10;
-                } catch (Exception e) {
-                    return false;
-                }
-            })).isTrue();
+            assertThat(TestKafka.awaitCommitted("g-commit", topic, 10, Duration.ofSeconds(30))).isTrue();
         }
     }
 
@@ -184,7 +178,7 @@ class DispatchIT {
                     .containsExactlyInAnyOrderElementsOf(sent.stream().map(s -> id(s, "broken")).toList());
             assertThat(sim.stats().answered("/broken", "500")).isEqualTo(60);
             assertThat(sim.stats().answered("/fine", "200")).isEqualTo(20);
-            assertThat(TestKafka.committedSum("g-fail", topic)).isEqualTo(20);
+            assertThat(TestKafka.awaitCommitted("g-fail", topic, 20, Duration.ofSeconds(20))).isTrue();
             assertThat(((Number) endpoint(d, "broken").get("parked_retry")).longValue()).isEqualTo(40);
         }
     }
@@ -208,13 +202,7 @@ class DispatchIT {
             }
             // the source partitions commit to the end: what the dead lane could not take is parked on its wait
             // topic at once; the few it took are parked on the retry topic when their attempt times out (2 s)
-            assertThat(TestKafka.await(Duration.ofSeconds(30), () -> {
-                try {
-                    return TestKafka.committedSum("g-iso", topic) == 300;
-                } catch (Exception e) {
-                    return false;
-                }
-            })).isTrue();
+            assertThat(TestKafka.awaitCommitted("g-iso", topic, 300, Duration.ofSeconds(30))).isTrue();
             Map<String, Object> hangs = endpoint(d, "hangs");
             assertThat(((Number) hangs.get("delivered")).longValue()).isZero();
             assertThat(((Number) hangs.get("in_flight")).intValue()).as("its lane is still busy").isEqualTo(2);

@@ -66,13 +66,7 @@ class KillNineIT {
                 long requests = sim.stats().requests();
                 System.out.println("after the restart: " + sim.stats().distinctWebhookIds() + " distinct ids in "
                         + requests + " requests (" + (requests - total) + " duplicates)");
-                assertThat(TestKafka.await(Duration.ofSeconds(20), () -> {
-                    try {
-                        return TestKafka.committedSum("g-kill", topic) == RECORDS;
-                    } catch (Exception ex) {
-                        return false;
-                    }
-                })).isTrue();
+                assertThat(TestKafka.awaitCommitted("g-kill", topic, RECORDS, Duration.ofSeconds(20))).isTrue();
             }
         }
     }

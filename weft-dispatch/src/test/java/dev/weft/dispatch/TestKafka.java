@@ -114,6 +114,17 @@ final class TestKafka {
         return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
     }
 
+    /** Waits until the group has committed {@code records} offsets in all of {@code topic}'s partitions. */
+    static boolean awaitCommitted(String group, String topic, long records, Duration timeout) throws InterruptedException {
+        return await(timeout, () -> {
+            try {
+                return committedSum(group, topic) == records;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
     /** Waits until {@code done} holds (checked every 50 ms); false after {@code timeout}. */
     static boolean await(Duration timeout, BooleanSupplier done) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
