@@ -1,7 +1,6 @@
 package dev.weft.lab;
 
 import com.fasterxml.jackson.databind.JsonNode;
-
 import dev.weft.core.Json;
 import dev.weft.core.call.CallRequest;
 import dev.weft.core.call.CallResult;
@@ -252,19 +251,4 @@ public final class DispatchLab {
         }
         return out;
     }
-
-    /** The report as Markdown, for docs/benchmarks.md. */
-    public static String markdown(List<Row> rows) {
-        StringBuilder sb = new StringBuilder();
-        Map<String, Double> base = new LinkedHashMap<>();
-        rows.stream().filter(r -> r.scenario().equals("all fast")).forEach(r -> base.put(r.design(), r.fast()));
-        sb.append("| design | scenario | deliveries/s | fast endpoints/s | slow endpoint/s | fast vs all fast |\n");
-        sb.append("|---|---|---:|---:|---:|---:|\n");
-        for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f | %.1f | %.2f |%n", r.design(), r.scenario(),
-                    r.all(), r.fast(), r.slow(), r.fast() / base.getOrDefault(r.design(), r.fast())));
-        }
-        return sb.toString();
-    }
-
 }

@@ -28,12 +28,10 @@ public final class KafkaBroker implements AutoCloseable {
 
     private final ChildProcess process;
     private final String bootstrap;
-    private final Path dir;
 
-    private KafkaBroker(ChildProcess process, Path dir) {
+    private KafkaBroker(ChildProcess process) {
         this.process = process;
         this.bootstrap = process.ready();
-        this.dir = dir;
     }
 
     /**
@@ -51,7 +49,7 @@ public final class KafkaBroker implements AutoCloseable {
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.controller.QuorumController=error");
         ChildProcess p = ChildProcess.startJvm(flags, BrokerMain.class,
                 List.of(dir.toAbsolutePath().toString(), HostPort.format(listen)));
-        return new KafkaBroker(p, dir);
+        return new KafkaBroker(p);
     }
 
     /** Whether something accepts TCP connections at {@code hostPort} (a broker already running there). */
@@ -74,14 +72,6 @@ public final class KafkaBroker implements AutoCloseable {
     /** {@code host:port} for clients. */
     public String bootstrap() {
         return bootstrap;
-    }
-
-    public Path dir() {
-        return dir;
-    }
-
-    public long pid() {
-        return process.pid();
     }
 
     /** Creates {@code topic} with {@code partitions} (replication 1) unless it exists. */

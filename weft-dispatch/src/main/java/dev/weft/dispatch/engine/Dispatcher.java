@@ -70,7 +70,7 @@ public final class Dispatcher implements AutoCloseable {
     private volatile String failure;
     private volatile int paused;
     private volatile int assigned;
-    private volatile long lastCommit;
+    private long lastCommit; // consumer thread only
 
     /** Why a partition is paused at a record, and when it may go on. */
     private sealed interface Hold {

@@ -24,8 +24,4 @@ public final class Ticket {
     public boolean revoked() {
         return tracker.revoked();
     }
-
-    public long offset() {
-        return offset;
-    }
 }
