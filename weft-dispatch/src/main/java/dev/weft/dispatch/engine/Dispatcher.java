@@ -193,10 +193,8 @@ public final class Dispatcher implements AutoCloseable {
                 for (TopicPartition tp : batch.partitions()) {
                     take(tp, batch.records(tp));
                 }
-                maintain(false);
+                maintain();
             }
-            drain();
-        } catch (org.apache.kafka.common.errors.WakeupException e) {
             drain();
         } catch (Throwable t) {
             failure = t.toString();
@@ -299,8 +297,8 @@ public final class Dispatcher implements AutoCloseable {
         return null;
     }
 
-    /** Resumes partitions whose hold is over; commits every {@link #COMMIT_INTERVAL} (or now, when {@code force}). */
-    private void maintain(boolean force) {
+    /** Resumes partitions whose hold is over; commits every {@link #COMMIT_INTERVAL}. */
+    private void maintain() {
         if (!holds.isEmpty()) {
             long now = System.currentTimeMillis();
             List<TopicPartition> resume = new ArrayList<>();
@@ -321,7 +319,7 @@ public final class Dispatcher implements AutoCloseable {
         }
         paused = holds.size();
         long now = System.nanoTime();
-        if (force || now - lastCommit >= COMMIT_INTERVAL.toNanos()) {
+        if (now - lastCommit >= COMMIT_INTERVAL.toNanos()) {
             lastCommit = now;
             commit(trackers.values());
             for (TopicPartition tp : trackers.keySet()) {

@@ -33,8 +33,7 @@ public final class PartitionTracker {
     public Ticket take(long offset, int deliveries) {
         next = Math.max(next, offset + 1);
         Ticket t = new Ticket(this, offset, deliveries);
-        if (deliveries > 0) {
-            open.add(offset);
+        if (deliveries > 0 && open.add(offset)) {
             outstanding.incrementAndGet();
         }
         return t;
