@@ -22,7 +22,7 @@ import java.util.List;
                 "numbers, with the CPU seconds of client and backend.",
                 "",
                 "The shoot-out, each on N virtual threads with as many connections:",
-                "  weft      Weft's Transport (Apache 5 classic inside, with bulkhead, deadline, metrics)",
+                "  weft      Weft's Transport (its own HTTP/1.1 client, with bulkhead, deadline, metrics)",
                 "  jdk       java.net.http.HttpClient, HTTP/1.1",
                 "  apache    Apache HttpClient 5 classic, pooled, nothing else",
                 "  jetty     Jetty 12 HttpClient, blocking send()",

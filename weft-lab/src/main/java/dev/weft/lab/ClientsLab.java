@@ -55,7 +55,7 @@ import java.util.concurrent.TimeUnit;
 public final class ClientsLab {
     /** The outbound-client shoot-out, each on virtual threads. */
     public static final Map<String, String> SHOOTOUT = ordered(
-            "weft", "Weft's Transport (Apache 5 classic inside, with bulkhead, deadline, metrics)",
+            "weft", "Weft's Transport (its own HTTP/1.1 client, with bulkhead, deadline, metrics)",
             "jdk", "java.net.http.HttpClient, HTTP/1.1",
             "apache", "Apache HttpClient 5 classic, pooled, nothing else",
             "jetty", "Jetty 12 HttpClient, blocking send()",

@@ -6,21 +6,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import org.apache.hc.client5.http.config.ConnectionConfig;
-import org.apache.hc.client5.http.impl.ChainElement;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.impl.classic.HttpClients;
-import org.apache.hc.client5.http.impl.io.ManagedHttpClientConnectionFactory;
-import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
-import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
-import org.apache.hc.core5.http.HttpHost;
-import org.apache.hc.core5.http.config.Http1Config;
-import org.apache.hc.core5.io.CloseMode;
-import org.apache.hc.core5.pool.PoolConcurrencyPolicy;
-import org.apache.hc.core5.pool.PoolReusePolicy;
-import org.apache.hc.core5.util.TimeValue;
-import org.apache.hc.core5.util.Timeout;
-
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -29,16 +14,14 @@ import java.util.concurrent.Semaphore;
 
 /** The live state of one destination: bulkhead, breaker, connection pool and meters. */
 final class DestinationRuntime implements AutoCloseable {
-    /** Size of each of a pooled connection's read and write buffers. */
-    static final int CONNECTION_BUFFER_BYTES = 8 * 1024;
 
     private final Destination destination;
     private final DestinationConfig config;
-    private final HttpHost host;
+    private final String hostHeader;
+    private final String userAgent;
     private final Semaphore bulkhead;
     private final CircuitBreaker breaker;
-    private final PoolingHttpClientConnectionManager pool;
-    private final CloseableHttpClient client;
+    private final ConnectionPool pool;
     private final MeterRegistry registry;
     private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
     private final Map<Attempt.Kind, Counter> attempts = new ConcurrentHashMap<>();
@@ -49,49 +32,14 @@ final class DestinationRuntime implements AutoCloseable {
         this.destination = destination;
         this.config = config;
         this.registry = registry;
-        this.host = new HttpHost(destination.scheme(), destination.host(), destination.port());
+        boolean defaultPort = destination.port() == (destination.scheme().equals("https") ? 443 : 80);
+        String h = destination.host().indexOf(':') >= 0 && !destination.host().startsWith("[") ? "[" + destination.host() + "]" : destination.host();
+        this.hostHeader = defaultPort ? h : h + ":" + destination.port();
+        this.userAgent = userAgent;
         DestinationLimits limits = config.limits();
         this.bulkhead = new Semaphore(limits.maxInFlight());
         this.breaker = new CircuitBreaker(config.breaker());
-        this.pool = PoolingHttpClientConnectionManagerBuilder.create()
-                .setMaxConnTotal(limits.maxConnections())
-                .setMaxConnPerRoute(limits.maxConnections())
-                // LAX: no pool-wide lock on lease and release (with STRICT, 2,000 threads contending for it
-                // raised p99 from ~0.4 s to 1.4 s in `weft lab clients` at 0 ms). LAX enforces its maximum
-                // loosely; the bulkhead in front of it already caps calls in flight at max_in_flight.
-                .setPoolConcurrencyPolicy(PoolConcurrencyPolicy.LAX)
-                .setConnPoolPolicy(PoolReusePolicy.LIFO)
-                // Apache's default is three 32 KiB buffers per connection: 13,500 pooled connections held
-                // 1.3 GB of heap in `weft lab system-a` at 1 s and the gateway spent its time in GC.
-                // Heads and small bodies fit in 8 KiB; larger bodies stream through it.
-                .setConnectionFactory(ManagedHttpClientConnectionFactory.builder()
-                        .http1Config(Http1Config.custom().setBufferSize(CONNECTION_BUFFER_BYTES)
-                                .setChunkSizeHint(CONNECTION_BUFFER_BYTES).build())
-                        .build())
-                .setDefaultConnectionConfig(ConnectionConfig.custom()
-                        .setConnectTimeout(Timeout.of(limits.connectTimeout()))
-                        .setIdleTimeout(Timeout.of(limits.idleTimeout()))
-                        .setTimeToLive(TimeValue.NEG_ONE_MILLISECOND)
-                        .setValidateAfterInactivity(TimeValue.NEG_ONE_MILLISECOND)
-                        .build())
-                .build();
-        this.client = HttpClients.custom()
-                .setConnectionManager(pool)
-                .setUserAgent(userAgent)
-                .disableAutomaticRetries()   // retries are ours: bounded by the deadline
-                .disableRedirectHandling()
-                .disableCookieManagement()
-                .disableAuthCaching()
-                .disableContentCompression()
-                .addExecInterceptorBefore(ChainElement.MAIN_TRANSPORT.name(), "weft-connected",
-                        (request, scope, chain) -> {
-                            Object ex = scope.clientContext.getAttribute(Exchange.ATTRIBUTE);
-                            if (ex instanceof Exchange e) {
-                                e.connected();
-                            }
-                            return chain.proceed(request, scope);
-                        })
-                .build();
+        this.pool = new ConnectionPool(destination, limits);
         String key = destination.key();
         meters.add(Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
                 .description("calls in flight to the destination").tag("destination", key).register(registry));
@@ -115,8 +63,13 @@ final class DestinationRuntime implements AutoCloseable {
         return config;
     }
 
-    HttpHost host() {
-        return host;
+    /** The Host header: host, and the port unless it is the scheme's default. */
+    String hostHeader() {
+        return hostHeader;
+    }
+
+    String userAgent() {
+        return userAgent;
     }
 
     Semaphore bulkhead() {
@@ -127,8 +80,8 @@ final class DestinationRuntime implements AutoCloseable {
         return breaker;
     }
 
-    CloseableHttpClient client() {
-        return client;
+    ConnectionPool pool() {
+        return pool;
     }
 
     void recordCall(String outcome, long nanos) {
@@ -162,6 +115,6 @@ final class DestinationRuntime implements AutoCloseable {
 
     @Override
     public void close() {
-        client.close(CloseMode.IMMEDIATE);
+        pool.close();
     }
 }

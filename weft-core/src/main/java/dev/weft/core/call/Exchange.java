@@ -1,88 +1,65 @@
 package dev.weft.core.call;
 
 import dev.weft.core.Deadline;
-import org.apache.hc.client5.http.ConnectTimeoutException;
-import org.apache.hc.client5.http.HttpHostConnectException;
-import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
-import org.apache.hc.client5.http.config.RequestConfig;
-import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
-import org.apache.hc.client5.http.protocol.HttpClientContext;
-import org.apache.hc.core5.http.ClassicHttpResponse;
-import org.apache.hc.core5.http.ConnectionClosedException;
-import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
-import org.apache.hc.core5.http.ContentType;
-import org.apache.hc.core5.http.Header;
-import org.apache.hc.core5.http.HttpEntity;
-import org.apache.hc.core5.http.HttpException;
-import org.apache.hc.core5.http.NoHttpResponseException;
-import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
-import org.apache.hc.core5.util.Timeout;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
+import java.net.URI;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.Set;
 
 /**
- * One HTTP attempt on the calling (virtual) thread, under a deadline.
+ * One HTTP/1.1 attempt on the calling (virtual) thread, under a deadline.
  *
- * <p>The deadline is enforced in two places: the connect timeout is set to the remaining budget, and
+ * <p>The deadline is enforced in two places: the connect timeout is cut to the remaining budget, and
  * the {@link Watchdog} aborts the exchange once the deadline has passed (within a few milliseconds);
- * reads themselves are untimed. Aborting closes the
- * socket, which wakes a read blocked anywhere (waiting for headers, or between the bytes of a body
- * that drips), so no virtual thread outlives its deadline. An aborted connection is never reused.
+ * reads themselves are untimed. Aborting closes the socket, which wakes a read blocked anywhere
+ * (waiting for headers, or between the bytes of a body that drips), so no virtual thread outlives its
+ * deadline. An aborted connection is never reused.
  */
 final class Exchange {
-    /** Context attribute through which the chain tells this exchange that it has a connection. */
-    static final String ATTRIBUTE = "weft.exchange";
-
     private static final int PHASE_CONNECTING = 0;
     private static final int PHASE_SENT = 1;
     private static final int PHASE_BODY = 2;
+    /** Methods that may be sent again when a reused connection turns out to be closed by the peer. */
+    private static final Set<String> IDEMPOTENT = Set.of("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE");
+    /** Request headers the connection writes itself (or that would break its framing). */
+    private static final Set<String> OWN_HEADERS = Set.of("host", "content-length", "transfer-encoding",
+            "connection", "keep-alive", "upgrade", "te");
 
-    private final HttpUriRequestBase request;
+    private final CallRequest call;
     private volatile int phase = PHASE_CONNECTING;
     private volatile boolean timedOut;
     private volatile boolean cancelled;
+    private volatile Socket socket;
+    private volatile Connection connection;
     private long startNanos;
     private volatile long deadlineNanos;
     private long connectedNanos = -1;
     private long headersNanos = -1;
 
     Exchange(CallRequest call) {
-        this.request = new HttpUriRequestBase(call.method(), call.uri());
-        ContentType contentType = null;
-        for (Map.Entry<String, String> h : call.headers().fields()) {
-            if (h.getKey().equalsIgnoreCase("content-length") || h.getKey().equalsIgnoreCase("host")) {
-                continue; // the client writes these itself
-            }
-            if (h.getKey().equalsIgnoreCase("content-type")) {
-                contentType = ContentType.parse(h.getValue());
-            }
-            request.addHeader(h.getKey(), h.getValue());
-        }
-        if (call.body() != null) {
-            request.setEntity(new ByteArrayEntity(call.body(), contentType));
-        }
+        this.call = call;
     }
 
-    /** Called from the exec chain once a connection (new or pooled) is ready. */
-    void connected() {
-        connectedNanos = System.nanoTime() - startNanos;
-        phase = PHASE_SENT;
+    /** The pool tells the exchange which socket it is connecting, so that an abort can close it. */
+    void connecting(Socket s) {
+        socket = s;
+        if (timedOut || cancelled) {
+            closeQuietly(s);
+        }
     }
 
     /** Cancels this attempt from any thread (the loser of a hedge). */
     void cancel() {
         cancelled = true;
-        request.cancel();
+        abort();
     }
 
     /** The deadline of the running attempt, as a {@link System#nanoTime()} value. */
@@ -93,7 +70,18 @@ final class Exchange {
     /** Called by the {@link Watchdog} once the deadline has passed. */
     void deadlineReached() {
         timedOut = true;
-        request.cancel();
+        abort();
+    }
+
+    private void abort() {
+        Connection c = connection;
+        if (c != null) {
+            c.abort();
+        }
+        Socket s = socket;
+        if (s != null) {
+            closeQuietly(s);
+        }
     }
 
     Outcome run(DestinationRuntime dest, Deadline deadline) {
@@ -105,45 +93,55 @@ final class Exchange {
         if (cancelled) {
             return Outcome.failure(Reason.CANCELLED, "cancelled before it started");
         }
+        byte[] head;
+        try {
+            head = requestHead(dest);
+        } catch (IllegalArgumentException e) {
+            return Outcome.failure(Reason.PROTOCOL, "request not sent: " + e.getMessage());
+        }
         DestinationLimits limits = dest.config().limits();
-        Timeout budget = Timeout.of(remaining, TimeUnit.NANOSECONDS);
-        Timeout connect = limits.connectTimeout().toNanos() < remaining
-                ? Timeout.of(limits.connectTimeout().toNanos(), TimeUnit.NANOSECONDS) : budget;
-        HttpClientContext context = HttpClientContext.create();
-        // Reads are untimed: the Watchdog aborts the exchange at its deadline. A read with a socket timeout
-        // parks its virtual thread with a timer, and with 13,500 reads waiting at once (`weft lab system-a`
-        // at 1 s) arming and cancelling those timers was the gateway's largest single CPU cost.
-        context.setRequestConfig(RequestConfig.custom()
-                .setConnectionRequestTimeout(budget)
-                .setConnectTimeout(connect)
-                .setResponseTimeout(Timeout.DISABLED)
-                .build());
-        context.setAttribute(ATTRIBUTE, this);
         deadlineNanos = deadline.nanoTime();
         Watchdog.watch(this);
-        ClassicHttpResponse response = null;
+        ConnectionPool pool = dest.pool();
+        Connection c = null;
+        boolean reusable = false;
         try {
-            response = dest.client().executeOpen(dest.host(), request, context);
-            headersNanos = System.nanoTime() - startNanos;
-            phase = PHASE_BODY;
-            int status = response.getCode();
-            Headers headers = copy(response.getHeaders());
-            HttpEntity entity = response.getEntity();
-            byte[] body = new byte[0];
-            if (entity != null) {
-                long declared = entity.getContentLength();
-                if (declared > limits.maxBodyBytes()) {
-                    request.cancel(); // do not read it, do not reuse the connection
-                    return Outcome.failure(Reason.TOO_LARGE, "body of " + declared + " bytes is over the limit of "
-                            + limits.maxBodyBytes()).withAnswer(status, headers, timings());
-                }
-                body = readBounded(entity, declared, limits.maxBodyBytes());
-                if (body == null) {
-                    request.cancel();
-                    return Outcome.failure(Reason.TOO_LARGE, "body is over the limit of " + limits.maxBodyBytes()
-                            + " bytes").withAnswer(status, headers, timings());
+            boolean headRequest = call.method().equals("HEAD");
+            Connection.Head answer;
+            boolean fresh = false;
+            while (true) {
+                c = lease(pool, limits, deadline, fresh);
+                try {
+                    c.send(head, call.body());
+                    answer = c.readHead(headRequest);
+                    break;
+                } catch (Connection.ClosedException e) {
+                    // A keep-alive connection the peer closed while it sat in the pool: nothing reached the
+                    // application, so an idempotent request goes once more, on a new connection.
+                    if (!c.reused || !e.nothingReceived || fresh || timedOut || cancelled
+                            || !IDEMPOTENT.contains(call.method())) {
+                        throw e;
+                    }
+                    pool.release(c, false);
+                    c = null;
+                    connection = null;
+                    fresh = true;
                 }
             }
+            headersNanos = System.nanoTime() - startNanos;
+            phase = PHASE_BODY;
+            int status = answer.status();
+            Headers headers = answer.headers();
+            if (answer.contentLength() > limits.maxBodyBytes()) {
+                return Outcome.failure(Reason.TOO_LARGE, "body of " + answer.contentLength()
+                        + " bytes is over the limit of " + limits.maxBodyBytes()).withAnswer(status, headers, timings());
+            }
+            byte[] body = answer.contentLength() == 0 ? Outcome.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
+            if (body == null) {
+                return Outcome.failure(Reason.TOO_LARGE, "body is over the limit of " + limits.maxBodyBytes()
+                        + " bytes").withAnswer(status, headers, timings());
+            }
+            reusable = answer.keepAlive();
             Reason reason = status >= 400 ? Reason.STATUS : null;
             String message = reason == null ? null : "answered " + status;
             return new Outcome(status, headers, body, reason, message, timings());
@@ -151,22 +149,89 @@ final class Exchange {
             return classify(e);
         } finally {
             Watchdog.unwatch(this);
-            closeQuietly(response);
+            if (c != null) {
+                pool.release(c, reusable && !timedOut && !cancelled);
+            }
         }
     }
 
-    /**
-     * Releases the connection: back to the pool when the body was read to its end, closed otherwise.
-     * Closing an aborted exchange may throw; the outcome is already decided by then.
-     */
-    private static void closeQuietly(ClassicHttpResponse response) {
-        if (response == null) {
-            return;
+    private Connection lease(ConnectionPool pool, DestinationLimits limits, Deadline deadline, boolean fresh)
+            throws IOException {
+        phase = PHASE_CONNECTING;
+        long budget = deadline.remainingNanos();
+        long connect = Math.min(limits.connectTimeout().toNanos(), budget);
+        Connection c = pool.lease(this, budget, connect, fresh);
+        connection = c;
+        socket = null;
+        if (timedOut || cancelled) {
+            c.abort(); // aborted while it connected; the caller's read fails at once
         }
+        if (connectedNanos < 0) {
+            connectedNanos = System.nanoTime() - startNanos;
+        }
+        phase = PHASE_SENT;
+        return c;
+    }
+
+    /** The request line and headers, in one array. */
+    private byte[] requestHead(DestinationRuntime dest) {
+        URI uri = call.uri();
+        String path = uri.getRawPath();
+        String query = uri.getRawQuery();
+        StringBuilder b = new StringBuilder(160);
+        b.append(call.method()).append(' ').append(path == null || path.isEmpty() ? "/" : path);
+        if (query != null) {
+            b.append('?').append(query);
+        }
+        b.append(" HTTP/1.1\r\nHost: ").append(dest.hostHeader()).append("\r\n");
+        boolean userAgent = false;
+        for (Map.Entry<String, String> h : call.headers().fields()) {
+            String name = h.getKey();
+            String lower = name.toLowerCase(java.util.Locale.ROOT);
+            if (OWN_HEADERS.contains(lower)) {
+                continue;
+            }
+            checkField(name, h.getValue());
+            userAgent |= lower.equals("user-agent");
+            b.append(name).append(": ").append(h.getValue()).append("\r\n");
+        }
+        if (!userAgent) {
+            b.append("User-Agent: ").append(dest.userAgent()).append("\r\n");
+        }
+        byte[] body = call.body();
+        if (body != null) {
+            b.append("Content-Length: ").append(body.length).append("\r\n");
+        } else if (call.method().equals("POST") || call.method().equals("PUT") || call.method().equals("PATCH")) {
+            b.append("Content-Length: 0\r\n");
+        }
+        b.append("\r\n");
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A header that would split the request (CR, LF) or is not a token is refused, not sent. */
+    private static void checkField(String name, String value) {
+        if (name.isEmpty()) {
+            throw new IllegalArgumentException("a header has an empty name");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char ch = name.charAt(i);
+            if (ch <= ' ' || ch >= 0x7f || "\"(),/:;<=>?@[\\]{}".indexOf(ch) >= 0) {
+                throw new IllegalArgumentException("header name '" + name + "' is not a token");
+            }
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char ch = value.charAt(i);
+            if (ch == '\r' || ch == '\n' || ch == 0) {
+                throw new IllegalArgumentException("the value of header '" + name + "' has a line break or NUL");
+            }
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
         try {
-            response.close();
-        } catch (IOException | RuntimeException ignored) {
-            // the connection is discarded either way
+            s.close();
+        } catch (IOException ignored) {
+            // closing is all we wanted
         }
     }
 
@@ -184,25 +249,17 @@ final class Exchange {
         }
         Reason reason;
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        if (e instanceof ConnectTimeoutException) {
+        if (e instanceof ConnectionPool.LeaseTimeoutException) {
             reason = Reason.TIMEOUT_CONNECT;
-        } else if (e instanceof ConnectionRequestTimeoutException) {
-            reason = Reason.TIMEOUT_CONNECT;
-            message = "no pooled connection became free in time (max_connections)";
-        } else if (e instanceof HttpHostConnectException || e instanceof ConnectException) {
-            reason = Reason.REFUSED;
         } else if (e instanceof SocketTimeoutException) {
             reason = timeoutForPhase();
+        } else if (e instanceof ConnectException || e instanceof NoRouteToHostException) {
+            reason = Reason.REFUSED;
         } else if (e instanceof UnknownHostException) {
             reason = Reason.UNKNOWN_HOST;
-        } else if (e instanceof NoHttpResponseException) {
+        } else if (e instanceof Connection.ClosedException || e instanceof SocketException) {
             reason = Reason.RESET;
-            message = "closed the connection without answering";
-        } else if (e instanceof ConnectionClosedException || e instanceof SocketException) {
-            reason = Reason.RESET;
-        } else if (e instanceof IOException && e.getCause() instanceof HttpException
-                || e instanceof org.apache.hc.client5.http.ClientProtocolException
-                || e instanceof org.apache.hc.core5.http.MalformedChunkCodingException) {
+        } else if (e instanceof Connection.ProtocolException || e instanceof javax.net.ssl.SSLException) {
             reason = Reason.PROTOCOL;
         } else if (e instanceof IOException) {
             reason = Reason.IO;
@@ -227,43 +284,6 @@ final class Exchange {
             case PHASE_SENT -> "while waiting for headers";
             default -> "while reading the body";
         };
-    }
-
-    /** Reads at most {@code max} bytes; null when the body is longer. */
-    private static byte[] readBounded(HttpEntity entity, long declared, long max) throws IOException {
-        try (InputStream in = entity.getContent()) {
-            if (in == null) {
-                return new byte[0];
-            }
-            int capacity = declared >= 0 ? (int) declared : (int) Math.min(max, 8192);
-            byte[] buf = new byte[Math.max(capacity, 16)];
-            int n = 0;
-            while (true) {
-                if (n == buf.length) {
-                    if (n > max) {
-                        return null;
-                    }
-                    buf = Arrays.copyOf(buf, (int) Math.min((long) buf.length * 2, max + 1));
-                }
-                int r = in.read(buf, n, buf.length - n);
-                if (r < 0) {
-                    break;
-                }
-                n += r;
-                if (n > max) {
-                    return null;
-                }
-            }
-            return n == buf.length ? buf : Arrays.copyOf(buf, n);
-        }
-    }
-
-    private static Headers copy(Header[] hs) {
-        List<Map.Entry<String, String>> l = new ArrayList<>(hs.length);
-        for (Header h : hs) {
-            l.add(Map.entry(h.getName(), h.getValue()));
-        }
-        return Headers.of(l);
     }
 
     /** What one attempt produced. */

@@ -1,0 +1,259 @@
+package dev.weft.it;
+
+import dev.weft.core.call.CallRequest;
+import dev.weft.core.call.CallResult;
+import dev.weft.core.call.DestinationConfig;
+import dev.weft.core.call.DestinationLimits;
+import dev.weft.core.call.Headers;
+import dev.weft.core.call.Transport;
+import dev.weft.core.policy.RetryPolicy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The transport's HTTP/1.1 client against a scripted server over loopback: the framings and the broken
+ * answers that weft-sim does not produce (chunked bodies, bodies delimited by close, interim answers,
+ * malformed heads), connection reuse, and a keep-alive connection the server closed while it was idle.
+ */
+class Http1ClientIT {
+    /** A real TCP server that answers each request with what {@code script} returns (raw bytes). */
+    static final class ScriptedServer implements AutoCloseable {
+        final ServerSocket server;
+        final AtomicInteger connections = new AtomicInteger();
+        final List<String> heads = new CopyOnWriteArrayList<>();
+        final List<String> bodies = new CopyOnWriteArrayList<>();
+        /** Returns the bytes to answer with; null closes the connection without answering. */
+        final Function<String, String> script;
+        /** Close the connection after each answer (without saying so). */
+        volatile boolean closeAfterAnswer;
+
+        ScriptedServer(Function<String, String> script) throws IOException {
+            this.script = script;
+            this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread.ofVirtual().start(() -> {
+                while (!server.isClosed()) {
+                    try {
+                        Socket s = server.accept();
+                        connections.incrementAndGet();
+                        Thread.ofVirtual().start(() -> serve(s));
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+        }
+
+        String url(String path) {
+            return "http://127.0.0.1:" + server.getLocalPort() + path;
+        }
+
+        private void serve(Socket s) {
+            try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+                while (true) {
+                    String head = readHead(in);
+                    if (head == null) {
+                        return;
+                    }
+                    heads.add(head);
+                    int length = 0;
+                    for (String line : head.split("\r\n")) {
+                        if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+                            length = Integer.parseInt(line.substring(15).strip());
+                        }
+                    }
+                    bodies.add(new String(in.readNBytes(length), StandardCharsets.UTF_8));
+                    String answer = script.apply(head);
+                    if (answer == null) {
+                        return;
+                    }
+                    out.write(answer.getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                    if (closeAfterAnswer || answer.contains("X-Then: close")) {
+                        return;
+                    }
+                }
+            } catch (IOException e) {
+                // the client went away
+            }
+        }
+
+        private static String readHead(InputStream in) throws IOException {
+            ByteArrayOutputStream b = new ByteArrayOutputStream();
+            int state = 0;
+            while (state < 4) {
+                int c = in.read();
+                if (c < 0) {
+                    return null;
+                }
+                b.write(c);
+                state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3))
+                        ? state + 1 : 0;
+            }
+            return b.toString(StandardCharsets.ISO_8859_1);
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
+    }
+
+    private ScriptedServer server;
+    private final Transport transport = Transport.builder()
+            .defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE)
+                    .withLimits(DestinationLimits.DEFAULT.withMaxBodyBytes(1000)))
+            .build();
+
+    @AfterEach
+    void stop() throws IOException {
+        transport.close();
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private CallResult get(String path) {
+        return transport.call(CallRequest.get(server.url(path)), Duration.ofSeconds(5));
+    }
+
+    @Test
+    void readsChunkedBodiesAndReusesTheConnection() throws IOException {
+        server = new ScriptedServer(head -> "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n");
+        for (int i = 0; i < 3; i++) {
+            CallResult r = get("/chunked");
+            assertThat(r.ok()).as(r.toString()).isTrue();
+            assertThat(r.bodyText()).isEqualTo("hello, world");
+        }
+        assertThat(server.connections.get()).as("one keep-alive connection for all three").isEqualTo(1);
+    }
+
+    @Test
+    void sendsHostUserAgentAndContentLength() throws IOException {
+        server = new ScriptedServer(head -> "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok");
+        CallResult r = transport.call(new CallRequest("POST", URI.create(server.url("/p?q=a%20b")),
+                Headers.of("X-Id", "7", "Host", "evil", "Content-Length", "99"),
+                "{\"a\":1}".getBytes(StandardCharsets.UTF_8), null, null), Duration.ofSeconds(5));
+        assertThat(r.status()).isEqualTo(201);
+        String head = server.heads.getFirst();
+        assertThat(head).startsWith("POST /p?q=a%20b HTTP/1.1\r\n")
+                .contains("\r\nHost: 127.0.0.1:" + server.server.getLocalPort() + "\r\n")
+                .contains("\r\nX-Id: 7\r\n").contains("\r\nUser-Agent: weft\r\n").contains("\r\nContent-Length: 7\r\n")
+                .doesNotContain("evil").doesNotContain("99");
+        assertThat(server.bodies.getFirst()).isEqualTo("{\"a\":1}");
+    }
+
+    @Test
+    void bodyDelimitedByCloseIsReadToTheEndAndTheConnectionNotReused() throws IOException {
+        server = new ScriptedServer(head -> "HTTP/1.1 200 OK\r\nX-Then: close\r\n\r\nuntil the end");
+        assertThat(get("/a").bodyText()).isEqualTo("until the end");
+        assertThat(get("/b").bodyText()).isEqualTo("until the end");
+        assertThat(server.connections.get()).isEqualTo(2);
+    }
+
+    @Test
+    void skipsInterimAnswersAndReadsNoBodyForHeadOr204() throws IOException {
+        server = new ScriptedServer(head -> head.startsWith("HEAD")
+                ? "HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n"
+                : head.contains("/empty") ? "HTTP/1.1 204 No Content\r\n\r\n"
+                : "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s>\r\n\r\n"
+                        + "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody");
+        assertThat(get("/interim").bodyText()).isEqualTo("body");
+        CallResult head = transport.call(new CallRequest("HEAD", URI.create(server.url("/h")), Headers.EMPTY, null,
+                null, null), Duration.ofSeconds(5));
+        assertThat(head.ok()).isTrue();
+        assertThat(head.body()).isEmpty();
+        assertThat(get("/empty").status()).isEqualTo(204);
+        assertThat(get("/interim").bodyText()).as("the connection still in step after HEAD and 204").isEqualTo("body");
+        assertThat(server.connections.get()).isEqualTo(1);
+    }
+
+    @Test
+    void malformedAnswersAreProtocolErrors() throws IOException {
+        server = new ScriptedServer(head -> {
+            if (head.contains("/status")) {
+                return "HTTP/1.1 2x0 OK\r\n\r\n";
+            }
+            if (head.contains("/garbage")) {
+                return "SSH-2.0-OpenSSH\r\n\r\n";
+            }
+            if (head.contains("/two-lengths")) {
+                return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc";
+            }
+            if (head.contains("/bad-chunk")) {
+                return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n";
+            }
+            return "HTTP/1.1 200 OK\r\nX-Huge: " + "a".repeat(70_000) + "\r\nContent-Length: 0\r\n\r\n";
+        });
+        for (String path : List.of("/status", "/garbage", "/two-lengths", "/bad-chunk", "/huge-head")) {
+            CallResult r = get(path);
+            assertThat(r.outcome()).as(path + ": " + r).isEqualTo("protocol-error");
+            if (path.equals("/huge-head")) {
+                assertThat(r.message()).contains("65536");
+            }
+        }
+    }
+
+    @Test
+    void bodiesOverTheLimitFailWithTooLarge() throws IOException {
+        server = new ScriptedServer(head -> head.contains("/chunked")
+                ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "3e8\r\n" + "x".repeat(1000) + "\r\n"
+                        + "1\r\ny\r\n0\r\n\r\n"
+                : "HTTP/1.1 200 OK\r\nX-Then: close\r\n\r\n" + "z".repeat(1001));
+        assertThat(get("/chunked").outcome()).isEqualTo("too-large");
+        assertThat(get("/close").outcome()).isEqualTo("too-large");
+    }
+
+    @Test
+    void aHeaderThatWouldSplitTheRequestIsNotSent() throws IOException {
+        server = new ScriptedServer(head -> "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        CallResult r = transport.call(CallRequest.get(server.url("/x"))
+                .withHeaders(Headers.of("X-Evil", "a\r\nX-Injected: 1")), Duration.ofSeconds(5));
+        assertThat(r.outcome()).isEqualTo("protocol-error");
+        assertThat(r.message()).contains("request not sent").contains("X-Evil");
+        assertThat(server.heads).isEmpty();
+    }
+
+    @Test
+    void anIdleConnectionTheServerClosedIsReplacedForAGetButAPostIsNotSentTwice() throws Exception {
+        server = new ScriptedServer(head -> "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        server.closeAfterAnswer = true; // keep-alive by the headers, closed right after by the server
+        assertThat(get("/1").ok()).isTrue();
+        Thread.sleep(200); // let the FIN arrive while the connection is idle in the pool
+        CallResult again = get("/2");
+        assertThat(again.ok()).as(again.toString()).isTrue();
+        assertThat(again.attempts()).as("one attempt: the stale connection is the pool's business").hasSize(1);
+        assertThat(server.connections.get()).isEqualTo(2);
+
+        Thread.sleep(200);
+        CallResult post = transport.call(CallRequest.post(server.url("/3"), "{}"), Duration.ofSeconds(5));
+        assertThat(post.outcome()).as(post.toString()).isEqualTo("reset");
+        assertThat(server.heads).hasSize(2);
+    }
+
+    @Test
+    void aServerThatClosesWithoutAnsweringIsAReset() throws IOException {
+        server = new ScriptedServer(head -> null);
+        CallResult r = get("/x");
+        assertThat(r.outcome()).isEqualTo("reset");
+        assertThat(r.message()).contains("without answering");
+    }
+}
