@@ -28,7 +28,7 @@ import java.util.List;
                 "Load: weft bench, closed loop, in this process. Before measuring, every model must return the same",
                 "combined body. Prints the command, the machine, and per model and latency: req/s, p50/p99, errors,",
                 "the service's CPU seconds, peak RSS and OS threads. JVM services run with -Xmx6g -XX:+UseG1GC",
-                "(WEFT_LAB_SERVICE_OPTS replaces these flags).",
+                "-XX:+UseTransparentHugePages (WEFT_LAB_SERVICE_OPTS replaces these flags).",
                 ""})
 public final class LabSystemACommand implements Runnable {
     @Spec
