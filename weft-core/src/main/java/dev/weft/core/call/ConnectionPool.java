@@ -141,11 +141,6 @@ final class ConnectionPool implements AutoCloseable {
         c.close();
     }
 
-    /** Connections open now, leased or idle. */
-    int open() {
-        return open.size();
-    }
-
     /** Closes every connection, leased ones too (their exchanges fail at once). */
     @Override
     public void close() {
