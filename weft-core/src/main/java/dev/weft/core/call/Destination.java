@@ -33,14 +33,27 @@ public record Destination(String scheme, String host, int port) {
             throw new IllegalArgumentException("expected an absolute http(s) URL, got '" + uri + "'");
         }
         String scheme = uri.getScheme().toLowerCase(Locale.ROOT);
-        int port = uri.getPort() != -1 ? uri.getPort() : scheme.equals("https") ? 443 : 80;
+        int port = uri.getPort() != -1 ? uri.getPort() : defaultPort(scheme);
         return new Destination(scheme, uri.getHost(), port);
     }
 
     /** {@code scheme://host:port}, the name used in metrics and errors. */
     public String key() {
-        String h = host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
-        return scheme + "://" + h + ":" + port;
+        return scheme + "://" + urlHost() + ":" + port;
+    }
+
+    /** The Host header's value: the host, and the port unless it is the scheme's default. */
+    public String authority() {
+        return port == defaultPort(scheme) ? urlHost() : urlHost() + ":" + port;
+    }
+
+    /** The host as it is written in a URL: an IPv6 address in brackets. */
+    private String urlHost() {
+        return host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    private static int defaultPort(String scheme) {
+        return scheme.equals("https") ? 443 : 80;
     }
 
     @Override

@@ -14,7 +14,6 @@ import java.util.concurrent.Semaphore;
 
 /** The live state of one destination: bulkhead, breaker, connection pool and meters. */
 final class DestinationRuntime implements AutoCloseable {
-
     private final Destination destination;
     private final DestinationConfig config;
     private final String hostHeader;
@@ -32,9 +31,7 @@ final class DestinationRuntime implements AutoCloseable {
         this.destination = destination;
         this.config = config;
         this.registry = registry;
-        boolean defaultPort = destination.port() == (destination.scheme().equals("https") ? 443 : 80);
-        String h = destination.host().indexOf(':') >= 0 && !destination.host().startsWith("[") ? "[" + destination.host() + "]" : destination.host();
-        this.hostHeader = defaultPort ? h : h + ":" + destination.port();
+        this.hostHeader = destination.authority();
         this.userAgent = userAgent;
         DestinationLimits limits = config.limits();
         this.bulkhead = new Semaphore(limits.maxInFlight());

@@ -1,6 +1,7 @@
 package dev.weft.core.call;
 
 import dev.weft.core.Deadline;
+import dev.weft.core.policy.RetryPolicy;
 
 import java.io.IOException;
 import java.net.ConnectException;
@@ -27,8 +28,6 @@ final class Exchange {
     private static final int PHASE_CONNECTING = 0;
     private static final int PHASE_SENT = 1;
     private static final int PHASE_BODY = 2;
-    /** Methods that may be sent again when a reused connection turns out to be closed by the peer. */
-    private static final Set<String> IDEMPOTENT = Set.of("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE");
     /** Request headers the connection writes itself (or that would break its framing). */
     private static final Set<String> OWN_HEADERS = Set.of("host", "content-length", "transfer-encoding",
             "connection", "keep-alive", "upgrade", "te");
@@ -119,7 +118,7 @@ final class Exchange {
                     // A keep-alive connection the peer closed while it sat in the pool: nothing reached the
                     // application, so an idempotent request goes once more, on a new connection.
                     if (!c.reused || !e.nothingReceived || fresh || timedOut || cancelled
-                            || !IDEMPOTENT.contains(call.method())) {
+                            || !RetryPolicy.isIdempotent(call.method())) {
                         throw e;
                     }
                     pool.release(c, false);
