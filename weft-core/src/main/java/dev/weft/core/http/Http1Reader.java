@@ -18,7 +18,14 @@ import java.util.Map;
 public final class Http1Reader {
     private final InputStream in;
     private final int maxHeadBytes;
-    private final byte[] buf = new byte[8192];
+    /**
+     * Small on purpose: a server holds one per open connection for as long as the connection lives (the
+     * gateway at 4,800 requests in flight held 39 MB of 8 KiB buffers, copied by every young collection
+     * while the backends were slow). A head is parsed line by line, so it may be longer than the buffer;
+     * a body read larger than the buffer bypasses it.
+     */
+    static final int BUFFER_BYTES = 2048;
+    private final byte[] buf = new byte[BUFFER_BYTES];
     private int pos;
     private int lim;
 
@@ -217,6 +224,15 @@ public final class Http1Reader {
 
     private void readFully(byte[] b, int off, int len) throws IOException {
         while (len > 0) {
+            if (pos == lim && len >= buf.length) {
+                int n = in.read(b, off, len); // straight into the body: no copy, fewer reads
+                if (n <= 0) {
+                    throw new EOFException("connection closed mid-body");
+                }
+                off += n;
+                len -= n;
+                continue;
+            }
             if (pos == lim && !fill()) {
                 throw new EOFException("connection closed mid-body");
             }
