@@ -56,16 +56,17 @@ public final class PlanRunner {
             CompletableFuture<CallOutcome> f = futures.get(n);
             return f == null ? null : f.getNow(null);
         }, null);
-        for (CallSpec c : plan.calls()) {
-            Thread.ofVirtual().start(() -> {
-                CallOutcome o;
-                try {
-                    o = runCall(c, futures, scope, forwarded, deadline);
-                } catch (RuntimeException e) {
-                    o = CallOutcome.failed(c.name(), "internal", e.toString(), 0);
-                }
-                futures.get(c.name()).complete(o);
-            });
+        // Every call but the last gets a virtual thread of its own; the last runs on this one, which would
+        // otherwise only wait (a quarter fewer threads and stacks per request for a route of three calls).
+        List<CallSpec> calls = plan.calls();
+        for (int i = 0; i < calls.size(); i++) {
+            CallSpec c = calls.get(i);
+            Runnable call = () -> futures.get(c.name()).complete(runGuarded(c, futures, scope, forwarded, deadline));
+            if (i < calls.size() - 1) {
+                Thread.ofVirtual().start(call);
+            } else {
+                call.run();
+            }
         }
         Map<String, CallOutcome> out = new LinkedHashMap<>();
         for (CallSpec c : plan.calls()) {
@@ -74,6 +75,15 @@ public final class PlanRunner {
                     : CallOutcome.failed(c.name(), "deadline", "did not finish by the deadline", 0));
         }
         return new Run(out);
+    }
+
+    private CallOutcome runGuarded(CallSpec c, Map<String, CompletableFuture<CallOutcome>> futures, Scope scope,
+                                   Headers forwarded, Deadline deadline) {
+        try {
+            return runCall(c, futures, scope, forwarded, deadline);
+        } catch (RuntimeException e) {
+            return CallOutcome.failed(c.name(), "internal", e.toString(), 0);
+        }
     }
 
     private CallOutcome runCall(CallSpec c, Map<String, CompletableFuture<CallOutcome>> futures, Scope scope,
