@@ -15,7 +15,7 @@ class Http1ReaderTest {
     private static InputStream trickle(byte[] data, int max) {
         return new ByteArrayInputStream(data) {
             @Override
-            public synchronized int read(byte[] b, int off, int len) {
+            public int read(byte[] b, int off, int len) {
                 return super.read(b, off, Math.min(len, max));
             }
         };
