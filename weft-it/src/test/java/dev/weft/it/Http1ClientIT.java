@@ -157,7 +157,7 @@ class Http1ClientIT {
         assertThat(head).startsWith("POST /p?q=a%20b HTTP/1.1\r\n")
                 .contains("\r\nHost: 127.0.0.1:" + server.server.getLocalPort() + "\r\n")
                 .contains("\r\nX-Id: 7\r\n").contains("\r\nUser-Agent: weft\r\n").contains("\r\nContent-Length: 7\r\n")
-                .doesNotContain("evil").doesNotContain("99");
+                .doesNotContain("evil").doesNotContain("Content-Length: 99");
         assertThat(server.bodies.getFirst()).isEqualTo("{\"a\":1}");
     }
 
