@@ -1,6 +1,7 @@
 package dev.weft.sim;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.core.TickWheel;
 import dev.weft.core.http.ConnectionListener;
 import dev.weft.core.http.Http1Reader;
 import dev.weft.core.http.Http1Writer;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** One connection of the simulator: reads requests, acts out their behaviour, answers. */
@@ -30,6 +32,8 @@ final class SimConnection {
     private final ConnectionListener.Activity activity;
     private Http1Reader reader;
     private OutputStream out;
+    /** The answer a timer writes when its latency has passed, while this thread reads on (null: none). */
+    private PendingAnswer pending;
 
     SimConnection(SimServer server, Socket socket, ConnectionListener.Activity activity) {
         this.server = server;
@@ -41,22 +45,38 @@ final class SimConnection {
     void run() throws IOException {
         reader = new Http1Reader(socket.getInputStream(), SimConfig.MAX_HEADER_BYTES);
         out = socket.getOutputStream();
+        try {
+            serve();
+        } finally {
+            if (pending != null && pending.cancel()) {
+                stats.recordAborted(); // the connection ended (closed, reset) before its answer was due
+            }
+        }
+    }
+
+    private void serve() throws IOException {
         while (true) {
-            activity.idle();
+            if (pending == null) {
+                activity.idle(); // with an answer pending the connection is busy until the answer is written
+            }
             RequestHead r;
             Http1Reader.Body body;
             try {
-                r = reader.readHead();
+                r = reader.readHead(); // with an answer pending this read also sees the caller leave
                 if (r == null) {
-                    return; // the client closed the connection between requests
+                    return; // the client closed the connection (between requests, or before its answer: run())
                 }
                 body = reader.readBody(r, MAX_REQUEST_BODY, false);
             } catch (HttpParseException e) {
-                writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
+                if (awaitPending()) {
+                    writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
+                }
                 return;
-            } finally {
-                activity.busy();
             }
+            if (!awaitPending()) {
+                return; // the answer before this pipelined request could not be written
+            }
+            activity.busy();
             boolean keepAlive = r.keepAlive();
             boolean continueConnection = r.path().startsWith("/-/")
                     ? admin(r, keepAlive)
@@ -65,6 +85,16 @@ final class SimConnection {
                 return;
             }
         }
+    }
+
+    /** Waits until the pending answer (if any) is written; false when writing it failed. */
+    private boolean awaitPending() {
+        if (pending == null) {
+            return true;
+        }
+        boolean written = pending.await();
+        pending = null;
+        return written;
     }
 
     // ---- simulation ----------------------------------------------------------------------------
@@ -95,6 +125,12 @@ final class SimConnection {
             stats.recordAnswer(path, "hang");
             waitOrClosed(b.hang());
             return false;
+        }
+        if (b.fault() == Behavior.Fault.NONE && keepAlive && latency.isPositive() && !reader.hasBuffered()) {
+            // The common case: a timer writes the answer when it is due, and this thread goes back to reading,
+            // which both waits for the next request and sees the caller leave (one untimed read, no timeout).
+            pending = new PendingAnswer(path, status, body(b, path, status), b.retryAfterSeconds(), latency);
+            return true;
         }
         if (!waitOrClosed(latency)) {
             stats.recordAborted(); // the caller gave up first
@@ -245,5 +281,65 @@ final class SimConnection {
     private static List<Map.Entry<String, String>> headers(Long retryAfter) {
         return retryAfter == null ? JSON_TYPE
                 : List.of(JSON_TYPE.getFirst(), Map.entry("Retry-After", Long.toString(retryAfter)));
+    }
+
+    // ---- answers written when due ----------------------------------------------------------------
+
+    /**
+     * One timer for every connection's pending answer: it wakes once a millisecond (while answers are
+     * pending) and starts a virtual thread to write each answer that is due. Measured at 1 s latency, 4,800
+     * System-A requests in flight: a timed socket read per wait (the earlier design) cost weft-sim a third
+     * more CPU per request.
+     */
+    private static final TickWheel<PendingAnswer> DUE = new TickWheel<>("weft-sim-timer", Duration.ofMillis(1),
+            4096, PendingAnswer::dueNanos, a -> Thread.startVirtualThread(a));
+
+    /**
+     * An answer due after a latency. Exactly one of the timer (write) and the connection's thread (cancel,
+     * when the caller left first) gets it; the connection waits for it before it answers another request.
+     */
+    private final class PendingAnswer implements Runnable {
+        private final String path;
+        private final int status;
+        private final byte[] body;
+        private final Long retryAfter;
+        private final long dueNanos;
+        private final CompletableFuture<Boolean> written = new CompletableFuture<>();
+
+        PendingAnswer(String path, int status, byte[] body, Long retryAfter, Duration latency) {
+            this.path = path;
+            this.status = status;
+            this.body = body;
+            this.retryAfter = retryAfter;
+            this.dueNanos = System.nanoTime() + latency.toNanos();
+            DUE.add(this);
+        }
+
+        long dueNanos() {
+            return dueNanos;
+        }
+
+        @Override
+        public void run() {
+            try {
+                write(status, body, true, retryAfter);
+                stats.recordAnswer(path, Integer.toString(status));
+                activity.idle();
+                written.complete(true);
+            } catch (IOException | RuntimeException e) {
+                stats.recordAborted(); // the caller closed or reset the connection while we were writing
+                written.complete(false);
+            }
+        }
+
+        /** True when the answer will never be written (the timer had not taken it yet). */
+        boolean cancel() {
+            return DUE.remove(this);
+        }
+
+        /** Waits until the answer is written (at most its latency plus the write); true when it was. */
+        boolean await() {
+            return written.join();
+        }
     }
 }

@@ -148,6 +148,56 @@ class SimServerTest {
     }
 
     @Test
+    void aRequestSentWhileAnAnswerIsPendingIsAnsweredAfterIt() throws Exception {
+        try (java.net.Socket c = new java.net.Socket("127.0.0.1", sim.addresses().getFirst().getPort())) {
+            c.setSoTimeout(10_000);
+            var out = c.getOutputStream();
+            out.write(ascii("GET /first?latency=400ms HTTP/1.1\r\nHost: x\r\n\r\n"));
+            out.flush();
+            Thread.sleep(100); // the first is read and waiting for its latency before the second arrives
+            out.write(ascii("GET /second?latency=0ms HTTP/1.1\r\nHost: x\r\n\r\n"));
+            out.flush();
+            String both = readUntil(c, "/second");
+            assertThat(both.indexOf("/first")).as(both).isGreaterThan(0).isLessThan(both.indexOf("/second"));
+        }
+        assertThat(sim.stats().aborted()).isZero();
+    }
+
+    @Test
+    void aCallerThatLeavesBeforeTheAnswerIsCountedAsAborted() throws Exception {
+        try (java.net.Socket c = new java.net.Socket("127.0.0.1", sim.addresses().getFirst().getPort())) {
+            c.getOutputStream().write(ascii("GET /left?latency=5s HTTP/1.1\r\nHost: x\r\n\r\n"));
+            c.getOutputStream().flush();
+            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (sim.stats().snapshot(false).toString().indexOf("/left") < 0 && System.nanoTime() < until) {
+                Thread.sleep(10); // until the request has been read
+            }
+        }
+        long until = System.nanoTime() + Duration.ofSeconds(4).toNanos();
+        while (sim.stats().aborted() == 0 && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertThat(sim.stats().aborted()).as("seen before the 5 s latency passed").isEqualTo(1);
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    }
+
+    private static String readUntil(java.net.Socket c, String marker) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        byte[] buf = new byte[4096];
+        while (sb.indexOf(marker) < 0) {
+            int n = c.getInputStream().read(buf);
+            if (n < 0) {
+                break;
+            }
+            sb.append(new String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII));
+        }
+        return sb.toString();
+    }
+
+    @Test
     void closesIdleKeepAliveConnectionsButNotBusyOnes() throws Exception {
         SimConfig cfg = new SimConfig(List.of(new InetSocketAddress("127.0.0.1", 0)), Behavior.DEFAULT, List.of(),
                 100, Duration.ofMillis(200));
