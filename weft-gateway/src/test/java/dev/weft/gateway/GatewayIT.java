@@ -375,6 +375,36 @@ class GatewayIT {
     }
 
     @Test
+    void bodiesAreEmbeddedAsSentOrParsedWhenTheyAreNotOneJsonValue() throws Exception {
+        try (dev.weft.core.http.HttpServer raw = dev.weft.core.http.HttpServer.start(
+                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.core.http.ServerLimits.DEFAULT,
+                new ExecutorModel.Virtual(), req -> dev.weft.core.http.ServerResponse.text(200, "application/json",
+                        req.path().equals("/spaced") ? " { \"x\" : 1.10 }\n" : "{\"a\":1} trailing"))) {
+            start("""
+                    routes:
+                      - get: /e
+                        calls:
+                          s: { url: "RAW/spaced" }
+                          t: { url: "RAW/trailing" }
+                          b: { url: "SIM/b" }
+                      - get: /s
+                        calls:
+                          s: { url: "RAW/spaced" }
+                          b: { url: "SIM/b", as: sim }
+                    """.replace("RAW", raw.url()));
+            HttpResponse<String> each = get("/e");
+            assertThat(each.statusCode()).isEqualTo(200);
+            assertThat(json(each).at("/s/x").decimalValue()).isEqualByComparingTo("1.1");
+            assertThat(json(each).get("t").asText()).as("not one JSON value: the tree path, a string")
+                    .isEqualTo("{\"a\":1} trailing");
+            HttpResponse<String> spliced = get("/s");
+            assertThat(spliced.body()).as("every body one JSON value: copied as sent, less the outer whitespace")
+                    .startsWith("{\"s\":{ \"x\" : 1.10 },\"sim\":{\"path\":\"/b\",");
+            assertThat(spliced.headers().firstValue("weft-completed")).contains("true");
+        }
+    }
+
+    @Test
     void aTemplateIntoABodyThatIsNotJsonFailsWithANamedReason() throws Exception {
         try (dev.weft.core.http.HttpServer text = dev.weft.core.http.HttpServer.start(
                 List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.core.http.ServerLimits.DEFAULT,

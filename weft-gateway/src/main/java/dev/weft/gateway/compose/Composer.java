@@ -1,15 +1,20 @@
 package dev.weft.gateway.compose;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.weft.core.Durations;
+import dev.weft.core.http.JsonText;
 import dev.weft.core.http.ServerResponse;
 import dev.weft.gateway.plan.CallOutcome;
 import dev.weft.gateway.plan.CallSpec;
 import dev.weft.gateway.plan.RoutePlan;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +28,8 @@ import java.util.Set;
  *   <li>Body: an object keyed by call name (or its {@code as}); with {@code merge}, the top-level fields
  *       of every object body merged in call order (a later call wins a colliding key; a call with
  *       {@code as} stays under that key). {@code pick} / {@code omit} filter a body's top-level fields.
- *       A body that is not JSON is included as a string.</li>
+ *       A body that is not exactly one JSON value is included as a string. With no merge, filter or
+ *       failure, bodies are copied as sent ({@link #spliced}).</li>
  *   <li>All required calls done: 200, or the status of the {@code status_from} call (passed through even
  *       when it is an error status). Failed optional calls are left out and named in a {@code weft}
  *       field.</li>
@@ -41,6 +47,10 @@ public final class Composer {
     }
 
     public static ServerResponse compose(RoutePlan plan, Map<String, CallOutcome> outcomes, boolean deadlinePassed) {
+        ServerResponse spliced = spliced(plan, outcomes);
+        if (spliced != null) {
+            return spliced;
+        }
         ObjectNode body = JsonNodeFactory.instance.objectNode();
         ObjectNode failed = JsonNodeFactory.instance.objectNode();
         CallOutcome firstRequiredFailure = null;
@@ -94,6 +104,92 @@ public final class Composer {
         }
         int status = plan.statusFrom() != null ? outcomes.get(plan.statusFrom()).status() : 200;
         return json(status, body, completed, failed);
+    }
+
+    /**
+     * The answer when every call succeeded and none is merged or filtered: {@code {"key": body, ...}} with
+     * each body copied as the backend sent it (less surrounding whitespace), once a streaming parse has
+     * checked that it is exactly one JSON value. Null when that does not apply (then the tree path below
+     * gives the answer). Why: parsing every body into a tree only to write it out again was about a third
+     * of the gateway's allocation in `weft lab system-a` (async-profiler, 1 s latency, 4,800 in flight).
+     */
+    private static ServerResponse spliced(RoutePlan plan, Map<String, CallOutcome> outcomes) {
+        if (plan.merge()) {
+            return null;
+        }
+        List<CallSpec> calls = plan.calls();
+        int size = 2;
+        for (int i = 0; i < calls.size(); i++) {
+            CallSpec c = calls.get(i);
+            CallOutcome o = outcomes.get(c.name());
+            if (!o.ok() || !c.pick().isEmpty() || !c.omit().isEmpty() || !isOneJsonValue(o.body())) {
+                return null;
+            }
+            for (int j = 0; j < i; j++) {
+                if (calls.get(j).key().equals(c.key())) {
+                    return null; // two calls under one key: the tree keeps the later one
+                }
+            }
+            size += c.key().length() + 4 + o.body().length;
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(size);
+        out.write('{');
+        for (int i = 0; i < calls.size(); i++) {
+            CallSpec c = calls.get(i);
+            if (i > 0) {
+                out.write(',');
+            }
+            out.writeBytes(JsonText.quote(c.key()).getBytes(StandardCharsets.UTF_8));
+            out.write(':');
+            byte[] b = outcomes.get(c.name()).body();
+            int from = 0;
+            int to = b.length;
+            while (isJsonSpace(b[from])) {
+                from++;
+            }
+            while (isJsonSpace(b[to - 1])) {
+                to--;
+            }
+            out.write(b, from, to - from);
+        }
+        out.write('}');
+        int status = plan.statusFrom() != null ? outcomes.get(plan.statusFrom()).status() : 200;
+        return ServerResponse.json(status, out.toByteArray()).withHeader("Weft-Completed", "true");
+    }
+
+    /** Whether {@code body} is exactly one JSON value (RFC 8259: no comments, no trailing data, no BOM). */
+    static boolean isOneJsonValue(byte[] body) {
+        int i = 0;
+        while (i < body.length && isJsonSpace(body[i])) {
+            i++;
+        }
+        if (i == body.length || body[i] == (byte) 0xEF) {
+            return false; // empty, or a byte order mark (which must not end up inside the answer)
+        }
+        try (JsonParser p = JSON.getFactory().createParser(body)) {
+            JsonToken t = p.nextToken();
+            int depth = 0;
+            while (t != null) {
+                if (t.isStructStart()) {
+                    depth++;
+                } else if (t.isStructEnd()) {
+                    depth--;
+                } else if (t == JsonToken.VALUE_STRING) {
+                    p.getTextLength(); // decodes the string: bad escapes or UTF-8 fail here, not in the answer
+                }
+                if (depth == 0) {
+                    return p.nextToken() == null; // one whole value, then nothing
+                }
+                t = p.nextToken();
+            }
+            return false;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static boolean isJsonSpace(byte b) {
+        return b == ' ' || b == '\t' || b == '\n' || b == '\r';
     }
 
     private static JsonNode filtered(CallSpec c, CallOutcome o) {

@@ -1,7 +1,8 @@
 package dev.weft.gateway.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.weft.core.Deadline;
@@ -29,7 +30,9 @@ import java.util.function.Function;
  * inputs are there. Plain blocking code; the deadline bounds every wait.
  */
 public final class PlanRunner {
-    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
+    /** Strict about what follows the value: a body with trailing data is not JSON (it stays a string). */
+    private static final ObjectReader JSON = dev.weft.core.Json.MAPPER.reader()
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     /** How long past the deadline to wait for calls to notice it (they abort themselves at the deadline). */
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -201,11 +204,11 @@ public final class PlanRunner {
             return CallOutcome.failed(c.name(), "bad-url", "'" + url + "' is not a valid URL: " + e.getMessage(), 0);
         }
         CallResult r = transport.call(new CallRequest(c.method(), uri, headers, body, c.retry(), c.hedge()), d);
-        return new CallOutcome(c.name(), r.status(), r.body(), parseJson(r.body()), r.ok() ? null : r.outcome(),
-                r.message(), r.timings().totalNanos(), r.attempts().size());
+        return new CallOutcome(c.name(), r.status(), r.body(), r.ok() ? null : r.outcome(), r.message(),
+                r.timings().totalNanos(), r.attempts().size());
     }
 
-    /** The body as JSON, or null when it is empty or not JSON. */
+    /** The body as JSON, or null when it is empty or not exactly one JSON value. */
     static JsonNode parseJson(byte[] body) {
         int i = 0;
         while (i < body.length && Character.isWhitespace(body[i])) {

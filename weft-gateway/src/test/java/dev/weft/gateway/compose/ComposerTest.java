@@ -1,0 +1,43 @@
+package dev.weft.gateway.compose;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Which bodies the answer may copy as sent: exactly one strict JSON value, nothing else. */
+class ComposerTest {
+    private static boolean one(String s) {
+        return Composer.isOneJsonValue(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void oneJsonValueWithOptionalSurroundingWhitespace() {
+        assertThat(one("{\"a\":[1,2.50,{\"b\":null}],\"c\":\"\\u00e9\\n\"}")).isTrue();
+        assertThat(one(" \r\n\t[true,false] \n")).isTrue();
+        assertThat(one("\"text\"")).isTrue();
+        assertThat(one("-0.5e3")).isTrue();
+        assertThat(one("null")).isTrue();
+    }
+
+    @Test
+    void anythingElseIsNotCopied() {
+        assertThat(one("")).isFalse();
+        assertThat(one("   ")).isFalse();
+        assertThat(one("{\"a\":1} {\"a\":2}")).as("two values").isFalse();
+        assertThat(one("{\"a\":1} junk")).as("trailing data").isFalse();
+        assertThat(one("1 2")).as("two scalars").isFalse();
+        assertThat(one("{\"a\":1")).as("cut short").isFalse();
+        assertThat(one("{\"a\":1}}")).as("one brace too many").isFalse();
+        assertThat(one("{'a':1}")).as("single quotes").isFalse();
+        assertThat(one("{\"a\":1 /* c */}")).as("comment").isFalse();
+        assertThat(one("[NaN]")).isFalse();
+        assertThat(one("[01]")).as("leading zero").isFalse();
+        assertThat(one("\"bad \\x escape\"")).isFalse();
+        assertThat(one("hello")).isFalse();
+        assertThat(Composer.isOneJsonValue(new byte[]{'"', (byte) 0xC3, '"'})).as("broken UTF-8").isFalse();
+        assertThat(Composer.isOneJsonValue(new byte[]{(byte) 0xEF, (byte) 0xBB, (byte) 0xBF, '1'}))
+                .as("a byte order mark").isFalse();
+    }
+}
