@@ -288,8 +288,8 @@ final class SimConnection {
     /**
      * One timer for every connection's pending answer: it wakes once a millisecond (while answers are
      * pending) and starts a virtual thread to write each answer that is due. Measured at 1 s latency, 4,800
-     * System-A requests in flight: a timed socket read per wait (the earlier design) cost weft-sim a third
-     * more CPU per request.
+     * System-A requests in flight: with a timed socket read per wait (the earlier design) weft-sim spent
+     * 4.0 CPU-s per req/s, with this 2.5-3.3.
      */
     private static final TickWheel<PendingAnswer> DUE = new TickWheel<>("weft-sim-timer", Duration.ofMillis(1),
             4096, PendingAnswer::dueNanos, a -> Thread.startVirtualThread(a));
