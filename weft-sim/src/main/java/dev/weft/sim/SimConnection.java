@@ -5,10 +5,11 @@ import dev.weft.core.TickWheel;
 import dev.weft.core.http.ConnectionListener;
 import dev.weft.core.http.Http1Reader;
 import dev.weft.core.http.Http1Writer;
-import dev.weft.core.http.HttpParseException;
+import dev.weft.http.Body;
+import dev.weft.http.HttpCodecException;
 import dev.weft.core.http.JsonText;
 import dev.weft.core.http.Query;
-import dev.weft.core.http.RequestHead;
+import dev.weft.http.RequestHead;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -60,14 +61,14 @@ final class SimConnection {
                 activity.idle(); // with an answer pending the connection is busy until the answer is written
             }
             RequestHead r;
-            Http1Reader.Body body;
+            Body body;
             try {
                 r = reader.readHead(); // with an answer pending this read also sees the caller leave
                 if (r == null) {
                     return; // the client closed the connection (between requests, or before its answer: run())
                 }
                 body = reader.readBody(r, MAX_REQUEST_BODY, false);
-            } catch (HttpParseException e) {
+            } catch (HttpCodecException e) {
                 if (awaitPending()) {
                     writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
                 }

@@ -1,16 +1,18 @@
 package dev.weft.core.call;
 
+import dev.weft.http.Framing;
+import dev.weft.http.Http1;
+import dev.weft.http.Http1Input;
+import dev.weft.http.HttpCodecException;
+import dev.weft.http.ResponseHead;
+
 import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 
 /**
  * One HTTP/1.1 client connection: writes a request, reads the answer's head and body from a single
@@ -56,13 +58,10 @@ final class Connection {
 
     private final Socket socket;
     private final Socket raw;
-    private final InputStream in;
+    private final Http1Input input;
     private final OutputStream out;
-    private byte[] buf = new byte[BUFFER_BYTES];
-    private int pos;
-    private int lim;
-    /** Bytes read for the current answer so far. */
-    private long received;
+    /** {@link Http1Input#totalRead()} when the current request was sent. */
+    private long sentAt;
     private volatile boolean closed;
     /** When it went back to the pool, {@link System#nanoTime()}. */
     long idleSince;
@@ -76,7 +75,7 @@ final class Connection {
     Connection(Socket socket, Socket raw) throws IOException {
         this.socket = socket;
         this.raw = raw;
-        this.in = socket.getInputStream();
+        this.input = new Http1Input(new SocketInput(socket.getInputStream()), BUFFER_BYTES);
         this.out = socket.getOutputStream();
     }
 
@@ -107,7 +106,7 @@ final class Connection {
 
     /** Sends a request: the head and body are written together when the body is small. */
     void send(byte[] head, byte[] body) throws IOException {
-        received = 0;
+        sentAt = input.totalRead();
         try {
             if (body == null || body.length == 0) {
                 out.write(head);
@@ -126,83 +125,26 @@ final class Connection {
     }
 
     /**
-     * Reads the answer's head, skipping interim (1xx) answers.
+     * Reads the answer's head with weft-http's strict codec, skipping interim (1xx) answers.
      *
      * @param headRequest whether the request was HEAD (its answer has no body whatever it declares)
      */
     Head readHead(boolean headRequest) throws IOException {
-        int headBytes = 0;
-        while (true) {
-            String statusLine = readLine(MAX_HEAD_BYTES - headBytes);
-            headBytes += statusLine.length() + 2;
-            if (statusLine.length() < 12 || !statusLine.startsWith("HTTP/1.") || statusLine.charAt(8) != ' '
-                    || statusLine.length() > 12 && statusLine.charAt(12) != ' ') {
-                throw new ProtocolException("not an HTTP/1.x status line: '" + printable(statusLine) + "'");
-            }
-            char minor = statusLine.charAt(7);
-            int status = parseStatus(statusLine);
-            List<Map.Entry<String, String>> fields = new ArrayList<>(8);
-            long contentLength = Head.NONE;
-            boolean chunked = false;
-            boolean otherCoding = false;
-            boolean close = minor == '0';
-            while (true) {
-                String line = readLine(MAX_HEAD_BYTES - headBytes);
-                headBytes += line.length() + 2;
-                if (line.isEmpty()) {
-                    break;
-                }
-                if (fields.size() == MAX_HEADERS) {
-                    throw new ProtocolException("more than " + MAX_HEADERS + " header fields");
-                }
-                int colon = line.indexOf(':');
-                if (colon <= 0 || line.charAt(0) == ' ' || line.charAt(0) == '\t'
-                        || line.charAt(colon - 1) == ' ' || line.charAt(colon - 1) == '\t') {
-                    throw new ProtocolException("malformed header line: '" + printable(line) + "'");
-                }
-                String name = line.substring(0, colon);
-                String value = line.substring(colon + 1).strip();
-                fields.add(Map.entry(name, value));
-                if (name.equalsIgnoreCase("content-length")) {
-                    long n = parseLength(value);
-                    if (contentLength != Head.NONE && contentLength != n) {
-                        throw new ProtocolException("two different Content-Length values");
-                    }
-                    contentLength = n;
-                } else if (name.equalsIgnoreCase("transfer-encoding")) {
-                    String last = value.substring(value.lastIndexOf(',') + 1).strip();
-                    chunked = last.equalsIgnoreCase("chunked");
-                    otherCoding = !chunked;
-                } else if (name.equalsIgnoreCase("connection")) {
-                    for (String token : value.split(",")) {
-                        String t = token.strip().toLowerCase(Locale.ROOT);
-                        if (t.equals("close")) {
-                            close = true;
-                        } else if (t.equals("keep-alive") && minor == '0') {
-                            close = false;
-                        }
-                    }
-                }
-            }
-            if (status >= 100 && status < 200) {
-                if (status == 101) {
-                    throw new ProtocolException("answered 101 Switching Protocols to a request that asked for none");
-                }
-                continue; // an interim answer: the real one follows
-            }
-            Headers headers = Headers.of(fields);
-            if (headRequest || status == 204 || status == 304) {
-                return new Head(status, headers, 0, false, !close);
-            }
-            if (chunked) {
-                // with Transfer-Encoding, Content-Length is ignored; a peer that sent both may be confused
-                return new Head(status, headers, Head.NONE, true, !close && contentLength == Head.NONE);
-            }
-            if (otherCoding || contentLength == Head.NONE) {
-                return new Head(status, headers, Head.UNTIL_CLOSE, false, false);
-            }
-            return new Head(status, headers, contentLength, false, !close);
+        ResponseHead h;
+        try {
+            h = Http1.readResponseHead(input, headRequest, MAX_HEAD_BYTES, MAX_HEADERS);
+        } catch (HttpCodecException e) {
+            throw new ProtocolException(e.getMessage());
+        } catch (EOFException e) {
+            throw closed();
         }
+        Headers headers = Headers.of(h.headers());
+        return switch (h.framing().kind()) {
+            case NONE -> new Head(h.status(), headers, 0, false, h.keepAlive());
+            case LENGTH -> new Head(h.status(), headers, h.framing().length(), false, h.keepAlive());
+            case CHUNKED -> new Head(h.status(), headers, Head.NONE, true, h.keepAlive());
+            case UNTIL_CLOSE -> new Head(h.status(), headers, Head.UNTIL_CLOSE, false, false);
+        };
     }
 
     /**
@@ -211,198 +153,46 @@ final class Connection {
      * @return the body, or null when it is longer than {@code max} (the connection must then be closed)
      */
     byte[] readBody(Head head, long max) throws IOException {
-        if (head.chunked()) {
-            return readChunked(max);
-        }
-        if (head.contentLength() == Head.UNTIL_CLOSE) {
-            return readUntilClose(max);
-        }
-        long n = head.contentLength();
-        if (n > max) {
-            return null;
-        }
-        byte[] body = new byte[(int) n];
-        readFully(body, 0, (int) n);
-        return body;
-    }
-
-    private byte[] readChunked(long max) throws IOException {
-        byte[] body = new byte[0];
-        int size = 0;
-        while (true) {
-            String line = readLine(1024);
-            int semi = line.indexOf(';');
-            String hex = (semi >= 0 ? line.substring(0, semi) : line).strip();
-            long chunk;
-            try {
-                chunk = hex.isEmpty() || hex.length() > 15 ? -1 : Long.parseLong(hex, 16);
-            } catch (NumberFormatException e) {
-                chunk = -1;
-            }
-            if (chunk < 0) {
-                throw new ProtocolException("bad chunk size line: '" + printable(line) + "'");
-            }
-            if (chunk == 0) {
-                int trailerBytes = 0;
-                while (true) { // trailer fields, ignored
-                    String t = readLine(MAX_HEAD_BYTES - trailerBytes);
-                    trailerBytes += t.length() + 2;
-                    if (t.isEmpty()) {
-                        return body.length == size ? body : Arrays.copyOf(body, size);
-                    }
-                }
-            }
-            if (size + chunk > max) {
-                return null;
-            }
-            if (size + chunk > body.length) {
-                body = Arrays.copyOf(body, (int) Math.min(max, Math.max(size + chunk, 2L * body.length)));
-            }
-            readFully(body, size, (int) chunk);
-            size += (int) chunk;
-            if (!readLine(2).isEmpty()) {
-                throw new ProtocolException("chunk data not followed by CRLF");
-            }
-        }
-    }
-
-    private byte[] readUntilClose(long max) throws IOException {
-        byte[] body = new byte[(int) Math.min(max + 1, 1024)];
-        int size = 0;
-        while (true) {
-            if (size == body.length) {
-                if (size > max) {
-                    return null;
-                }
-                body = Arrays.copyOf(body, (int) Math.min(max + 1, 2L * body.length));
-            }
-            int r = read(body, size, body.length - size);
-            if (r < 0) {
-                return size == body.length ? body : Arrays.copyOf(body, size);
-            }
-            size += r;
-            if (size > max) {
-                return null;
-            }
-        }
-    }
-
-    /** Reads exactly {@code n} bytes into {@code dst}: first what is buffered, then straight from the socket. */
-    private void readFully(byte[] dst, int off, int n) throws IOException {
-        while (n > 0) {
-            int r = read(dst, off, n);
-            if (r < 0) {
-                throw new ClosedException("closed the connection in the middle of the body", false);
-            }
-            off += r;
-            n -= r;
-        }
-    }
-
-    private int read(byte[] dst, int off, int n) throws IOException {
-        if (pos < lim) {
-            int k = Math.min(n, lim - pos);
-            System.arraycopy(buf, pos, dst, off, k);
-            pos += k;
-            return k;
-        }
-        int r = socketRead(dst, off, n);
-        if (r > 0) {
-            received += r;
-        }
-        return r;
-    }
-
-    /** A line without its CRLF (a bare LF is accepted), of at most {@code max} bytes. */
-    private String readLine(int max) throws IOException {
-        int scanned = 0;
-        while (true) {
-            for (int i = pos + scanned; i < lim; i++) {
-                if (buf[i] == '\n') {
-                    int end = i > pos && buf[i - 1] == '\r' ? i - 1 : i;
-                    if (end - pos > max) {
-                        throw new ProtocolException("response head longer than " + MAX_HEAD_BYTES + " bytes");
-                    }
-                    String line = new String(buf, pos, end - pos, StandardCharsets.ISO_8859_1);
-                    pos = i + 1;
-                    return line;
-                }
-            }
-            scanned = lim - pos;
-            if (scanned > max) {
-                throw new ProtocolException("response head longer than " + MAX_HEAD_BYTES + " bytes");
-            }
-            if (pos > 0) { // make room at the end
-                System.arraycopy(buf, pos, buf, 0, lim - pos);
-                lim -= pos;
-                pos = 0;
-            }
-            if (lim == buf.length) {
-                buf = Arrays.copyOf(buf, Math.min(buf.length * 2, MAX_HEAD_BYTES + 2));
-            }
-            int r = socketRead(buf, lim, buf.length - lim);
-            if (r < 0) {
-                boolean nothing = received == 0;
-                throw new ClosedException(nothing ? "closed the connection without answering"
-                        : "closed the connection before the whole answer", nothing);
-            }
-            received += r;
-            lim += r;
-        }
-    }
-
-    private int socketRead(byte[] dst, int off, int n) throws IOException {
+        Framing framing = head.chunked() ? Framing.CHUNKED
+                : head.contentLength() == Head.UNTIL_CLOSE ? Framing.UNTIL_CLOSE
+                : Framing.length(head.contentLength());
         try {
-            return in.read(dst, off, n);
-        } catch (java.net.SocketException e) {
-            if (closed) {
-                throw e; // our own abort; the exchange knows why
-            }
-            boolean nothing = received == 0;
-            throw new ClosedException("connection reset" + (nothing ? " before any answer" : " during the answer")
-                    + ": " + e.getMessage(), nothing);
+            return Http1.readBody(input, framing, max, true).bytes();
+        } catch (HttpCodecException.BodyTooLarge e) {
+            return null;
+        } catch (HttpCodecException e) {
+            throw new ProtocolException(e.getMessage());
         } catch (EOFException e) {
-            return -1;
+            throw new ClosedException("closed the connection in the middle of the body", false);
         }
     }
 
-    private static int parseStatus(String statusLine) throws ProtocolException {
-        int s = 0;
-        for (int i = 9; i < 12; i++) {
-            char c = statusLine.charAt(i);
-            if (c < '0' || c > '9') {
-                throw new ProtocolException("bad status code in '" + printable(statusLine) + "'");
+    private ClosedException closed() {
+        boolean nothing = input.totalRead() == sentAt;
+        return new ClosedException(nothing ? "closed the connection without answering"
+                : "closed the connection before the whole answer", nothing);
+    }
+
+    /** The socket's stream, with a reset the peer caused told apart from our own abort. */
+    private final class SocketInput extends FilterInputStream {
+        SocketInput(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read(byte[] dst, int off, int n) throws IOException {
+            try {
+                return in.read(dst, off, n);
+            } catch (java.net.SocketException e) {
+                if (closed) {
+                    throw e; // our own abort; the exchange knows why
+                }
+                boolean nothing = input.totalRead() == sentAt;
+                throw new ClosedException("connection reset" + (nothing ? " before any answer" : " during the answer")
+                        + ": " + e.getMessage(), nothing);
+            } catch (EOFException e) {
+                return -1;
             }
-            s = s * 10 + (c - '0');
         }
-        if (s < 100) {
-            throw new ProtocolException("bad status code in '" + printable(statusLine) + "'");
-        }
-        return s;
-    }
-
-    private static long parseLength(String v) throws ProtocolException {
-        if (v.isEmpty() || v.length() > 18) {
-            throw new ProtocolException("bad Content-Length '" + printable(v) + "'");
-        }
-        long n = 0;
-        for (int i = 0; i < v.length(); i++) {
-            char c = v.charAt(i);
-            if (c < '0' || c > '9') {
-                throw new ProtocolException("bad Content-Length '" + printable(v) + "'");
-            }
-            n = n * 10 + (c - '0');
-        }
-        return n;
-    }
-
-    private static String printable(String s) {
-        String t = s.length() > 80 ? s.substring(0, 80) + "..." : s;
-        StringBuilder b = new StringBuilder(t.length());
-        for (int i = 0; i < t.length(); i++) {
-            char c = t.charAt(i);
-            b.append(c < 0x20 || c > 0x7e ? '?' : c);
-        }
-        return b.toString();
     }
 }

@@ -45,12 +45,15 @@ public final class Http1Writer {
             case 405 -> "Method Not Allowed";
             case 410 -> "Gone";
             case 413 -> "Content Too Large";
+            case 414 -> "URI Too Long";
             case 429 -> "Too Many Requests";
             case 431 -> "Request Header Fields Too Large";
             case 500 -> "Internal Server Error";
+            case 501 -> "Not Implemented";
             case 502 -> "Bad Gateway";
             case 503 -> "Service Unavailable";
             case 504 -> "Gateway Timeout";
+            case 505 -> "HTTP Version Not Supported";
             default -> "Status";
         };
     }

@@ -1,5 +1,8 @@
 package dev.weft.core.http;
 
+import dev.weft.http.HttpCodecException;
+import dev.weft.http.RequestHead;
+
 import dev.weft.core.HostPort;
 
 import java.io.IOException;
@@ -76,7 +79,7 @@ public final class HttpServer implements AutoCloseable {
                     return;
                 }
                 body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
-            } catch (HttpParseException e) {
+            } catch (HttpCodecException e) {
                 write(out, error(e.status(), e.getMessage()), false);
                 return;
             } finally {

@@ -1,5 +1,7 @@
 package dev.weft.core.http;
 
+import dev.weft.http.RequestHead;
+
 import java.net.InetSocketAddress;
 
 /** A request as the server hands it to a {@link HttpHandler}: head, whole body (bounded), peer. */

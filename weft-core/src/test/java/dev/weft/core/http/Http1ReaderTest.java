@@ -1,5 +1,6 @@
 package dev.weft.core.http;
 
+import dev.weft.http.RequestHead;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
@@ -36,16 +37,16 @@ class Http1ReaderTest {
         byte[] chunkA = body(5_000);
         byte[] chunkB = body(3);
         ByteArrayOutputStream wire = new ByteArrayOutputStream();
-        wire.writeBytes(("POST /one?x=1 HTTP/1.1\r\nX-Long: " + longValue + "\r\nContent-Length: " + big.length
+        wire.writeBytes(("POST /one?x=1 HTTP/1.1\r\nHost: h\r\nX-Long: " + longValue + "\r\nContent-Length: " + big.length
                 + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
         wire.writeBytes(big);
-        wire.writeBytes("POST /two HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        wire.writeBytes("POST /two HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
         wire.writeBytes(Integer.toHexString(chunkA.length).getBytes(StandardCharsets.US_ASCII));
         wire.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
         wire.writeBytes(chunkA);
         wire.writeBytes("\r\n3\r\n".getBytes(StandardCharsets.US_ASCII));
         wire.writeBytes(chunkB);
-        wire.writeBytes("\r\n0\r\n\r\nGET /three HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        wire.writeBytes("\r\n0\r\n\r\nGET /three HTTP/1.1\r\nHost: h\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
 
         for (int perRead : new int[] {1, 700, Http1Reader.BUFFER_BYTES, 1 << 20}) {
             Http1Reader r = new Http1Reader(trickle(wire.toByteArray(), perRead), 64 * 1024);
