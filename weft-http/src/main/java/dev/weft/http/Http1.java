@@ -40,6 +40,8 @@ public final class Http1 {
     public static final int MAX_RESPONSE_FIELDS = 256;
     /** Longest chunk-size line (size and extensions). */
     static final int MAX_CHUNK_LINE = 4096;
+    /** Longest trailer section (read, checked and dropped). */
+    static final int MAX_TRAILER_BYTES = 16 * 1024;
     /** How much chunk-size lines may add over the data they frame. */
     static final long CHUNK_OVERHEAD_ALLOWANCE = 16 * 1024;
 
@@ -97,7 +99,7 @@ public final class Http1 {
     public static RequestHead readRequestHead(Http1Input in, int maxHeadBytes, int maxFields) throws IOException {
         int budget = maxHeadBytes;
         while (true) {
-            if (!in.nextLine(budget, true, 414, "request line")) {
+            if (!in.nextLine(budget, true, 414, "request line", maxHeadBytes)) {
                 return null;
             }
             budget -= in.lineEnd - in.lineStart + 2;
@@ -128,7 +130,7 @@ public final class Http1 {
         i++;
         int minor = version(b, i, e, true);
 
-        Fields f = readFields(in, budget, maxFields, true, 431, "header section");
+        Fields f = readFields(in, budget, maxFields, true, 431, "header section", maxHeadBytes);
 
         String path;
         String query;
@@ -221,7 +223,7 @@ public final class Http1 {
             throws IOException {
         int budget = maxHeadBytes;
         while (true) {
-            in.nextLine(budget, false, 400, "response head");
+            in.nextLine(budget, false, 400, "response head", maxHeadBytes);
             budget -= in.lineEnd - in.lineStart + 2;
             byte[] b = in.buffer();
             int s = in.lineStart;
@@ -247,7 +249,7 @@ public final class Http1 {
                     throw new HttpCodecException(400, "a control character in the reason phrase");
                 }
             }
-            Fields f = readFields(in, budget, maxFields, false, 400, "response head");
+            Fields f = readFields(in, budget, maxFields, false, 400, "response head", maxHeadBytes);
             budget = f.budgetLeft;
             if (status < 200) {
                 if (status == 101) {
@@ -300,10 +302,10 @@ public final class Http1 {
     }
 
     private static Fields readFields(Http1Input in, int budget, int maxFields, boolean request, int tooLong,
-                                     String what) throws IOException {
+                                     String what, int shownLimit) throws IOException {
         Fields f = new Fields();
         while (true) {
-            in.nextLine(budget, false, tooLong, what);
+            in.nextLine(budget, false, tooLong, what, shownLimit);
             budget -= in.lineEnd - in.lineStart + 2;
             byte[] b = in.buffer();
             int s = in.lineStart;
@@ -454,15 +456,17 @@ public final class Http1 {
         byte[] body = keep ? new byte[256] : null;
         long total = 0;
         long overhead = 0;
+        byte[] crlf = new byte[2];
         while (true) {
-            in.nextLine(MAX_CHUNK_LINE, false, 400, "chunk size line");
+            in.nextLine(MAX_CHUNK_LINE, false, 400, "chunk size line", MAX_CHUNK_LINE);
             overhead += in.lineEnd - in.lineStart + 2;
             if (overhead > CHUNK_OVERHEAD_ALLOWANCE + total) {
                 throw new HttpCodecException(400, "chunk size lines and extensions far larger than the data they frame");
             }
             long size = chunkSize(in.buffer(), in.lineStart, in.lineEnd);
             if (size == 0) {
-                Fields trailers = readFields(in, MAX_CHUNK_LINE * 4, Http1.MAX_REQUEST_FIELDS, false, 400, "trailer section");
+                Fields trailers = readFields(in, MAX_TRAILER_BYTES, MAX_REQUEST_FIELDS, false, 400, "trailer section",
+                        MAX_TRAILER_BYTES);
                 trailers.list.clear(); // read, checked and dropped
                 return new Body(keep ? Arrays.copyOf(body, (int) total) : Body.EMPTY.bytes(), total);
             }
@@ -478,8 +482,8 @@ public final class Http1 {
                 in.skip(size, "chunk");
             }
             total += size;
-            in.nextLine(2, false, 400, "chunk");
-            if (in.lineEnd != in.lineStart) {
+            in.readFully(crlf, 0, 2, "chunk");
+            if (crlf[0] != '\r' || crlf[1] != '\n') {
                 throw new HttpCodecException(400, "chunk data not followed by CRLF");
             }
         }

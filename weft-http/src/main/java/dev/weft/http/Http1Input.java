@@ -58,9 +58,10 @@ public final class Http1Input {
      *                   false throws {@link EOFException}
      * @param tooLong    the status to throw when the line is longer than {@code max}
      * @param what       names the line in messages ("request line", "header section", ...)
+     * @param shownLimit the limit that messages name (the whole head's, where {@code max} is what is left of it)
      * @return false only at the end of the stream before the line's first byte (with {@code eofAtStart})
      */
-    boolean nextLine(int max, boolean eofAtStart, int tooLong, String what) throws IOException {
+    boolean nextLine(int max, boolean eofAtStart, int tooLong, String what, int shownLimit) throws IOException {
         int scanned = 0;
         while (true) {
             int limit = Math.min(lim, pos + max);
@@ -77,7 +78,7 @@ public final class Http1Input {
             }
             scanned = limit - pos;
             if (scanned >= max) {
-                throw new HttpCodecException(tooLong, what + " over the limit of " + max + " bytes");
+                throw new HttpCodecException(tooLong, what + " over the limit of " + shownLimit + " bytes");
             }
             if (pos > 0 && lim == buf.length) { // make room at the end
                 System.arraycopy(buf, pos, buf, 0, lim - pos);

@@ -6,6 +6,7 @@ import dev.weft.http.RequestHead;
 import dev.weft.core.HostPort;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -81,6 +82,7 @@ public final class HttpServer implements AutoCloseable {
                 body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
                 write(out, error(e.status(), e.getMessage()), false);
+                lingeringClose(socket);
                 return;
             } finally {
                 activity.busy();
@@ -91,6 +93,31 @@ public final class HttpServer implements AutoCloseable {
             if (!keepAlive) {
                 return;
             }
+        }
+    }
+
+    /**
+     * After an answer to a request that could not be read: stop sending and read what the peer still sends
+     * (at most 256 KiB, for at most a second) before the socket is closed. Closing with unread bytes makes
+     * the kernel send a reset, which can destroy the error answer before the peer reads it.
+     */
+    private static void lingeringClose(Socket socket) {
+        try {
+            socket.shutdownOutput();
+            socket.setSoTimeout(1000);
+            InputStream in = socket.getInputStream();
+            byte[] sink = new byte[4096];
+            long left = 256 * 1024;
+            long until = System.nanoTime() + 1_000_000_000L;
+            while (left > 0 && System.nanoTime() - until < 0) {
+                int n = in.read(sink);
+                if (n < 0) {
+                    return;
+                }
+                left -= n;
+            }
+        } catch (IOException ignored) {
+            // the peer went away or the time is up: close now
         }
     }
 
