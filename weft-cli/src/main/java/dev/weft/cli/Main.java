@@ -3,6 +3,7 @@ package dev.weft.cli;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
+import java.util.List;
 
 /** Entry point of the {@code weft} command. Exit codes: 0 ok, 1 failed, 2 bad usage. */
 public final class Main {
@@ -18,6 +19,8 @@ public final class Main {
         boolean verbose = java.util.Arrays.asList(args).contains("--verbose") || java.util.Arrays.asList(args)
                 .contains("-v");
         CommandLine cl = new CommandLine(new WeftCommand());
+        addLabCommands(cl);
+        cl.addSubcommand(new CommandLine.HelpCommand());
         cl.setOut(out);
         cl.setErr(err);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
@@ -33,7 +36,12 @@ public final class Main {
             CommandLine cmd = ex.getCommandLine();
             if (ex instanceof CommandLine.UnmatchedArgumentException u && !cmd.getSubcommands().isEmpty()
                     && !u.getUnmatched().isEmpty() && !u.getUnmatched().getFirst().startsWith("-")) {
-                err.println("weft: unknown command '" + u.getUnmatched().getFirst() + "'; commands: "
+                String name = u.getUnmatched().getFirst();
+                if (cmd.getParent() == null && List.of("demo", "bench", "lab").contains(name)) {
+                    err.println("weft: '" + name + "' is in weft-lab.jar, not in this product jar; ./weft runs it");
+                    return 2;
+                }
+                err.println("weft: unknown command '" + name + "'; commands: "
                         + String.join(", ", cmd.getSubcommands().keySet()));
             } else {
                 err.println("weft: " + ex.getMessage());
@@ -58,6 +66,31 @@ public final class Main {
             return 1;
         });
         return cl.execute(args);
+    }
+
+    /** Names of the lab's commands, in the order they are listed; present only in weft-lab.jar. */
+    private static final String[] LAB_COMMANDS = {"dev.weft.cli.DemoCommand", "dev.weft.cli.BenchCommand",
+            "dev.weft.cli.LabCommand"};
+
+    /**
+     * Adds demo, bench and lab when their classes are on the class path (weft-lab.jar, the tests); the
+     * product jar leaves them out, and its help says where they are.
+     */
+    private static void addLabCommands(CommandLine cl) {
+        for (String name : LAB_COMMANDS) {
+            Object command;
+            try {
+                command = Class.forName(name).getDeclaredConstructor().newInstance();
+            } catch (ClassNotFoundException | NoClassDefFoundError absent) {
+                cl.getCommandSpec().usageMessage().footer("",
+                        "demo, bench and lab are in weft-lab.jar (the ./weft script runs it for them).",
+                        "Run 'weft COMMAND --help' for the options of a command.");
+                return;
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot create " + name, e);
+            }
+            cl.addSubcommand(command);
+        }
     }
 
     private static String prefixed(String message) {

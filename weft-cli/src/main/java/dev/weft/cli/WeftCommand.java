@@ -18,10 +18,10 @@ import java.util.Properties;
                 "Weft: call slow HTTP services (10 ms to seconds per call) at full speed, with plain blocking code on "
                         + "JDK 25 virtual threads.",
                 ""},
-        subcommands = {DemoCommand.class, GatewayCommand.class, DispatchCommand.class, KafkaCommand.class,
-                CheckCommand.class, UpstreamCommand.class,
-                BenchCommand.class, LabCommand.class,
-                CommandLine.HelpCommand.class},
+        // demo, bench and lab are added by Main when the lab's classes are on the class path (weft-lab.jar);
+        // the product jar (weft.jar) carries none of the lab's peers (Vert.x, Netty, Jetty, Helidon, XChart)
+        subcommands = {GatewayCommand.class, DispatchCommand.class, KafkaCommand.class,
+                CheckCommand.class, UpstreamCommand.class},
         footer = {"", "Run 'weft COMMAND --help' for the options of a command."})
 public final class WeftCommand implements Runnable {
     @Spec
