@@ -51,16 +51,7 @@ public final class Http1 {
     private static final boolean[] HOST = new boolean[256];
 
     static {
-        for (int c = '0'; c <= '9'; c++) {
-            TCHAR[c] = true;
-        }
-        for (int c = 'a'; c <= 'z'; c++) {
-            TCHAR[c] = true;
-            TCHAR[c - 32] = true;
-        }
-        for (char c : "!#$%&'*+-.^_`|~".toCharArray()) {
-            TCHAR[c] = true;
-        }
+        alphanumericAnd(TCHAR, "!#$%&'*+-.^_`|~");
         FIELD_VALUE['\t'] = true;
         for (int c = 0x20; c <= 0x7e; c++) {
             FIELD_VALUE[c] = true;
@@ -71,19 +62,23 @@ public final class Http1 {
         for (int c = 0x21; c <= 0x7e; c++) {
             TARGET[c] = c != '#';
         }
-        for (int c = '0'; c <= '9'; c++) {
-            HOST[c] = true;
-        }
-        for (int c = 'a'; c <= 'z'; c++) {
-            HOST[c] = true;
-            HOST[c - 32] = true;
-        }
-        for (char c : "-._~!$&'()*+,;=%:[]".toCharArray()) {
-            HOST[c] = true;
-        }
+        alphanumericAnd(HOST, "-._~!$&'()*+,;=%:[]"); // reg-name, IP literal, port
     }
 
     private Http1() {
+    }
+
+    private static void alphanumericAnd(boolean[] table, String others) {
+        for (int c = '0'; c <= '9'; c++) {
+            table[c] = true;
+        }
+        for (int c = 'a'; c <= 'z'; c++) {
+            table[c] = true;
+            table[c - 32] = true;
+        }
+        for (char c : others.toCharArray()) {
+            table[c] = true;
+        }
     }
 
     // ---- requests ------------------------------------------------------------------------------------
