@@ -11,7 +11,7 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The client side of the codec's cost, in one process: the same 2,000 pipelined answers (a 200 with five
- * headers and a 60-byte JSON body, every fourth one chunked) read by weft-core's Connection of commit 3293635
+ * headers and a 60-byte JSON body, every fourth one chunked) read by the client's Connection of commit 3293635
  * (its own reader) and of this commit (weft-http), each loaded from its own jars, alternately; best of 300
  * passes each, 8 rounds. Arguments: the old class path, then the new one. How to run it: docs/benchmarks.md.
  */
@@ -44,8 +44,15 @@ public class ClientParseBench {
             urls[i] = new java.io.File(parts[i]).toURI().toURL();
         }
         ClassLoader loader = new URLClassLoader(urls, ClientParseBench.class.getClassLoader());
-        Class<?> conn = Class.forName("dev.weft.core.call.Connection", true, loader);
-        Class<?> head = Class.forName("dev.weft.core.call.Connection$Head", true, loader);
+        String pkg; // weft-client's package since the module split; weft-core's before it
+        try {
+            Class.forName("dev.weft.client.Connection", false, loader);
+            pkg = "dev.weft.client.";
+        } catch (ClassNotFoundException before) {
+            pkg = "dev.weft.core.call.";
+        }
+        Class<?> conn = Class.forName(pkg + "Connection", true, loader);
+        Class<?> head = Class.forName(pkg + "Connection$Head", true, loader);
         Constructor<?> make = conn.getDeclaredConstructor(Socket.class, Socket.class);
         make.setAccessible(true);
         Method readHead = conn.getDeclaredMethod("readHead", boolean.class);

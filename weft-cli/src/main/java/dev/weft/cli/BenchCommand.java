@@ -1,7 +1,7 @@
 package dev.weft.cli;
 
-import dev.weft.core.Json;
-import dev.weft.core.call.Headers;
+import dev.weft.config.Json;
+import dev.weft.client.Headers;
 import dev.weft.lab.Bench;
 import dev.weft.lab.Machine;
 import picocli.CommandLine.Command;

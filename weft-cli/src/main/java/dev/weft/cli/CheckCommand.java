@@ -1,8 +1,8 @@
 package dev.weft.cli;
 
 import dev.weft.core.Durations;
-import dev.weft.core.config.ConfigException;
-import dev.weft.core.config.ConfigNode;
+import dev.weft.config.ConfigException;
+import dev.weft.config.ConfigNode;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.config.EndpointConfig;

@@ -2,7 +2,7 @@ package dev.weft.cli;
 
 import dev.weft.core.Durations;
 import dev.weft.core.HostPort;
-import dev.weft.core.config.ConfigException;
+import dev.weft.config.ConfigException;
 import dev.weft.dispatch.DispatchService;
 import dev.weft.dispatch.broker.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfig;

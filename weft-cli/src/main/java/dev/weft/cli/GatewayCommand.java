@@ -1,8 +1,8 @@
 package dev.weft.cli;
 
 import dev.weft.core.HostPort;
-import dev.weft.core.config.ConfigException;
-import dev.weft.core.http.ExecutorModel;
+import dev.weft.config.ConfigException;
+import dev.weft.server.ExecutorModel;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;

@@ -1,7 +1,7 @@
 package dev.weft.cli;
 
 import dev.weft.core.HostPort;
-import dev.weft.core.config.ConfigException;
+import dev.weft.config.ConfigException;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import picocli.CommandLine.Command;

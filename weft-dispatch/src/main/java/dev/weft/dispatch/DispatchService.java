@@ -1,7 +1,7 @@
 package dev.weft.dispatch;
 
 import dev.weft.core.HostPort;
-import dev.weft.core.config.ConfigException;
+import dev.weft.config.ConfigException;
 import dev.weft.dispatch.broker.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;

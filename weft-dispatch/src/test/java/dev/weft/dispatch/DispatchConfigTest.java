@@ -1,6 +1,6 @@
 package dev.weft.dispatch;
 
-import dev.weft.core.config.ConfigException;
+import dev.weft.config.ConfigException;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import org.junit.jupiter.api.Test;

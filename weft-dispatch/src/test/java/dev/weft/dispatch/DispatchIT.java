@@ -1,12 +1,12 @@
 package dev.weft.dispatch;
 
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Transport;
-import dev.weft.core.http.ExecutorModel;
-import dev.weft.core.http.HttpServer;
-import dev.weft.core.http.ServerLimits;
-import dev.weft.core.http.ServerResponse;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Transport;
+import dev.weft.server.ExecutorModel;
+import dev.weft.server.HttpServer;
+import dev.weft.server.ServerLimits;
+import dev.weft.server.ServerResponse;
 import dev.weft.dispatch.TestKafka.Sent;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;

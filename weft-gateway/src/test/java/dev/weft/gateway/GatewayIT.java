@@ -2,8 +2,8 @@ package dev.weft.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.weft.core.config.ConfigException;
-import dev.weft.core.http.ExecutorModel;
+import dev.weft.config.ConfigException;
+import dev.weft.server.ExecutorModel;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
@@ -376,9 +376,9 @@ class GatewayIT {
 
     @Test
     void bodiesAreEmbeddedAsSentOrParsedWhenTheyAreNotOneJsonValue() throws Exception {
-        try (dev.weft.core.http.HttpServer raw = dev.weft.core.http.HttpServer.start(
-                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.core.http.ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), req -> dev.weft.core.http.ServerResponse.text(200, "application/json",
+        try (dev.weft.server.HttpServer raw = dev.weft.server.HttpServer.start(
+                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.server.ServerLimits.DEFAULT,
+                new ExecutorModel.Virtual(), req -> dev.weft.server.ServerResponse.text(200, "application/json",
                         req.path().equals("/spaced") ? " { \"x\" : 1.10 }\n" : "{\"a\":1} trailing"))) {
             start("""
                     routes:
@@ -406,9 +406,9 @@ class GatewayIT {
 
     @Test
     void aTemplateIntoABodyThatIsNotJsonFailsWithANamedReason() throws Exception {
-        try (dev.weft.core.http.HttpServer text = dev.weft.core.http.HttpServer.start(
-                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.core.http.ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), req -> dev.weft.core.http.ServerResponse.text(200, "text/plain", "hello"))) {
+        try (dev.weft.server.HttpServer text = dev.weft.server.HttpServer.start(
+                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.server.ServerLimits.DEFAULT,
+                new ExecutorModel.Virtual(), req -> dev.weft.server.ServerResponse.text(200, "text/plain", "hello"))) {
             start("""
                     routes:
                       - get: /t

@@ -1,12 +1,12 @@
 package dev.weft.it;
 
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.DestinationConfig;
-import dev.weft.core.call.DestinationLimits;
-import dev.weft.core.call.Headers;
-import dev.weft.core.call.Transport;
-import dev.weft.core.policy.RetryPolicy;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.DestinationConfig;
+import dev.weft.client.DestinationLimits;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
+import dev.weft.client.policy.RetryPolicy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

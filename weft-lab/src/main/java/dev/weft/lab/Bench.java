@@ -2,10 +2,10 @@ package dev.weft.lab;
 
 import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Headers;
-import dev.weft.core.call.Transport;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 

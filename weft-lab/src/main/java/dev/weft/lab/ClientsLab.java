@@ -1,10 +1,10 @@
 package dev.weft.lab;
 
 import dev.weft.core.Durations;
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Headers;
-import dev.weft.core.call.Transport;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.lab.peers.RawClient;
 import dev.weft.core.process.ChildProcess;
@@ -174,7 +174,7 @@ public final class ClientsLab {
         try (Transport t = LoadClient.transport(1)) {
             CallResult r = t.call(CallRequest.get(base + "/-/stats"), Duration.ofSeconds(10));
             java.util.Set<String> paths = new java.util.TreeSet<>();
-            dev.weft.core.Json.MAPPER.readTree(r.body()).path("by_path").fieldNames().forEachRemaining(paths::add);
+            dev.weft.config.Json.MAPPER.readTree(r.body()).path("by_path").fieldNames().forEachRemaining(paths::add);
             if (!paths.equals(java.util.Set.of("/lab"))) {
                 throw new IllegalStateException("client " + client + " sent requests the backend saw as " + paths
                         + ", not /lab?latency=...: its row would not measure what it claims");

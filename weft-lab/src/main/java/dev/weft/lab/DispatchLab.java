@@ -1,10 +1,10 @@
 package dev.weft.lab;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.weft.core.Json;
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Transport;
+import dev.weft.config.Json;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Transport;
 import dev.weft.dispatch.broker.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;

@@ -1,6 +1,6 @@
 package dev.weft.lab;
 
-import dev.weft.core.http.ExecutorModel;
+import dev.weft.server.ExecutorModel;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
 

@@ -1,10 +1,10 @@
 package dev.weft.lab;
 
-import dev.weft.core.call.DestinationConfig;
-import dev.weft.core.call.DestinationLimits;
-import dev.weft.core.call.Transport;
-import dev.weft.core.policy.BreakerPolicy;
-import dev.weft.core.policy.RetryPolicy;
+import dev.weft.client.DestinationConfig;
+import dev.weft.client.DestinationLimits;
+import dev.weft.client.Transport;
+import dev.weft.client.policy.BreakerPolicy;
+import dev.weft.client.policy.RetryPolicy;
 
 import java.time.Duration;
 

@@ -1,9 +1,9 @@
 package dev.weft.lab;
 
-import dev.weft.core.http.ExecutorModel;
-import dev.weft.core.http.HttpServer;
-import dev.weft.core.http.ServerLimits;
-import dev.weft.core.http.ServerResponse;
+import dev.weft.server.ExecutorModel;
+import dev.weft.server.HttpServer;
+import dev.weft.server.ServerLimits;
+import dev.weft.server.ServerResponse;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.WebServer;
 import org.eclipse.jetty.http.HttpHeader;

@@ -2,9 +2,9 @@ package dev.weft.lab;
 
 import dev.weft.core.process.ChildProcess;
 
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Transport;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Transport;
 
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -30,7 +30,7 @@ public final class ServersLab {
     }
 
     private static Bench.Options options(ChildProcess svc, int concurrency, Duration warmup, Duration duration) {
-        return new Bench.Options(List.of(svc.ready() + "/lab"), "GET", dev.weft.core.call.Headers.EMPTY, null, 0,
+        return new Bench.Options(List.of(svc.ready() + "/lab"), "GET", dev.weft.client.Headers.EMPTY, null, 0,
                 concurrency, warmup, duration, Duration.ofSeconds(30));
     }
 

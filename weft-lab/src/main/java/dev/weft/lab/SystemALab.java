@@ -5,10 +5,10 @@ import dev.weft.lab.peers.GoPeers;
 import dev.weft.core.process.ChildProcess;
 
 import dev.weft.core.Durations;
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Headers;
-import dev.weft.core.call.Transport;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
 import dev.weft.sim.SimProcess;
 
 import java.io.IOException;

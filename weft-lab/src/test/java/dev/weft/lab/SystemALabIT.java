@@ -1,10 +1,10 @@
 package dev.weft.lab;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.weft.core.Json;
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Transport;
+import dev.weft.config.Json;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Transport;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.core.process.ChildProcess;
 import dev.weft.sim.SimConfig;

@@ -3,9 +3,9 @@ package dev.weft.sim;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.core.HostPort;
-import dev.weft.core.config.ConfigException;
-import dev.weft.core.config.ConfigNode;
-import dev.weft.core.config.Problems;
+import dev.weft.config.ConfigException;
+import dev.weft.config.ConfigNode;
+import dev.weft.config.Problems;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -128,7 +128,7 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
         return new SimConfig(listen, defaults, paths, maxConnections, idle);
     }
 
-    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
 
     private static Behavior behavior(ConfigNode node, Behavior base, Problems problems) throws ConfigException {
         Set<String> allowed = new java.util.HashSet<>(Behavior.PARAMETERS);

@@ -2,13 +2,13 @@ package dev.weft.sim;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.core.TickWheel;
-import dev.weft.core.http.ConnectionListener;
-import dev.weft.core.http.Http1Reader;
-import dev.weft.core.http.Http1Writer;
+import dev.weft.server.ConnectionListener;
+import dev.weft.server.Http1Reader;
+import dev.weft.server.Http1Writer;
 import dev.weft.http.Body;
 import dev.weft.http.HttpCodecException;
-import dev.weft.core.http.JsonText;
-import dev.weft.core.http.Query;
+import dev.weft.server.JsonText;
+import dev.weft.server.Query;
 import dev.weft.http.RequestHead;
 
 import java.io.IOException;
@@ -24,7 +24,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** One connection of the simulator: reads requests, acts out their behaviour, answers. */
 final class SimConnection {
-    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
     private static final long MAX_REQUEST_BODY = 256L * 1024 * 1024;
 
     private final SimServer server;

@@ -1,7 +1,7 @@
 package dev.weft.sim;
 
 import dev.weft.core.HostPort;
-import dev.weft.core.http.ConnectionListener;
+import dev.weft.server.ConnectionListener;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -219,7 +219,7 @@ class SimServerTest {
 
     @Test
     void quotesPathsAsJson() {
-        assertThat(dev.weft.core.http.JsonText.quote("/a\"b\\c\u0001")).isEqualTo("\"/a\\\"b\\\\c\\u0001\"");
+        assertThat(dev.weft.server.JsonText.quote("/a\"b\\c\u0001")).isEqualTo("\"/a\\\"b\\\\c\\u0001\"");
     }
 
     @Test

@@ -2,9 +2,9 @@ package dev.weft.dispatch.config;
 
 import com.fasterxml.jackson.core.JsonPointer;
 import dev.weft.core.HostPort;
-import dev.weft.core.config.ConfigException;
-import dev.weft.core.config.ConfigNode;
-import dev.weft.core.config.Problems;
+import dev.weft.config.ConfigException;
+import dev.weft.config.ConfigNode;
+import dev.weft.config.Problems;
 
 import java.net.InetSocketAddress;
 import java.net.URI;

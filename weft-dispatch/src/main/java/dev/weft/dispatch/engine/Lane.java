@@ -1,15 +1,15 @@
 package dev.weft.dispatch.engine;
 
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.DestinationConfig;
-import dev.weft.core.call.DestinationLimits;
-import dev.weft.core.call.Headers;
-import dev.weft.core.policy.BreakerPolicy;
-import dev.weft.core.policy.RetryPolicy;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.DestinationConfig;
+import dev.weft.client.DestinationLimits;
+import dev.weft.client.Headers;
+import dev.weft.client.policy.BreakerPolicy;
+import dev.weft.client.policy.RetryPolicy;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.EndpointConfig;
-import dev.weft.core.call.Transport;
+import dev.weft.client.Transport;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

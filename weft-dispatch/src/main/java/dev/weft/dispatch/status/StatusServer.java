@@ -1,12 +1,12 @@
 package dev.weft.dispatch.status;
 
 import dev.weft.core.HostPort;
-import dev.weft.core.Json;
-import dev.weft.core.http.ExecutorModel;
-import dev.weft.core.http.HttpServer;
-import dev.weft.core.http.ServerLimits;
-import dev.weft.core.http.ServerRequest;
-import dev.weft.core.http.ServerResponse;
+import dev.weft.config.Json;
+import dev.weft.server.ExecutorModel;
+import dev.weft.server.HttpServer;
+import dev.weft.server.ServerLimits;
+import dev.weft.server.ServerRequest;
+import dev.weft.server.ServerResponse;
 import dev.weft.dispatch.engine.Dispatcher;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 

@@ -7,8 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.weft.core.Durations;
-import dev.weft.core.http.JsonText;
-import dev.weft.core.http.ServerResponse;
+import dev.weft.server.JsonText;
+import dev.weft.server.ServerResponse;
 import dev.weft.gateway.plan.CallOutcome;
 import dev.weft.gateway.plan.CallSpec;
 import dev.weft.gateway.plan.RoutePlan;
@@ -39,7 +39,7 @@ import java.util.Set;
  * </ul>
  */
 public final class Composer {
-    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
     private static final Set<String> DEADLINE_REASONS =
             Set.of("deadline", "timeout-connect", "timeout-headers", "timeout-body");
 

@@ -1,8 +1,8 @@
 package dev.weft.gateway.config;
 
-import dev.weft.core.call.DestinationConfig;
-import dev.weft.core.http.ExecutorModel;
-import dev.weft.core.http.ServerLimits;
+import dev.weft.client.DestinationConfig;
+import dev.weft.server.ExecutorModel;
+import dev.weft.server.ServerLimits;
 import dev.weft.gateway.plan.RoutePlan;
 
 import java.net.InetSocketAddress;

@@ -1,7 +1,7 @@
 package dev.weft.gateway.plan;
 
-import dev.weft.core.policy.HedgePolicy;
-import dev.weft.core.policy.RetryPolicy;
+import dev.weft.client.policy.HedgePolicy;
+import dev.weft.client.policy.RetryPolicy;
 
 import java.time.Duration;
 import java.util.List;

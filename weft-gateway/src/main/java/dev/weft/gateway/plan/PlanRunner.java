@@ -6,10 +6,10 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.weft.core.Deadline;
-import dev.weft.core.call.CallRequest;
-import dev.weft.core.call.CallResult;
-import dev.weft.core.call.Headers;
-import dev.weft.core.call.Transport;
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
 
 import java.io.IOException;
 import java.net.URI;
@@ -31,7 +31,7 @@ import java.util.function.Function;
  */
 public final class PlanRunner {
     /** Strict about what follows the value: a body with trailing data is not JSON (it stays a string). */
-    private static final ObjectReader JSON = dev.weft.core.Json.MAPPER.reader()
+    private static final ObjectReader JSON = dev.weft.config.Json.MAPPER.reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     /** How long past the deadline to wait for calls to notice it (they abort themselves at the deadline). */
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);

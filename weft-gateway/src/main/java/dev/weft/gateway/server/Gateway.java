@@ -6,14 +6,14 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
-import dev.weft.core.call.Headers;
-import dev.weft.core.call.Transport;
-import dev.weft.core.config.ConfigException;
-import dev.weft.core.http.ExecutorModel;
-import dev.weft.core.http.HttpServer;
-import dev.weft.core.http.Query;
-import dev.weft.core.http.ServerRequest;
-import dev.weft.core.http.ServerResponse;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
+import dev.weft.config.ConfigException;
+import dev.weft.server.ExecutorModel;
+import dev.weft.server.HttpServer;
+import dev.weft.server.Query;
+import dev.weft.server.ServerRequest;
+import dev.weft.server.ServerResponse;
 import dev.weft.gateway.compose.Composer;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
@@ -46,7 +46,7 @@ import java.util.function.Consumer;
  * the answer; admin under {@code /-/}; atomic reload of the config file.
  */
 public final class Gateway implements AutoCloseable {
-    private static final ObjectMapper JSON = dev.weft.core.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
 
     /** What one loaded config serves with. Replaced as a whole on reload. */
     private record Snapshot(GatewayConfig config, Transport transport, PlanRunner runner, Instant loadedAt) {

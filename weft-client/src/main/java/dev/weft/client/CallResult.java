@@ -1,0 +1,63 @@
+package dev.weft.client;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * What a call produced. Calls never throw for network or HTTP failures: the result says what happened.
+ *
+ * @param destination  where the call went
+ * @param status       the HTTP status of the winning answer, or 0 when none arrived
+ * @param headers      its headers (empty when none)
+ * @param body         its body (empty when none), at most the destination's max body
+ * @param reason       null on success (status below 400); otherwise why it failed
+ * @param message      a human explanation of a failure, or null
+ * @param timings      where the time went
+ * @param attempts     every try, in start order
+ */
+public record CallResult(Destination destination, int status, Headers headers, byte[] body, Reason reason,
+                         String message, Timings timings, List<Attempt> attempts) {
+
+    /**
+     * Where the time of a call went, in nanoseconds.
+     *
+     * @param totalNanos   from the call's start to its result
+     * @param waitNanos    waiting for a bulkhead permit (winning attempt)
+     * @param connectNanos from the winning attempt's start until it had a connection (pooled or new)
+     * @param headersNanos from the winning attempt's start until the response headers arrived, or -1
+     */
+    public record Timings(long totalNanos, long waitNanos, long connectNanos, long headersNanos) {
+        public static final Timings NONE = new Timings(0, 0, -1, -1);
+
+        public double totalMillis() {
+            return totalNanos / 1e6;
+        }
+    }
+
+    public boolean ok() {
+        return reason == null;
+    }
+
+    /** {@code ok}, {@code status-503}, {@code timeout-body}, ... */
+    public String outcome() {
+        return outcomeLabel(reason, status);
+    }
+
+    public String bodyText() {
+        return new String(body, StandardCharsets.UTF_8);
+    }
+
+    static String outcomeLabel(Reason reason, int status) {
+        if (reason == null) {
+            return "ok";
+        }
+        return reason == Reason.STATUS ? "status-" + status : reason.label();
+    }
+
+    @Override
+    public String toString() {
+        return "CallResult[" + destination + " " + outcome() + (status > 0 ? " " + status : "")
+                + (message != null ? " (" + message + ")" : "") + ", attempts=" + attempts.size() + ", "
+                + String.format(java.util.Locale.ROOT, "%.1f", timings.totalMillis()) + " ms]";
+    }
+}

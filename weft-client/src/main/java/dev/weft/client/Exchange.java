@@ -1,0 +1,308 @@
+package dev.weft.client;
+
+import dev.weft.core.Deadline;
+import dev.weft.client.policy.RetryPolicy;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * One HTTP/1.1 attempt on the calling (virtual) thread, under a deadline.
+ *
+ * <p>The deadline is enforced in two places: the connect timeout is cut to the remaining budget, and
+ * the {@link Watchdog} aborts the exchange once the deadline has passed (within a few milliseconds);
+ * reads themselves are untimed. Aborting closes the socket, which wakes a read blocked anywhere
+ * (waiting for headers, or between the bytes of a body that drips), so no virtual thread outlives its
+ * deadline. An aborted connection is never reused.
+ */
+final class Exchange {
+    private static final int PHASE_CONNECTING = 0;
+    private static final int PHASE_SENT = 1;
+    private static final int PHASE_BODY = 2;
+    /** Request headers the connection writes itself (or that would break its framing). */
+    private static final Set<String> OWN_HEADERS = Set.of("host", "content-length", "transfer-encoding",
+            "connection", "keep-alive", "upgrade", "te");
+
+    private final CallRequest call;
+    private volatile int phase = PHASE_CONNECTING;
+    private volatile boolean timedOut;
+    private volatile boolean cancelled;
+    private volatile Socket socket;
+    private volatile Connection connection;
+    private long startNanos;
+    private volatile long deadlineNanos;
+    private long connectedNanos = -1;
+    private long headersNanos = -1;
+
+    Exchange(CallRequest call) {
+        this.call = call;
+    }
+
+    /** The pool tells the exchange which socket it is connecting, so that an abort can close it. */
+    void connecting(Socket s) {
+        socket = s;
+        if (timedOut || cancelled) {
+            closeQuietly(s);
+        }
+    }
+
+    /** Cancels this attempt from any thread (the loser of a hedge). */
+    void cancel() {
+        cancelled = true;
+        abort();
+    }
+
+    /** The deadline of the running attempt, as a {@link System#nanoTime()} value. */
+    long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    /** Called by the {@link Watchdog} once the deadline has passed. */
+    void deadlineReached() {
+        timedOut = true;
+        abort();
+    }
+
+    private void abort() {
+        Connection c = connection;
+        if (c != null) {
+            c.abort();
+        }
+        Socket s = socket;
+        if (s != null) {
+            closeQuietly(s);
+        }
+    }
+
+    Outcome run(DestinationRuntime dest, Deadline deadline) {
+        startNanos = System.nanoTime();
+        long remaining = deadline.remainingNanos();
+        if (remaining <= 0) {
+            return Outcome.failure(Reason.DEADLINE, "the deadline passed before the call started");
+        }
+        if (cancelled) {
+            return Outcome.failure(Reason.CANCELLED, "cancelled before it started");
+        }
+        byte[] head;
+        try {
+            head = requestHead(dest);
+        } catch (IllegalArgumentException e) {
+            return Outcome.failure(Reason.PROTOCOL, "request not sent: " + e.getMessage());
+        }
+        DestinationLimits limits = dest.config().limits();
+        deadlineNanos = deadline.nanoTime();
+        Watchdog.watch(this);
+        ConnectionPool pool = dest.pool();
+        Connection c = null;
+        boolean reusable = false;
+        try {
+            boolean headRequest = call.method().equals("HEAD");
+            Connection.Head answer;
+            boolean fresh = false;
+            while (true) {
+                c = lease(pool, limits, deadline, fresh);
+                try {
+                    c.send(head, call.body());
+                    answer = c.readHead(headRequest);
+                    break;
+                } catch (Connection.ClosedException e) {
+                    // A keep-alive connection the peer closed while it sat in the pool: nothing reached the
+                    // application, so an idempotent request goes once more, on a new connection.
+                    if (!c.reused || !e.nothingReceived || fresh || timedOut || cancelled
+                            || !RetryPolicy.isIdempotent(call.method())) {
+                        throw e;
+                    }
+                    pool.release(c, false);
+                    c = null;
+                    connection = null;
+                    fresh = true;
+                }
+            }
+            headersNanos = System.nanoTime() - startNanos;
+            phase = PHASE_BODY;
+            int status = answer.status();
+            Headers headers = answer.headers();
+            if (answer.contentLength() > limits.maxBodyBytes()) {
+                return Outcome.failure(Reason.TOO_LARGE, "body of " + answer.contentLength()
+                        + " bytes is over the limit of " + limits.maxBodyBytes()).withAnswer(status, headers, timings());
+            }
+            byte[] body = answer.contentLength() == 0 ? Outcome.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
+            if (body == null) {
+                return Outcome.failure(Reason.TOO_LARGE, "body is over the limit of " + limits.maxBodyBytes()
+                        + " bytes").withAnswer(status, headers, timings());
+            }
+            reusable = answer.keepAlive();
+            Reason reason = status >= 400 ? Reason.STATUS : null;
+            String message = reason == null ? null : "answered " + status;
+            return new Outcome(status, headers, body, reason, message, timings());
+        } catch (IOException | RuntimeException e) {
+            return classify(e);
+        } finally {
+            Watchdog.unwatch(this);
+            if (c != null) {
+                pool.release(c, reusable && !timedOut && !cancelled);
+            }
+        }
+    }
+
+    private Connection lease(ConnectionPool pool, DestinationLimits limits, Deadline deadline, boolean fresh)
+            throws IOException {
+        phase = PHASE_CONNECTING;
+        long budget = deadline.remainingNanos();
+        long connect = Math.min(limits.connectTimeout().toNanos(), budget);
+        Connection c = pool.lease(this, budget, connect, fresh);
+        connection = c;
+        socket = null;
+        if (timedOut || cancelled) {
+            c.abort(); // aborted while it connected; the caller's read fails at once
+        }
+        if (connectedNanos < 0) {
+            connectedNanos = System.nanoTime() - startNanos;
+        }
+        phase = PHASE_SENT;
+        return c;
+    }
+
+    /** The request line and headers, in one array. */
+    private byte[] requestHead(DestinationRuntime dest) {
+        URI uri = call.uri();
+        String path = uri.getRawPath();
+        String query = uri.getRawQuery();
+        StringBuilder b = new StringBuilder(160);
+        b.append(call.method()).append(' ').append(path == null || path.isEmpty() ? "/" : path);
+        if (query != null) {
+            b.append('?').append(query);
+        }
+        b.append(" HTTP/1.1\r\nHost: ").append(dest.hostHeader()).append("\r\n");
+        boolean userAgent = false;
+        for (Map.Entry<String, String> h : call.headers().fields()) {
+            String name = h.getKey();
+            String lower = name.toLowerCase(java.util.Locale.ROOT);
+            if (OWN_HEADERS.contains(lower)) {
+                continue;
+            }
+            checkField(name, h.getValue());
+            userAgent |= lower.equals("user-agent");
+            b.append(name).append(": ").append(h.getValue()).append("\r\n");
+        }
+        if (!userAgent) {
+            b.append("User-Agent: ").append(dest.userAgent()).append("\r\n");
+        }
+        byte[] body = call.body();
+        if (body != null) {
+            b.append("Content-Length: ").append(body.length).append("\r\n");
+        } else if (call.method().equals("POST") || call.method().equals("PUT") || call.method().equals("PATCH")) {
+            b.append("Content-Length: 0\r\n");
+        }
+        b.append("\r\n");
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A header that would split the request (CR, LF) or is not a token is refused, not sent. */
+    private static void checkField(String name, String value) {
+        if (name.isEmpty()) {
+            throw new IllegalArgumentException("a header has an empty name");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char ch = name.charAt(i);
+            if (ch <= ' ' || ch >= 0x7f || "\"(),/:;<=>?@[\\]{}".indexOf(ch) >= 0) {
+                throw new IllegalArgumentException("header name '" + name + "' is not a token");
+            }
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char ch = value.charAt(i);
+            if (ch == '\r' || ch == '\n' || ch == 0) {
+                throw new IllegalArgumentException("the value of header '" + name + "' has a line break or NUL");
+            }
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing is all we wanted
+        }
+    }
+
+    private long[] timings() {
+        return new long[] {connectedNanos, headersNanos};
+    }
+
+    private Outcome classify(Exception e) {
+        long[] t = timings();
+        if (cancelled) {
+            return Outcome.failure(Reason.CANCELLED, "cancelled").withTimings(t);
+        }
+        if (timedOut) {
+            return Outcome.failure(timeoutForPhase(), "deadline reached " + phaseName()).withTimings(t);
+        }
+        Reason reason;
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        if (e instanceof ConnectionPool.LeaseTimeoutException) {
+            reason = Reason.TIMEOUT_CONNECT;
+        } else if (e instanceof SocketTimeoutException) {
+            reason = timeoutForPhase();
+        } else if (e instanceof ConnectException || e instanceof NoRouteToHostException) {
+            reason = Reason.REFUSED;
+        } else if (e instanceof UnknownHostException) {
+            reason = Reason.UNKNOWN_HOST;
+        } else if (e instanceof Connection.ClosedException || e instanceof SocketException) {
+            reason = Reason.RESET;
+        } else if (e instanceof Connection.ProtocolException || e instanceof javax.net.ssl.SSLException) {
+            reason = Reason.PROTOCOL;
+        } else if (e instanceof IOException) {
+            reason = Reason.IO;
+        } else {
+            reason = Reason.IO;
+            message = e.toString();
+        }
+        return Outcome.failure(reason, message).withTimings(t);
+    }
+
+    private Reason timeoutForPhase() {
+        return switch (phase) {
+            case PHASE_CONNECTING -> Reason.TIMEOUT_CONNECT;
+            case PHASE_SENT -> Reason.TIMEOUT_HEADERS;
+            default -> Reason.TIMEOUT_BODY;
+        };
+    }
+
+    private String phaseName() {
+        return switch (phase) {
+            case PHASE_CONNECTING -> "while connecting";
+            case PHASE_SENT -> "while waiting for headers";
+            default -> "while reading the body";
+        };
+    }
+
+    /** What one attempt produced. */
+    record Outcome(int status, Headers headers, byte[] body, Reason reason, String message, long[] timings) {
+        static final byte[] NO_BODY = new byte[0];
+
+        static Outcome failure(Reason reason, String message) {
+            return new Outcome(0, Headers.EMPTY, NO_BODY, reason, message, new long[] {-1, -1});
+        }
+
+        Outcome withAnswer(int s, Headers h, long[] t) {
+            return new Outcome(s, h, NO_BODY, reason, message, t);
+        }
+
+        Outcome withTimings(long[] t) {
+            return new Outcome(status, headers, body, reason, message, t);
+        }
+
+        boolean ok() {
+            return reason == null;
+        }
+    }
+}

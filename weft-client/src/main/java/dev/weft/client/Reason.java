@@ -1,0 +1,57 @@
+package dev.weft.client;
+
+/**
+ * Why a call failed. {@link #label()} is the stable name shown in answers, logs and metrics.
+ */
+public enum Reason {
+    /** The TCP connect (or the wait for a pooled connection) did not finish in time. */
+    TIMEOUT_CONNECT("timeout-connect"),
+    /** Connected, but the response headers did not arrive in time. */
+    TIMEOUT_HEADERS("timeout-headers"),
+    /** Headers arrived, but the body did not finish in time (a dripping backend). */
+    TIMEOUT_BODY("timeout-body"),
+    /** The destination refused the connection. */
+    REFUSED("refused"),
+    /** The connection was reset or closed before a whole answer arrived. */
+    RESET("reset"),
+    /** The body was larger than the destination's max body. */
+    TOO_LARGE("too-large"),
+    /** The destination's circuit breaker is open. */
+    CIRCUIT_OPEN("circuit-open"),
+    /** The destination's in-flight limit stayed full for longer than its max wait. */
+    BULKHEAD_FULL("bulkhead-full"),
+    /** The destination answered with a status of 400 or more; the label is {@code status-NNN}. */
+    STATUS("status"),
+    /** The host name did not resolve. */
+    UNKNOWN_HOST("unknown-host"),
+    /** The answer was not valid HTTP/1.1. */
+    PROTOCOL("protocol-error"),
+    /** The call was cancelled: the losing copy of a hedge, or the caller gave up. */
+    CANCELLED("cancelled"),
+    /** The deadline had already passed before the call could start (or before a retry). */
+    DEADLINE("deadline"),
+    /** Any other I/O failure; the message says more. */
+    IO("io-error");
+
+    private final String label;
+
+    Reason(String label) {
+        this.label = label;
+    }
+
+    public String label() {
+        return label;
+    }
+
+    /** Whether this failure says something bad about the destination (for the circuit breaker). */
+    public boolean countsAgainstDestination() {
+        return switch (this) {
+            case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY, REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST -> true;
+            default -> false;
+        };
+    }
+
+    public boolean isTimeout() {
+        return this == TIMEOUT_CONNECT || this == TIMEOUT_HEADERS || this == TIMEOUT_BODY || this == DEADLINE;
+    }
+}

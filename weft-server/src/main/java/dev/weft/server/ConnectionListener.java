@@ -1,0 +1,195 @@
+package dev.weft.server;
+
+import dev.weft.core.HostPort;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Binds addresses and serves every accepted connection on a virtual thread of its own; holds at most
+ * {@code maxConnections} (more are closed at accept) and closes connections idle longer than
+ * {@code idleTimeout}. Connections read with untimed reads: the idle sweep, not a timer per read,
+ * ends idle ones. Used by weft-core's {@link HttpServer} and by weft-sim.
+ */
+public final class ConnectionListener implements AutoCloseable {
+    /** Serves one connection until it ends; the socket is closed afterwards. */
+    @FunctionalInterface
+    public interface Handler {
+        void serve(Socket socket, Activity activity) throws IOException;
+    }
+
+    /** Optional callbacks for counting. */
+    public interface Events {
+        default void opened() {
+        }
+
+        default void closed() {
+        }
+
+        default void refused() {
+        }
+    }
+
+    /** What a connection tells the idle sweep: call {@link #idle()} before waiting for a request, {@link #busy()} after. */
+    public static final class Activity {
+        private volatile long lastActive = System.nanoTime();
+        private volatile boolean idle = true;
+
+        public void idle() {
+            lastActive = System.nanoTime();
+            idle = true;
+        }
+
+        public void busy() {
+            idle = false;
+        }
+    }
+
+    private final List<ServerSocket> sockets = new ArrayList<>();
+    private final List<InetSocketAddress> addresses = new ArrayList<>();
+    private final ConcurrentHashMap<Socket, Activity> open = new ConcurrentHashMap<>();
+    private final int maxConnections;
+    private final Duration idleTimeout;
+    private final Handler handler;
+    private final Events events;
+    private volatile boolean accepting = true;
+    private volatile boolean closeIdleAtOnce;
+    private volatile boolean closed;
+
+    private ConnectionListener(int maxConnections, Duration idleTimeout, Handler handler, Events events) {
+        this.maxConnections = maxConnections;
+        this.idleTimeout = idleTimeout;
+        this.handler = handler;
+        this.events = events;
+    }
+
+    /**
+     * @throws BindException naming the address when one cannot be bound (nothing stays open then)
+     */
+    public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
+                                           String name, Handler handler, Events events) throws IOException {
+        ConnectionListener l = new ConnectionListener(maxConnections, idleTimeout, handler,
+                events == null ? new Events() { } : events);
+        try {
+            for (InetSocketAddress a : listen) {
+                ServerSocket ss = new ServerSocket();
+                ss.setReuseAddress(true);
+                try {
+                    ss.bind(a, 4096);
+                } catch (IOException e) {
+                    ss.close();
+                    BindException be = new BindException("cannot listen on " + HostPort.format(a) + ": "
+                            + (e.getMessage() == null ? e.toString() : e.getMessage().toLowerCase(Locale.ROOT)));
+                    be.initCause(e);
+                    throw be;
+                }
+                l.sockets.add(ss);
+                l.addresses.add(new InetSocketAddress(a.getAddress(), ss.getLocalPort()));
+            }
+        } catch (IOException e) {
+            l.close();
+            throw e;
+        }
+        for (ServerSocket ss : l.sockets) {
+            Thread.ofVirtual().name(name + "-accept-" + ss.getLocalPort()).start(() -> l.acceptLoop(ss));
+        }
+        Thread.ofVirtual().name(name + "-idle-sweep").start(l::idleSweep);
+        return l;
+    }
+
+    private void acceptLoop(ServerSocket ss) {
+        while (accepting) {
+            Socket socket;
+            try {
+                socket = ss.accept();
+            } catch (IOException e) {
+                if (!accepting || ss.isClosed()) {
+                    return;
+                }
+                pause(10); // out of file descriptors, most likely: back off instead of spinning
+                continue;
+            }
+            if (open.size() >= maxConnections || !accepting) {
+                events.refused();
+                closeQuietly(socket);
+                continue;
+            }
+            Activity activity = new Activity();
+            open.put(socket, activity);
+            events.opened();
+            Thread.ofVirtual().start(() -> {
+                try {
+                    socket.setTcpNoDelay(true);
+                    handler.serve(socket, activity);
+                } catch (IOException e) {
+                    // the peer went away or reset the connection
+                } finally {
+                    open.remove(socket);
+                    closeQuietly(socket);
+                    events.closed();
+                }
+            });
+        }
+    }
+
+    private void idleSweep() {
+        long idleNanos = idleTimeout.toNanos();
+        long tick = Math.max(10, Math.min(1000, idleTimeout.toMillis() / 4));
+        while (!closed) {
+            pause(closeIdleAtOnce ? 10 : tick);
+            long now = System.nanoTime();
+            open.forEach((socket, a) -> {
+                if (a.idle && (closeIdleAtOnce || now - a.lastActive > idleNanos)) {
+                    closeQuietly(socket);
+                }
+            });
+        }
+    }
+
+    public List<InetSocketAddress> addresses() {
+        return List.copyOf(addresses);
+    }
+
+    /** Stops accepting and from now on closes every connection as soon as it is idle. */
+    public void stopAccepting() {
+        accepting = false;
+        closeIdleAtOnce = true;
+        for (ServerSocket ss : sockets) {
+            closeQuietly(ss);
+        }
+    }
+
+    /** Stops accepting and closes every connection. */
+    @Override
+    public void close() {
+        closed = true;
+        stopAccepting();
+        for (Socket s : open.keySet()) {
+            closeQuietly(s);
+        }
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // closing anyway
+        }
+    }
+
+    static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

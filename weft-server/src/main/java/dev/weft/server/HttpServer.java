@@ -1,0 +1,221 @@
+package dev.weft.server;
+
+import dev.weft.http.HttpCodecException;
+import dev.weft.http.RequestHead;
+
+import dev.weft.core.HostPort;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An HTTP/1.1 keep-alive server: one virtual thread per connection reads requests; the handler runs on
+ * that virtual thread ({@link ExecutorModel.Virtual}) or on a fixed pool of platform threads
+ * ({@link ExecutorModel.Platform}). Every limit of {@link ServerLimits} is enforced: 431, 413, and
+ * 503 with Retry-After when {@code maxConcurrent} requests are in flight for longer than {@code maxWait}.
+ */
+public final class HttpServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("weft.server");
+
+    private final ServerLimits limits;
+    private final HttpHandler handler;
+    private final ExecutorModel model;
+    private final ThreadPoolExecutor pool;
+    private final Semaphore admission;
+    private ConnectionListener listener;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile boolean draining;
+    private volatile boolean closed;
+
+    private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler) {
+        this.limits = limits;
+        this.model = model;
+        this.handler = handler;
+        this.admission = new Semaphore(limits.maxConcurrent());
+        if (model instanceof ExecutorModel.Platform p) {
+            AtomicInteger n = new AtomicInteger();
+            this.pool = new ThreadPoolExecutor(p.threads(), p.threads(), 60, TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(limits.maxConcurrent()), r -> {
+                        Thread t = new Thread(r, "weft-handler-" + n.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    });
+        } else {
+            this.pool = null;
+        }
+    }
+
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler) throws IOException {
+        HttpServer s = new HttpServer(limits, model, handler);
+        s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(), "weft", s::serve,
+                null);
+        return s;
+    }
+
+    private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
+        Http1Reader reader = new Http1Reader(socket.getInputStream(), limits.maxHeadBytes());
+        OutputStream out = socket.getOutputStream();
+        InetSocketAddress remote = (InetSocketAddress) socket.getRemoteSocketAddress();
+        while (!closed) {
+            activity.idle();
+            RequestHead head;
+            byte[] body;
+            try {
+                head = reader.readHead();
+                if (head == null) {
+                    return;
+                }
+                body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
+            } catch (HttpCodecException e) {
+                write(out, error(e.status(), e.getMessage()), false);
+                lingeringClose(socket);
+                return;
+            } finally {
+                activity.busy();
+            }
+            ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));
+            boolean keepAlive = head.keepAlive() && !draining && !closed;
+            write(out, response, keepAlive);
+            if (!keepAlive) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * After an answer to a request that could not be read: stop sending and read what the peer still sends
+     * (at most 256 KiB, for at most a second) before the socket is closed. Closing with unread bytes makes
+     * the kernel send a reset, which can destroy the error answer before the peer reads it.
+     */
+    private static void lingeringClose(Socket socket) {
+        try {
+            socket.shutdownOutput();
+            socket.setSoTimeout(1000);
+            InputStream in = socket.getInputStream();
+            byte[] sink = new byte[4096];
+            long left = 256 * 1024;
+            long until = System.nanoTime() + 1_000_000_000L;
+            while (left > 0 && System.nanoTime() - until < 0) {
+                int n = in.read(sink);
+                if (n < 0) {
+                    return;
+                }
+                left -= n;
+            }
+        } catch (IOException ignored) {
+            // the peer went away or the time is up: close now
+        }
+    }
+
+    private ServerResponse admitAndHandle(ServerRequest r) {
+        boolean admitted;
+        try {
+            admitted = admission.tryAcquire(limits.maxWait().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return error(503, "server is stopping").withHeader("Retry-After", "1");
+        }
+        if (!admitted) {
+            return error(503, "over capacity: " + limits.maxConcurrent() + " requests in flight (max_concurrent)")
+                    .withHeader("Retry-After", "1");
+        }
+        inFlight.incrementAndGet();
+        try {
+            if (pool == null) {
+                return handler.handle(r);
+            }
+            Future<ServerResponse> f;
+            try {
+                f = pool.submit(() -> handler.handle(r));
+            } catch (RejectedExecutionException full) {
+                return error(503, "over capacity: handler queue full").withHeader("Retry-After", "1");
+            }
+            try {
+                return f.get();
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
+            }
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "handler failed on " + r.method() + " " + r.path(), e);
+            return error(500, "internal error: " + e);
+        } finally {
+            inFlight.decrementAndGet();
+            admission.release();
+        }
+    }
+
+    private static ServerResponse error(int status, String message) {
+        return ServerResponse.json(status, "{\"error\":" + JsonText.quote(message) + "}");
+    }
+
+    private static void write(OutputStream out, ServerResponse r, boolean keepAlive) throws IOException {
+        out.write(Http1Writer.response(r.status(), r.headers(), r.body(), keepAlive));
+        out.flush();
+    }
+
+    public List<InetSocketAddress> addresses() {
+        return listener.addresses();
+    }
+
+    /** {@code http://host:port} of the first address. */
+    public String url() {
+        return "http://" + HostPort.format(listener.addresses().getFirst());
+    }
+
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    public boolean draining() {
+        return draining;
+    }
+
+    public ExecutorModel executorModel() {
+        return model;
+    }
+
+    /**
+     * Stops accepting, lets requests in flight finish for up to {@code timeout} (idle connections are
+     * closed at once; busy ones after their answer), then closes everything.
+     *
+     * @return true when every request finished in time
+     */
+    public boolean drain(Duration timeout) {
+        draining = true;
+        listener.stopAccepting();
+        long until = System.nanoTime() + timeout.toNanos();
+        while (inFlight.get() > 0 && System.nanoTime() - until < 0) {
+            ConnectionListener.pause(10);
+        }
+        boolean clean = inFlight.get() == 0;
+        close();
+        return clean;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        draining = true;
+        if (listener != null) {
+            listener.close();
+        }
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+    }
+
+}

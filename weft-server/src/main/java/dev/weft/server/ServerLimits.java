@@ -1,0 +1,40 @@
+package dev.weft.server;
+
+import java.time.Duration;
+
+/**
+ * Limits of an inbound server.
+ *
+ * @param maxConcurrent  requests handled at once; past it a request waits up to {@code maxWait}, then
+ *                       gets 503 with Retry-After (default 10,000)
+ * @param maxWait        default 100ms
+ * @param maxHeadBytes   request line plus headers, else 431 (default 16 KiB)
+ * @param maxBodyBytes   request body, else 413 (default 1 MiB)
+ * @param idleTimeout    an idle keep-alive connection is closed after this (default 60s)
+ * @param maxConnections connections held at once; more are closed at accept (default 16,000)
+ * @param drainTimeout   on shutdown, how long in-flight requests may finish (default 10s)
+ */
+public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes,
+                           Duration idleTimeout, int maxConnections, Duration drainTimeout) {
+    public static final ServerLimits DEFAULT = new ServerLimits(10_000, Duration.ofMillis(100), 16 * 1024,
+            1024 * 1024, Duration.ofSeconds(60), 16_000, Duration.ofSeconds(10));
+
+    public ServerLimits {
+        if (maxConcurrent < 1 || maxHeadBytes < 256 || maxBodyBytes < 0 || maxConnections < 1) {
+            throw new IllegalArgumentException("server limits must be positive (max_head_bytes at least 256)");
+        }
+    }
+
+    public ServerLimits withMaxConcurrent(int n) {
+        return new ServerLimits(n, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout);
+    }
+
+    public ServerLimits withMaxWait(Duration d) {
+        return new ServerLimits(maxConcurrent, d, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
+                drainTimeout);
+    }
+
+    public ServerLimits withMaxBodyBytes(long n) {
+        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, n, idleTimeout, maxConnections, drainTimeout);
+    }
+}
