@@ -3,13 +3,12 @@ package dev.weft.gateway.config;
 import dev.weft.core.HostPort;
 import dev.weft.client.Destination;
 import dev.weft.client.DestinationConfig;
-import dev.weft.client.DestinationLimits;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
+import dev.weft.config.CoreReaders;
 import dev.weft.config.Problems;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
-import dev.weft.client.policy.BreakerPolicy;
 import dev.weft.client.policy.HedgePolicy;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.gateway.plan.BodyTemplate;
@@ -43,6 +42,7 @@ public final class GatewayConfigLoader {
     static final Set<String> METHODS = Set.of("get", "post", "put", "delete", "patch", "head", "options");
 
     private final Problems problems = new Problems();
+    private final CoreReaders core = new CoreReaders(problems);
 
     private GatewayConfigLoader() {
     }
@@ -67,7 +67,7 @@ public final class GatewayConfigLoader {
         if (top.containsKey("executor")) {
             executor = guard(top.get("executor"), n -> ExecutorModel.parse(n.text()), executor);
         }
-        ServerLimits limits = top.containsKey("limits") ? limits(top.get("limits")) : ServerLimits.DEFAULT;
+        ServerLimits limits = top.containsKey("limits") ? core.serverLimits(top.get("limits")) : ServerLimits.DEFAULT;
         Duration timeout = DEFAULT_TIMEOUT;
         Duration callTimeout = DEFAULT_CALL_TIMEOUT;
         if (top.containsKey("defaults")) {
@@ -80,7 +80,7 @@ public final class GatewayConfigLoader {
             }
         }
         DestinationConfig destDefaults = top.containsKey("destination_defaults")
-                ? destination(top.get("destination_defaults"), DestinationConfig.DEFAULT) : DestinationConfig.DEFAULT;
+                ? core.destination(top.get("destination_defaults"), DestinationConfig.DEFAULT) : DestinationConfig.DEFAULT;
         Map<String, DestinationConfig> destinations = new LinkedHashMap<>();
         if (top.containsKey("destinations")) {
             for (Map.Entry<String, ConfigNode> e : entries(top.get("destinations"), null).entrySet()) {
@@ -91,7 +91,7 @@ public final class GatewayConfigLoader {
                         problems.add(e.getValue(), "destination '" + e.getKey() + "' must be scheme://host:port "
                                 + "with no path, such as http://127.0.0.1:9001");
                     }
-                    destinations.put(d.key(), destination(e.getValue(), destDefaults));
+                    destinations.put(d.key(), core.destination(e.getValue(), destDefaults));
                 } catch (IllegalArgumentException ex) {
                     problems.add(e.getValue(), "destination '" + e.getKey() + "': " + ex.getMessage());
                 }
@@ -276,8 +276,8 @@ public final class GatewayConfigLoader {
                 : CallSpec.DEFAULT_CONCURRENCY;
         Duration timeout = c.containsKey("timeout") ? positive(c.get("timeout"), callTimeout) : callTimeout;
         boolean optional = c.containsKey("optional") && guard(c.get("optional"), ConfigNode::bool, false);
-        HedgePolicy hedge = c.containsKey("hedge") ? hedge(c.get("hedge")) : null;
-        RetryPolicy retry = c.containsKey("retry") ? retry(c.get("retry"), RetryPolicy.DEFAULT) : null;
+        HedgePolicy hedge = c.containsKey("hedge") ? core.hedge(c.get("hedge")) : null;
+        RetryPolicy retry = c.containsKey("retry") ? core.retry(c.get("retry"), RetryPolicy.DEFAULT) : null;
         List<String> pick = c.containsKey("pick") ? strings(c.get("pick")) : List.of();
         List<String> omit = c.containsKey("omit") ? strings(c.get("omit")) : List.of();
         String as = c.containsKey("as") ? text(c.get("as")) : null;
@@ -364,131 +364,6 @@ public final class GatewayConfigLoader {
         stack.removeLast();
         out.add(calls.get(n));
         return true;
-    }
-
-    // ---- destinations ------------------------------------------------------------------------------
-
-    private DestinationConfig destination(ConfigNode node, DestinationConfig base) {
-        Map<String, ConfigNode> d = entries(node, Set.of("max_in_flight", "max_wait", "max_connections",
-                "connect_timeout", "max_body", "retry", "hedge", "breaker"));
-        DestinationLimits l = base.limits();
-        try {
-            if (d.containsKey("max_in_flight")) {
-                l = l.withMaxInFlight((int) d.get("max_in_flight").integer(1, 100_000));
-            }
-            if (d.containsKey("max_connections")) {
-                l = l.withMaxConnections((int) d.get("max_connections").integer(1, 100_000));
-            }
-            if (d.containsKey("max_wait")) {
-                l = l.withMaxWait(d.get("max_wait").duration());
-            }
-            if (d.containsKey("connect_timeout")) {
-                l = l.withConnectTimeout(positive(d.get("connect_timeout"), l.connectTimeout()));
-            }
-            if (d.containsKey("max_body")) {
-                l = l.withMaxBodyBytes(d.get("max_body").bytes(Integer.MAX_VALUE - 16));
-            }
-        } catch (ConfigException e) {
-            problems.addAll(e);
-        }
-        DestinationConfig out = base.withLimits(l);
-        if (d.containsKey("retry")) {
-            out = out.withRetry(retry(d.get("retry"), base.retry()));
-        }
-        if (d.containsKey("hedge")) {
-            out = out.withHedge(hedge(d.get("hedge")));
-        }
-        if (d.containsKey("breaker")) {
-            out = out.withBreaker(breaker(d.get("breaker"), base.breaker()));
-        }
-        return out;
-    }
-
-    private RetryPolicy retry(ConfigNode node, RetryPolicy base) {
-        Map<String, ConfigNode> r = entries(node, Set.of("attempts", "backoff", "max_backoff", "statuses",
-                "non_idempotent"));
-        try {
-            int attempts = r.containsKey("attempts") ? (int) r.get("attempts").integer(1, RetryPolicy.MAX_ATTEMPTS)
-                    : base.attempts();
-            Duration backoff = r.containsKey("backoff") ? r.get("backoff").duration() : base.backoff();
-            Duration max = r.containsKey("max_backoff") ? r.get("max_backoff").duration() : base.maxBackoff();
-            Set<Integer> statuses = base.retryStatuses();
-            if (r.containsKey("statuses")) {
-                Set<Integer> s = new LinkedHashSet<>();
-                for (ConfigNode n : r.get("statuses").items()) {
-                    s.add((int) n.integer(100, 599));
-                }
-                statuses = s;
-            }
-            boolean nonIdem = r.containsKey("non_idempotent") ? r.get("non_idempotent").bool() : base.nonIdempotent();
-            return new RetryPolicy(attempts, backoff, max, statuses, nonIdem);
-        } catch (ConfigException e) {
-            problems.addAll(e);
-            return base;
-        }
-    }
-
-    private HedgePolicy hedge(ConfigNode node) {
-        try {
-            if (node.isScalar()) {
-                return HedgePolicy.after(node.duration());
-            }
-            Map<String, ConfigNode> h = entries(node, Set.of("delay", "copies", "non_idempotent"));
-            if (!h.containsKey("delay")) {
-                problems.add(node, "hedge needs a delay, such as 'hedge: 100ms' or 'hedge: { delay: 100ms, copies: 2 }'");
-                return null;
-            }
-            return new HedgePolicy(h.get("delay").duration(),
-                    h.containsKey("copies") ? (int) h.get("copies").integer(2, HedgePolicy.MAX_COPIES) : 2,
-                    h.containsKey("non_idempotent") && h.get("non_idempotent").bool());
-        } catch (ConfigException e) {
-            problems.addAll(e);
-            return null;
-        }
-    }
-
-    private BreakerPolicy breaker(ConfigNode node, BreakerPolicy base) {
-        Map<String, ConfigNode> b = entries(node, Set.of("enabled", "consecutive_failures", "failure_ratio",
-                "window", "min_calls", "open_for", "probes"));
-        try {
-            return new BreakerPolicy(
-                    b.containsKey("enabled") ? b.get("enabled").bool() : base.enabled(),
-                    b.containsKey("consecutive_failures") ? (int) b.get("consecutive_failures").integer(1, 1_000_000)
-                            : base.consecutiveFailures(),
-                    b.containsKey("failure_ratio") ? b.get("failure_ratio").number(0.01, 1) : base.failureRatio(),
-                    b.containsKey("window") ? (int) b.get("window").integer(1, 1000) : base.window(),
-                    b.containsKey("min_calls") ? (int) b.get("min_calls").integer(1, 1000) : base.minCalls(),
-                    b.containsKey("open_for") ? positive(b.get("open_for"), base.openFor()) : base.openFor(),
-                    b.containsKey("probes") ? (int) b.get("probes").integer(1, 1000) : base.probes());
-        } catch (ConfigException e) {
-            problems.addAll(e);
-            return base;
-        } catch (IllegalArgumentException e) {
-            problems.add(node, e.getMessage());
-            return base;
-        }
-    }
-
-    private ServerLimits limits(ConfigNode node) {
-        Map<String, ConfigNode> l = entries(node, Set.of("max_concurrent", "max_wait", "max_header_bytes",
-                "max_body_bytes", "idle_timeout", "max_connections", "drain_timeout"));
-        ServerLimits d = ServerLimits.DEFAULT;
-        try {
-            return new ServerLimits(
-                    l.containsKey("max_concurrent") ? (int) l.get("max_concurrent").integer(1, 1_000_000) : d.maxConcurrent(),
-                    l.containsKey("max_wait") ? l.get("max_wait").duration() : d.maxWait(),
-                    l.containsKey("max_header_bytes") ? (int) l.get("max_header_bytes").bytes(1 << 20) : d.maxHeadBytes(),
-                    l.containsKey("max_body_bytes") ? l.get("max_body_bytes").bytes(1L << 30) : d.maxBodyBytes(),
-                    l.containsKey("idle_timeout") ? positive(l.get("idle_timeout"), d.idleTimeout()) : d.idleTimeout(),
-                    l.containsKey("max_connections") ? (int) l.get("max_connections").integer(1, 1_000_000) : d.maxConnections(),
-                    l.containsKey("drain_timeout") ? l.get("drain_timeout").duration() : d.drainTimeout());
-        } catch (ConfigException e) {
-            problems.addAll(e);
-            return d;
-        } catch (IllegalArgumentException e) {
-            problems.add(node, e.getMessage());
-            return d;
-        }
     }
 
     // ---- small helpers that report instead of throwing --------------------------------------------

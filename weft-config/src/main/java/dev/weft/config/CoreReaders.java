@@ -1,0 +1,182 @@
+package dev.weft.config;
+
+import dev.weft.client.DestinationConfig;
+import dev.weft.client.DestinationLimits;
+import dev.weft.client.policy.BreakerPolicy;
+import dev.weft.client.policy.HedgePolicy;
+import dev.weft.client.policy.RetryPolicy;
+import dev.weft.server.ServerLimits;
+
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Readers of the core types from YAML, shared by every config that declares them (the gateway's today):
+ * destinations and their policies, and an inbound server's limits. A problem is recorded in the
+ * {@link Problems} given (so that every problem of a file is reported at once, each with file:line:column)
+ * and the base value is kept.
+ */
+public final class CoreReaders {
+    private final Problems problems;
+
+    public CoreReaders(Problems problems) {
+        this.problems = problems;
+    }
+
+    /**
+     * A destination's keys ({@code max_in_flight}, {@code max_wait}, {@code max_connections},
+     * {@code connect_timeout}, {@code max_body}, {@code retry}, {@code hedge}, {@code breaker}) over {@code base}.
+     */
+    public DestinationConfig destination(ConfigNode node, DestinationConfig base) {
+        Map<String, ConfigNode> d = entries(node, Set.of("max_in_flight", "max_wait", "max_connections",
+                "connect_timeout", "max_body", "retry", "hedge", "breaker"));
+        DestinationLimits l = base.limits();
+        try {
+            if (d.containsKey("max_in_flight")) {
+                l = l.withMaxInFlight((int) d.get("max_in_flight").integer(1, 100_000));
+            }
+            if (d.containsKey("max_connections")) {
+                l = l.withMaxConnections((int) d.get("max_connections").integer(1, 100_000));
+            }
+            if (d.containsKey("max_wait")) {
+                l = l.withMaxWait(d.get("max_wait").duration());
+            }
+            if (d.containsKey("connect_timeout")) {
+                l = l.withConnectTimeout(positive(d.get("connect_timeout"), l.connectTimeout()));
+            }
+            if (d.containsKey("max_body")) {
+                l = l.withMaxBodyBytes(d.get("max_body").bytes(Integer.MAX_VALUE - 16));
+            }
+        } catch (ConfigException e) {
+            problems.addAll(e);
+        }
+        DestinationConfig out = base.withLimits(l);
+        if (d.containsKey("retry")) {
+            out = out.withRetry(retry(d.get("retry"), base.retry()));
+        }
+        if (d.containsKey("hedge")) {
+            out = out.withHedge(hedge(d.get("hedge")));
+        }
+        if (d.containsKey("breaker")) {
+            out = out.withBreaker(breaker(d.get("breaker"), base.breaker()));
+        }
+        return out;
+    }
+
+    /** {@code attempts}, {@code backoff}, {@code max_backoff}, {@code statuses}, {@code non_idempotent} over {@code base}. */
+    public RetryPolicy retry(ConfigNode node, RetryPolicy base) {
+        Map<String, ConfigNode> r = entries(node, Set.of("attempts", "backoff", "max_backoff", "statuses",
+                "non_idempotent"));
+        try {
+            int attempts = r.containsKey("attempts") ? (int) r.get("attempts").integer(1, RetryPolicy.MAX_ATTEMPTS)
+                    : base.attempts();
+            Duration backoff = r.containsKey("backoff") ? r.get("backoff").duration() : base.backoff();
+            Duration max = r.containsKey("max_backoff") ? r.get("max_backoff").duration() : base.maxBackoff();
+            Set<Integer> statuses = base.retryStatuses();
+            if (r.containsKey("statuses")) {
+                Set<Integer> s = new LinkedHashSet<>();
+                for (ConfigNode n : r.get("statuses").items()) {
+                    s.add((int) n.integer(100, 599));
+                }
+                statuses = s;
+            }
+            boolean nonIdem = r.containsKey("non_idempotent") ? r.get("non_idempotent").bool() : base.nonIdempotent();
+            return new RetryPolicy(attempts, backoff, max, statuses, nonIdem);
+        } catch (ConfigException e) {
+            problems.addAll(e);
+            return base;
+        }
+    }
+
+    /** {@code 100ms}, or {@code delay}, {@code copies}, {@code non_idempotent}; null when it is wrong (reported). */
+    public HedgePolicy hedge(ConfigNode node) {
+        try {
+            if (node.isScalar()) {
+                return HedgePolicy.after(node.duration());
+            }
+            Map<String, ConfigNode> h = entries(node, Set.of("delay", "copies", "non_idempotent"));
+            if (!h.containsKey("delay")) {
+                problems.add(node, "hedge needs a delay, such as 'hedge: 100ms' or 'hedge: { delay: 100ms, copies: 2 }'");
+                return null;
+            }
+            return new HedgePolicy(h.get("delay").duration(),
+                    h.containsKey("copies") ? (int) h.get("copies").integer(2, HedgePolicy.MAX_COPIES) : 2,
+                    h.containsKey("non_idempotent") && h.get("non_idempotent").bool());
+        } catch (ConfigException e) {
+            problems.addAll(e);
+            return null;
+        }
+    }
+
+    /** The breaker's keys over {@code base}. */
+    public BreakerPolicy breaker(ConfigNode node, BreakerPolicy base) {
+        Map<String, ConfigNode> b = entries(node, Set.of("enabled", "consecutive_failures", "failure_ratio",
+                "window", "min_calls", "open_for", "probes"));
+        try {
+            return new BreakerPolicy(
+                    b.containsKey("enabled") ? b.get("enabled").bool() : base.enabled(),
+                    b.containsKey("consecutive_failures") ? (int) b.get("consecutive_failures").integer(1, 1_000_000)
+                            : base.consecutiveFailures(),
+                    b.containsKey("failure_ratio") ? b.get("failure_ratio").number(0.01, 1) : base.failureRatio(),
+                    b.containsKey("window") ? (int) b.get("window").integer(1, 1000) : base.window(),
+                    b.containsKey("min_calls") ? (int) b.get("min_calls").integer(1, 1000) : base.minCalls(),
+                    b.containsKey("open_for") ? positive(b.get("open_for"), base.openFor()) : base.openFor(),
+                    b.containsKey("probes") ? (int) b.get("probes").integer(1, 1000) : base.probes());
+        } catch (ConfigException e) {
+            problems.addAll(e);
+            return base;
+        } catch (IllegalArgumentException e) {
+            problems.add(node, e.getMessage());
+            return base;
+        }
+    }
+
+    /** An inbound server's {@code limits:} over {@link ServerLimits#DEFAULT}. */
+    public ServerLimits serverLimits(ConfigNode node) {
+        Map<String, ConfigNode> l = entries(node, Set.of("max_concurrent", "max_wait", "max_header_bytes",
+                "max_body_bytes", "idle_timeout", "max_connections", "drain_timeout"));
+        ServerLimits d = ServerLimits.DEFAULT;
+        try {
+            return new ServerLimits(
+                    l.containsKey("max_concurrent") ? (int) l.get("max_concurrent").integer(1, 1_000_000) : d.maxConcurrent(),
+                    l.containsKey("max_wait") ? l.get("max_wait").duration() : d.maxWait(),
+                    l.containsKey("max_header_bytes") ? (int) l.get("max_header_bytes").bytes(1 << 20) : d.maxHeadBytes(),
+                    l.containsKey("max_body_bytes") ? l.get("max_body_bytes").bytes(1L << 30) : d.maxBodyBytes(),
+                    l.containsKey("idle_timeout") ? positive(l.get("idle_timeout"), d.idleTimeout()) : d.idleTimeout(),
+                    l.containsKey("max_connections") ? (int) l.get("max_connections").integer(1, 1_000_000) : d.maxConnections(),
+                    l.containsKey("drain_timeout") ? l.get("drain_timeout").duration() : d.drainTimeout());
+        } catch (ConfigException e) {
+            problems.addAll(e);
+            return d;
+        } catch (IllegalArgumentException e) {
+            problems.add(node, e.getMessage());
+            return d;
+        }
+    }
+
+    private Map<String, ConfigNode> entries(ConfigNode n, Set<String> allowed) {
+        try {
+            return n.entries(allowed, problems);
+        } catch (ConfigException e) {
+            problems.addAll(e);
+            return Map.of();
+        }
+    }
+
+    private Duration positive(ConfigNode n, Duration fallback) {
+        Duration d;
+        try {
+            d = n.duration();
+        } catch (ConfigException e) {
+            problems.addAll(e);
+            return fallback;
+        }
+        if (d.isZero() || d.isNegative()) {
+            problems.add(n, "expected a duration above zero, such as 500ms");
+            return fallback;
+        }
+        return d;
+    }
+}
