@@ -4,7 +4,6 @@ import dev.weft.core.Durations;
 import dev.weft.core.HostPort;
 import dev.weft.config.ConfigException;
 import dev.weft.dispatch.DispatchService;
-import dev.weft.dispatch.broker.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.config.EndpointConfig;
@@ -50,7 +49,7 @@ public final class DispatchCommand implements Runnable {
 
     @Option(names = "--kafka-dir", paramLabel = "DIR",
             description = "Data of the development broker, when one is started (default: ${DEFAULT-VALUE}).")
-    Path kafkaDir = KafkaBroker.DEFAULT_DIR;
+    Path kafkaDir = DispatchService.DEV_BROKER_DIR;
 
     @Override
     public void run() {

@@ -1,7 +1,9 @@
 package dev.weft.cli;
 
 import dev.weft.core.HostPort;
-import dev.weft.dispatch.broker.KafkaBroker;
+import dev.weft.devtools.KafkaBroker;
+import dev.weft.dispatch.DispatchService;
+import dev.weft.dispatch.engine.KafkaAdmin;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -32,7 +34,7 @@ public final class KafkaCommand implements Runnable {
     CommandSpec spec;
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Data directory (default: ${DEFAULT-VALUE}).")
-    Path dir = KafkaBroker.DEFAULT_DIR;
+    Path dir = DispatchService.DEV_BROKER_DIR;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Where clients connect (default: 127.0.0.1:9092).")
     String listen = "127.0.0.1:9092";
@@ -61,7 +63,7 @@ public final class KafkaCommand implements Runnable {
         } catch (IllegalArgumentException e) {
             throw new UserException(e.getMessage(), e, 2);
         }
-        if (KafkaBroker.listening(at)) {
+        if (DispatchService.listening(at)) {
             throw new UserException("something already listens on " + listen + " (a broker from an earlier `weft kafka`?);"
                     + " stop it or give another --listen", null, 1);
         }
@@ -73,7 +75,7 @@ public final class KafkaCommand implements Runnable {
         try {
             broker = KafkaBroker.start(dir, at);
             if (!create.isEmpty()) {
-                KafkaBroker.createTopics(broker.bootstrap(), create);
+                KafkaAdmin.createTopics(broker.bootstrap(), create);
             }
         } catch (IOException e) {
             throw new UserException("the broker did not start: " + e.getMessage(), e);

@@ -37,7 +37,7 @@ public final class Main {
             if (ex instanceof CommandLine.UnmatchedArgumentException u && !cmd.getSubcommands().isEmpty()
                     && !u.getUnmatched().isEmpty() && !u.getUnmatched().getFirst().startsWith("-")) {
                 String name = u.getUnmatched().getFirst();
-                if (cmd.getParent() == null && List.of("demo", "bench", "lab").contains(name)) {
+                if (cmd.getParent() == null && List.of("kafka", "demo", "bench", "lab").contains(name)) {
                     err.println("weft: '" + name + "' is in weft-lab.jar, not in this product jar; ./weft runs it");
                     return 2;
                 }
@@ -68,12 +68,12 @@ public final class Main {
         return cl.execute(args);
     }
 
-    /** Names of the lab's commands, in the order they are listed; present only in weft-lab.jar. */
-    private static final String[] LAB_COMMANDS = {"dev.weft.cli.DemoCommand", "dev.weft.cli.BenchCommand",
-            "dev.weft.cli.LabCommand"};
+    /** The development and lab commands, in the order they are listed; present only in weft-lab.jar. */
+    private static final String[] LAB_COMMANDS = {"dev.weft.cli.KafkaCommand", "dev.weft.cli.DemoCommand",
+            "dev.weft.cli.BenchCommand", "dev.weft.cli.LabCommand"};
 
     /**
-     * Adds demo, bench and lab when their classes are on the class path (weft-lab.jar, the tests); the
+     * Adds kafka, demo, bench and lab when their classes are on the class path (weft-lab.jar, the tests); the
      * product jar leaves them out, and its help says where they are.
      */
     private static void addLabCommands(CommandLine cl) {
@@ -83,7 +83,7 @@ public final class Main {
                 command = Class.forName(name).getDeclaredConstructor().newInstance();
             } catch (ClassNotFoundException | NoClassDefFoundError absent) {
                 cl.getCommandSpec().usageMessage().footer("",
-                        "demo, bench and lab are in weft-lab.jar (the ./weft script runs it for them).",
+                        "kafka, demo, bench and lab are in weft-lab.jar (the ./weft script runs it for them).",
                         "Run 'weft COMMAND --help' for the options of a command.");
                 return;
             } catch (ReflectiveOperationException e) {

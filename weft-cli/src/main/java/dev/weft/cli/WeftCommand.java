@@ -18,10 +18,9 @@ import java.util.Properties;
                 "Weft: call slow HTTP services (10 ms to seconds per call) at full speed, with plain blocking code on "
                         + "JDK 25 virtual threads.",
                 ""},
-        // demo, bench and lab are added by Main when the lab's classes are on the class path (weft-lab.jar);
-        // the product jar (weft.jar) carries none of the lab's peers (Vert.x, Netty, Jetty, Helidon, XChart)
-        subcommands = {GatewayCommand.class, DispatchCommand.class, KafkaCommand.class,
-                CheckCommand.class, UpstreamCommand.class},
+        // kafka, demo, bench and lab are added by Main when their classes are on the class path (weft-lab.jar);
+        // the product jar (weft.jar) carries neither the development broker nor the lab's peers
+        subcommands = {GatewayCommand.class, DispatchCommand.class, CheckCommand.class, UpstreamCommand.class},
         footer = {"", "Run 'weft COMMAND --help' for the options of a command."})
 public final class WeftCommand implements Runnable {
     @Spec

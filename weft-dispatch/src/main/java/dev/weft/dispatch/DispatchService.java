@@ -2,7 +2,6 @@ package dev.weft.dispatch;
 
 import dev.weft.core.HostPort;
 import dev.weft.config.ConfigException;
-import dev.weft.dispatch.broker.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.DispatchException;
@@ -13,7 +12,9 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.lang.reflect.InvocationTargetException;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 
@@ -22,11 +23,18 @@ import java.util.function.Consumer;
  * server. Used by the CLI, and as a child process by tests ({@link #main}).
  */
 public final class DispatchService implements AutoCloseable {
-    private final KafkaBroker ownBroker;
+    /** Where {@code weft kafka} and {@code weft dispatch} keep the development broker by default. */
+    public static final Path DEV_BROKER_DIR = Path.of(".weft", "kafka");
+    /** Where they run it, and where {@code weft dispatch} looks for a broker when its config names none. */
+    public static final InetSocketAddress DEV_BROKER_LISTEN = new InetSocketAddress("127.0.0.1", 9092);
+    /** The development broker: weft-devtools, in weft-lab.jar and on the tests' class path, not in weft.jar. */
+    private static final String DEV_BROKER_CLASS = "dev.weft.devtools.KafkaBroker";
+
+    private final AutoCloseable ownBroker;
     private final Dispatcher dispatcher;
     private final StatusServer status;
 
-    private DispatchService(KafkaBroker ownBroker, Dispatcher dispatcher, StatusServer status) {
+    private DispatchService(AutoCloseable ownBroker, Dispatcher dispatcher, StatusServer status) {
         this.ownBroker = ownBroker;
         this.dispatcher = dispatcher;
         this.status = status;
@@ -48,16 +56,14 @@ public final class DispatchService implements AutoCloseable {
             throw new IOException("cannot listen on " + HostPort.format(statusAt) + " for /-/health, /-/metrics, "
                     + "/-/endpoints (" + e.getMessage() + "); give another address with --listen or 'listen:'", e);
         }
-        KafkaBroker own = null;
+        AutoCloseable own = null;
         String bootstrap = cfg.bootstrap();
         if (bootstrap == null) {
-            bootstrap = HostPort.format(KafkaBroker.DEFAULT_LISTEN);
-            if (KafkaBroker.listening(KafkaBroker.DEFAULT_LISTEN)) {
+            bootstrap = HostPort.format(DEV_BROKER_LISTEN);
+            if (listening(DEV_BROKER_LISTEN)) {
                 log.accept("no bootstrap in " + cfg.source() + ": using the broker already on " + bootstrap);
             } else {
-                log.accept("no bootstrap in " + cfg.source() + ": starting the development broker on " + bootstrap
-                        + " (data in " + kafkaDir + ") ...");
-                own = KafkaBroker.start(kafkaDir, KafkaBroker.DEFAULT_LISTEN);
+                own = startDevBroker(cfg, kafkaDir, log);
             }
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -69,9 +75,7 @@ public final class DispatchService implements AutoCloseable {
             if (d != null) {
                 d.close();
             }
-            if (own != null) {
-                own.close();
-            }
+            closeQuietly(own);
             throw e;
         }
     }
@@ -90,8 +94,57 @@ public final class DispatchService implements AutoCloseable {
     public void close() {
         dispatcher.close();
         status.close();
-        if (ownBroker != null) {
-            ownBroker.close();
+        closeQuietly(ownBroker);
+    }
+
+    /**
+     * Starts the development broker when weft-devtools is on the class path (weft-lab.jar, tests); the
+     * product jar does not carry it (Kafka's broker and Scala are most of a jar's size) and says what to do.
+     */
+    private static AutoCloseable startDevBroker(DispatchConfig cfg, Path kafkaDir, Consumer<String> log)
+            throws DispatchException, IOException {
+        String at = HostPort.format(DEV_BROKER_LISTEN);
+        Class<?> broker;
+        try {
+            broker = Class.forName(DEV_BROKER_CLASS);
+        } catch (ClassNotFoundException absent) {
+            throw new DispatchException("no bootstrap in " + cfg.source() + " and no broker on " + at
+                    + ": set 'bootstrap:' to your Kafka, or start the development broker with `weft kafka` "
+                    + "(in weft-lab.jar; ./weft runs it)", absent);
+        }
+        log.accept("no bootstrap in " + cfg.source() + ": starting the development broker on " + at
+                + " (data in " + kafkaDir + ") ...");
+        try {
+            return (AutoCloseable) broker.getMethod("start", Path.class, InetSocketAddress.class)
+                    .invoke(null, kafkaDir, DEV_BROKER_LISTEN);
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IllegalStateException("the development broker failed to start", e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("the development broker cannot be started", e);
+        }
+    }
+
+    /** Whether something accepts TCP connections at {@code hostPort} (a broker already running there). */
+    public static boolean listening(InetSocketAddress hostPort) {
+        try (Socket s = new Socket()) {
+            s.connect(hostPort, 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // stopping anyway
         }
     }
 
@@ -108,7 +161,7 @@ public final class DispatchService implements AutoCloseable {
             System.exit(2);
             return;
         }
-        try (DispatchService s = start(cfg, HostPort.parse(args[1]), KafkaBroker.DEFAULT_DIR,
+        try (DispatchService s = start(cfg, HostPort.parse(args[1]), DEV_BROKER_DIR,
                 line -> System.err.println("dispatch: " + line))) {
             System.out.println("READY " + s.statusUrl());
             System.out.flush();

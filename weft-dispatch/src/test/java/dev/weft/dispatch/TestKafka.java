@@ -1,6 +1,7 @@
 package dev.weft.dispatch;
 
-import dev.weft.dispatch.broker.KafkaBroker;
+import dev.weft.devtools.KafkaBroker;
+import dev.weft.dispatch.engine.KafkaAdmin;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -48,7 +49,7 @@ final class TestKafka {
     /** A topic of its own for one test. */
     static String topic(String prefix, int partitions) throws Exception {
         String t = prefix + "-" + names.incrementAndGet() + "-" + System.nanoTime() % 100000;
-        KafkaBroker.createTopics(bootstrap(), Map.of(t, partitions));
+        KafkaAdmin.createTopics(bootstrap(), Map.of(t, partitions));
         return t;
     }
 
@@ -81,7 +82,7 @@ final class TestKafka {
 
     /** The group's committed offsets of {@code topic}'s partitions (missing: none committed). */
     static Map<TopicPartition, OffsetAndMetadata> committed(String group) throws Exception {
-        try (Admin a = KafkaBroker.admin(bootstrap())) {
+        try (Admin a = KafkaAdmin.admin(bootstrap())) {
             return a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(20, TimeUnit.SECONDS);
         }
     }

@@ -5,7 +5,7 @@ import dev.weft.config.Json;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
-import dev.weft.dispatch.broker.KafkaBroker;
+import dev.weft.devtools.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.lab.peers.Seed003Forwarder;

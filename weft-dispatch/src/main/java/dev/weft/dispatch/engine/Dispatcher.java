@@ -1,6 +1,5 @@
 package dev.weft.dispatch.engine;
 
-import dev.weft.dispatch.broker.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.EndpointConfig;
 import io.micrometer.core.instrument.Gauge;
@@ -133,7 +132,7 @@ public final class Dispatcher implements AutoCloseable {
         cfg.parkingTopics().forEach(t -> create.put(t, partitions));
         create.put(cfg.deadLetterTopic(), partitions);
         try {
-            KafkaBroker.createTopics(bootstrap, create);
+            KafkaAdmin.createTopics(bootstrap, create);
         } catch (java.io.IOException e) {
             throw new DispatchException(e.getMessage(), e);
         }
@@ -148,7 +147,7 @@ public final class Dispatcher implements AutoCloseable {
 
     /** The largest partition count of the source topics (parking topics get as many); fails clearly. */
     private static int checkTopics(DispatchConfig cfg, String bootstrap) throws DispatchException {
-        try (Admin admin = KafkaBroker.admin(bootstrap)) {
+        try (Admin admin = KafkaAdmin.admin(bootstrap)) {
             try {
                 admin.describeCluster().nodes().get(15, TimeUnit.SECONDS);
             } catch (Exception e) {

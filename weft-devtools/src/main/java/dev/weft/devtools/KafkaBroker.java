@@ -1,4 +1,4 @@
-package dev.weft.dispatch.broker;
+package dev.weft.devtools;
 
 import dev.weft.core.HostPort;
 import dev.weft.core.process.ChildProcess;
@@ -18,14 +18,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A single-node Apache Kafka broker (KRaft; the broker artifacts from Maven Central) in a child JVM,
- * for development, tests and the labs. Its data stays under {@code dir}, so a restart finds its topics
- * and committed offsets again. {@link #close()} stops it cleanly.
+ * for development, tests and the labs (weft-devtools: in weft-lab.jar and on the tests' class path, not in the
+ * product jar). Its data stays under {@code dir}, so a restart finds its topics and committed offsets again.
+ * {@link #close()} stops it cleanly.
  */
 public final class KafkaBroker implements AutoCloseable {
-    /** Where {@code weft kafka} and {@code weft dispatch} keep the development broker by default. */
-    public static final Path DEFAULT_DIR = Path.of(".weft", "kafka");
-    public static final InetSocketAddress DEFAULT_LISTEN = new InetSocketAddress("127.0.0.1", 9092);
-
     private final ChildProcess process;
     private final String bootstrap;
 
@@ -52,16 +49,6 @@ public final class KafkaBroker implements AutoCloseable {
         return new KafkaBroker(p);
     }
 
-    /** Whether something accepts TCP connections at {@code hostPort} (a broker already running there). */
-    public static boolean listening(InetSocketAddress hostPort) {
-        try (Socket s = new Socket()) {
-            s.connect(hostPort, 500);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
     private static int freePort(InetSocketAddress on) throws IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket()) {
             s.bind(new InetSocketAddress(on.getAddress(), 0));
@@ -74,36 +61,17 @@ public final class KafkaBroker implements AutoCloseable {
         return bootstrap;
     }
 
-    /** Creates {@code topic} with {@code partitions} (replication 1) unless it exists. */
+    /** Creates {@code topic} with {@code partitions} (replication 1); it must not exist yet. */
     public void createTopic(String topic, int partitions) throws IOException {
-        createTopics(bootstrap, Map.of(topic, partitions));
-    }
-
-    /** Creates each topic (name -> partitions, broker's replication) that does not exist yet. */
-    public static void createTopics(String bootstrap, Map<String, Integer> topics) throws IOException {
-        try (Admin admin = admin(bootstrap)) {
-            var existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
-            List<NewTopic> create = topics.entrySet().stream().filter(e -> !existing.contains(e.getKey()))
-                    .map(e -> new NewTopic(e.getKey(), java.util.Optional.of(e.getValue()), java.util.Optional.empty()))
-                    .toList();
-            if (!create.isEmpty()) {
-                admin.createTopics(create).all().get(30, TimeUnit.SECONDS);
-            }
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Duration.ofSeconds(20).toMillis()))) {
+            admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
-                throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": "
-                        + e.getCause().getMessage(), e.getCause());
-            }
+            throw new IOException("creating topic " + topic + " on " + bootstrap + ": " + e.getCause().getMessage(),
+                    e.getCause());
         } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
-            throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": no answer in 30 s", e);
+            throw new IOException("creating topic " + topic + " on " + bootstrap + ": no answer in 30 s", e);
         }
-    }
-
-    /** An admin client with short timeouts, for checks and topic creation. */
-    public static Admin admin(String bootstrap) {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Duration.ofSeconds(10).toMillis(),
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Duration.ofSeconds(20).toMillis()));
     }
 
     /** Stops the broker cleanly (closes its standard input: Kafka's shutdown hook runs); kills it after 15 s. */

@@ -1,4 +1,4 @@
-package dev.weft.dispatch.broker;
+package dev.weft.devtools;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
