@@ -20,7 +20,8 @@ import java.util.Properties;
                 ""},
         // kafka, demo, bench and lab are added by Main when their classes are on the class path (weft-lab.jar);
         // the product jar (weft.jar) carries neither the development broker nor the lab's peers
-        subcommands = {GatewayCommand.class, DispatchCommand.class, CheckCommand.class, UpstreamCommand.class},
+        subcommands = {GatewayCommand.class, DispatchCommand.class, CheckCommand.class, UpstreamCommand.class,
+                DoctorCommand.class},
         footer = {"", "Run 'weft COMMAND --help' for the options of a command."})
 public final class WeftCommand implements Runnable {
     @Spec

@@ -43,7 +43,7 @@ class MainTest {
     @Test
     void unknownCommandNamesTheCommands() {
         assertThat(run("gatewy")).isEqualTo(2);
-        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: gateway, dispatch, check, upstream, kafka, demo, bench, lab, help");
+        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: gateway, dispatch, check, upstream, doctor, kafka, demo, bench, lab, help");
     }
 
     @Test

@@ -1,0 +1,75 @@
+package dev.weft.doctor;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/** The report for a terminal. */
+public final class ReportText {
+    private ReportText() {
+    }
+
+    public static String render(Report r) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "weft doctor: %s, %.1f s, %d samples every %d ms (from %s)%n%n",
+                r.target(), r.windowMs() / 1000.0, r.samples(), r.intervalMs(), r.from()));
+
+        Report.VirtualThreads v = r.virtualThreads();
+        sb.append(String.format(Locale.ROOT, "virtual threads: %,d%s%n", v.total(), v.byState().isEmpty() ? ""
+                : " (" + v.byState().entrySet().stream().map(e -> e.getKey() + " " + String.format(Locale.ROOT, "%,d", e.getValue()))
+                .collect(Collectors.joining(", ")) + ")"));
+        for (Report.StackGroup g : v.stacks()) {
+            sb.append(String.format(Locale.ROOT, "  %,7d  %-13s  %s%s%n", g.count(), g.state(), g.where(),
+                    g.via().isEmpty() ? "" : "  via " + g.via()));
+        }
+
+        sb.append(String.format(Locale.ROOT, "%nrunaways (virtual threads running on one carrier without a break for %d ms or more): ",
+                r.runawayMs()));
+        if (r.runaways().isEmpty()) {
+            sb.append("none\n");
+        } else {
+            sb.append(r.runaways().size()).append('\n');
+            for (Report.Runaway w : r.runaways()) {
+                sb.append(String.format(Locale.ROOT, "  RUNAWAY \"%s\" (tid %d) held carrier %s for %,d ms (%d samples in a row)%n",
+                        w.name(), w.tid(), w.carrier(), w.heldMs(), w.samples()));
+                for (String f : w.stack()) {
+                    sb.append("      at ").append(f).append('\n');
+                }
+            }
+        }
+
+        Report.Pinning p = r.pinning();
+        sb.append(String.format(Locale.ROOT, "%npinning (jdk.VirtualThreadPinned, 20 ms or longer): %s%n",
+                p.events() == 0 ? "none" : p.events() + " events"));
+        for (Report.PinnedGroup g : p.groups()) {
+            sb.append(String.format(Locale.ROOT, "  %d x, %,d ms in all, longest %,d ms: %s%s in %s%n", g.count(),
+                    g.totalMs(), g.maxMs(), g.reason().isEmpty() ? "pinned" : g.reason(),
+                    g.blockingOperation().isEmpty() ? "" : ", blocked in " + g.blockingOperation(), g.where()));
+            for (String f : g.stack()) {
+                sb.append("      at ").append(f).append('\n');
+            }
+        }
+
+        Report.Carriers c = r.carriers();
+        sb.append(String.format(Locale.ROOT, "%ncarriers: parallelism %d; virtual threads runnable but waiting for a carrier: mean %.1f, max %d%n",
+                c.parallelism(), c.runnableWaitingMean(), c.runnableWaitingMax()));
+        for (Report.Carrier k : c.carriers()) {
+            sb.append(String.format(Locale.ROOT, "  %-28s busy in %3.0f%% of samples%n", k.name() + " (tid " + k.tid() + ")",
+                    k.busyShare() * 100));
+        }
+
+        Report.PlatformThreads pt = r.platformThreads();
+        sb.append(String.format(Locale.ROOT, "%nplatform threads (besides the carriers): %d%n", pt.total()));
+        for (Report.NameGroup g : pt.groups()) {
+            sb.append(String.format(Locale.ROOT, "  %5d  %-40s %s%n", g.count(), g.name(), states(g.byState())));
+        }
+        for (String n : r.notes()) {
+            sb.append("\nnote: ").append(n).append('\n');
+        }
+        return sb.toString();
+    }
+
+    private static String states(Map<String, Integer> byState) {
+        return byState.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()).collect(Collectors.joining(", "));
+    }
+}
