@@ -60,6 +60,13 @@ public final class Doctor {
         }
     }
 
+    /** Only the runaways of a short window, without the pinning recording (for a cheap periodic check). */
+    static List<Report.Runaway> sample(ThreadSource source, Options o) throws IOException, InterruptedException {
+        List<ThreadDump> samples = take(source, o, null);
+        return Analyzer.analyze(source.describe(), samples, List.of(), 0, o.interval(), o.runaway(), List.of())
+                .runaways();
+    }
+
     /**
      * @param progress told the number of samples taken so far, after each (may be null)
      * @throws IOException when a dump fails (the target exited, for one)
@@ -74,24 +81,7 @@ public final class Doctor {
             recording = false;
             notes.add("pinning not recorded: " + e.getMessage());
         }
-        List<ThreadDump> samples = new ArrayList<>();
-        long start = System.nanoTime();
-        long end = start + o.window().toNanos();
-        long next = start;
-        while (true) {
-            samples.add(source.dump());
-            if (progress != null) {
-                progress.accept(samples.size());
-            }
-            next += o.interval().toNanos();
-            if (next - end > 0) {
-                break;
-            }
-            long wait = next - System.nanoTime();
-            if (wait > 0) {
-                Thread.sleep(Duration.ofNanos(wait));
-            }
-        }
+        List<ThreadDump> samples = take(source, o, progress);
         List<Pinned> pinned = recording ? source.stopPinningRecording() : List.of();
         boolean carriersKnown = samples.stream().flatMap(d -> d.threads().stream()).anyMatch(t -> t.carrier() >= 0);
         if (!carriersKnown) {
@@ -100,5 +90,27 @@ public final class Doctor {
         }
         return Analyzer.analyze(source.describe(), samples, pinned, source.parallelism(), o.interval(), o.runaway(),
                 notes);
+    }
+
+    /** A dump every interval over the window (the first at once, the last at or before its end). */
+    private static List<ThreadDump> take(ThreadSource source, Options o, IntConsumer progress)
+            throws IOException, InterruptedException {
+        List<ThreadDump> samples = new ArrayList<>();
+        long next = System.nanoTime();
+        long end = next + o.window().toNanos();
+        while (true) {
+            samples.add(source.dump());
+            if (progress != null) {
+                progress.accept(samples.size());
+            }
+            next += o.interval().toNanos();
+            if (next - end > 0) {
+                return samples;
+            }
+            long wait = next - System.nanoTime();
+            if (wait > 0) {
+                Thread.sleep(Duration.ofNanos(wait));
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ import dev.weft.server.HttpServer;
 import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.ServerResponse;
+import dev.weft.doctor.InProcess;
 import dev.weft.dispatch.engine.Dispatcher;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
@@ -48,9 +49,25 @@ public final class StatusServer implements AutoCloseable {
             case "/-/metrics" -> ServerResponse.text(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
             case "/-/endpoints" -> ServerResponse.json(200, Json.MAPPER.writerWithDefaultPrettyPrinter()
                     .writeValueAsBytes(d.endpoints()));
+            case "/-/threads" -> threads(r);
             default -> ServerResponse.json(404, Json.MAPPER.writeValueAsBytes(Map.of("error", "unknown path "
-                    + r.path() + "; try /-/health, /-/metrics, /-/endpoints")));
+                    + r.path() + "; try /-/health, /-/metrics, /-/endpoints, /-/threads")));
         };
+    }
+
+    /** weft doctor's report of this process over {@code ?for=} (default 1 s, at most 10 s). */
+    private static ServerResponse threads(ServerRequest r) throws IOException {
+        try {
+            return ServerResponse.json(200, Json.MAPPER.writeValueAsBytes(InProcess.threads(r.query())));
+        } catch (IllegalArgumentException e) {
+            return ServerResponse.json(400, Json.MAPPER.writeValueAsBytes(Map.of("error", e.getMessage())));
+        } catch (InProcess.Busy e) {
+            return ServerResponse.json(503, Json.MAPPER.writeValueAsBytes(Map.of("error", e.getMessage())))
+                    .withHeader("Retry-After", "1");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return ServerResponse.json(503, Json.MAPPER.writeValueAsBytes(Map.of("error", "stopping")));
+        }
     }
 
     public String url() {

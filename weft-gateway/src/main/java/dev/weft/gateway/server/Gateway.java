@@ -14,6 +14,7 @@ import dev.weft.server.HttpServer;
 import dev.weft.server.Query;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.ServerResponse;
+import dev.weft.doctor.InProcess;
 import dev.weft.gateway.compose.Composer;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
@@ -61,11 +62,17 @@ public final class Gateway implements AutoCloseable {
     private volatile String lastReloadError;
     private volatile boolean closed;
     private HttpServer server;
+    /** Counts runaway virtual threads into /-/metrics (three thread dumps every 30 s). */
+    private final AutoCloseable runawayWatch;
 
     private Gateway(GatewayConfig config, Consumer<String> log) {
         this.log = log;
         this.current = snapshot(config);
+        this.runawayWatch = InProcess.watchRunaways(registry, RUNAWAY_CHECK);
     }
+
+    /** How often the gateway looks for runaway virtual threads (weft.threads.runaways). */
+    static final java.time.Duration RUNAWAY_CHECK = java.time.Duration.ofSeconds(30);
 
     /**
      * Starts serving {@code config}.
@@ -166,8 +173,26 @@ public final class Gateway implements AutoCloseable {
                     : json(200, JsonNodeFactory.instance.objectNode().put("ready", true));
             case "/-/metrics" -> ServerResponse.text(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
             case "/-/routes" -> json(200, routes());
-            default -> error(404, "unknown admin path " + r.path() + "; try /-/health, /-/ready, /-/metrics, /-/routes");
+            case "/-/threads" -> threads(r);
+            default -> error(404, "unknown admin path " + r.path()
+                    + "; try /-/health, /-/ready, /-/metrics, /-/routes, /-/threads");
         };
+    }
+
+    /** weft doctor's report of this process over {@code ?for=} (default 1 s, at most 10 s). */
+    private static ServerResponse threads(ServerRequest r) {
+        try {
+            return ServerResponse.json(200, JSON.writeValueAsBytes(InProcess.threads(r.query())));
+        } catch (IllegalArgumentException e) {
+            return error(400, e.getMessage());
+        } catch (InProcess.Busy e) {
+            return error(503, e.getMessage()).withHeader("Retry-After", "1");
+        } catch (IOException e) {
+            return error(500, "thread dump failed: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return error(503, "stopping");
+        }
     }
 
     private ObjectNode routes() {
@@ -316,6 +341,7 @@ public final class Gateway implements AutoCloseable {
         closed = true;
         boolean clean = server.drain(current.config().limits().drainTimeout());
         current.transport().close();
+        stopWatch();
         return clean;
     }
 
@@ -324,5 +350,14 @@ public final class Gateway implements AutoCloseable {
         closed = true;
         server.close();
         current.transport().close();
+        stopWatch();
+    }
+
+    private void stopWatch() {
+        try {
+            runawayWatch.close();
+        } catch (Exception ignored) {
+            // a daemon thread; interrupting it is all there is
+        }
     }
 }
