@@ -3,43 +3,53 @@ package dev.weft.doctor;
 import dev.weft.doctor.ThreadDump.DumpedThread;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
-/** Turns a window of thread dumps and pinning events into a {@link Report}. Pure: no I/O, no clock. */
+/** Turns a window's JFR events and its census (a thread dump) into a {@link Report}. Pure: no I/O, no clock. */
 public final class Analyzer {
     /** Stack groups and platform thread groups listed at most. */
     static final int MAX_GROUPS = 15;
     /** Frames kept of a runaway's or a pinned event's stack. */
     static final int MAX_FRAMES = 12;
+    /** A run of samples may skip this many periods and still count as one run (the sampler takes a few threads a period). */
+    static final int GAP_PERIODS = 3;
 
     private Analyzer() {
     }
 
-    public static Report analyze(String target, List<ThreadDump> samples, List<Pinned> pinned, int parallelism,
-                                 Duration interval, Duration runaway, List<String> notes) {
-        if (samples.isEmpty()) {
-            throw new IllegalArgumentException("no samples");
-        }
-        ThreadDump last = samples.getLast();
-        long windowMs = Duration.between(samples.getFirst().taken(), last.taken()).toMillis();
+    /**
+     * @param census the thread dump at the window's end, or null when none was taken
+     */
+    public static Report analyze(String target, Instant from, Duration window, Jfr.Recorded recorded,
+                                 ThreadDump census, int parallelism, Doctor.Options o, List<String> notes) {
+        Map<Long, String> carrierOf = new HashMap<>(); // virtual tid -> carrier name, from the census
         Map<Long, String> names = new HashMap<>();
-        for (ThreadDump d : samples) {
-            for (DumpedThread t : d.threads()) {
+        if (census != null) {
+            for (DumpedThread t : census.threads()) {
                 if (!t.virtual()) {
                     names.put(t.tid(), t.name());
                 }
             }
+            for (DumpedThread t : census.threads()) {
+                if (t.virtual() && t.carrier() >= 0) {
+                    carrierOf.put(t.tid(), names.getOrDefault(t.carrier(), "?") + " (tid " + t.carrier() + ")");
+                }
+            }
         }
-        Report.Carriers carriers = carriers(samples, parallelism, names);
-        return new Report(target, samples.getFirst().taken().toString(), windowMs, samples.size(),
-                interval.toMillis(), runaway.toMillis(), virtualThreads(last), runaways(samples, runaway, names),
-                pinning(pinned), carriers, platformThreads(last, carriers), List.copyOf(notes));
+        Report.Carriers carriers = carriers(recorded, census, parallelism, o, window, names);
+        return new Report(target, from.toString(), window.toMillis(), o.samplePeriod().toMillis(),
+                recorded.samples().size(), o.runaway().toMillis(), census == null ? null : virtualThreads(census),
+                runaways(recorded.samples(), o, carrierOf), pinning(recorded.pinned()), carriers,
+                census == null ? null : platformThreads(census, carriers), List.copyOf(notes));
     }
 
     private static Report.VirtualThreads virtualThreads(ThreadDump d) {
@@ -74,7 +84,8 @@ public final class Analyzer {
     }
 
     private static boolean jdk(String frame) {
-        return frame.startsWith("java.") || frame.startsWith("jdk.") || frame.startsWith("sun.");
+        String f = frame(frame);
+        return f.startsWith("java.") || f.startsWith("jdk.") || f.startsWith("sun.");
     }
 
     /** A frame without its module ({@code java.base/}). */
@@ -84,39 +95,37 @@ public final class Analyzer {
         return slash > 0 && (paren < 0 || slash < paren) ? f.substring(slash + 1) : f;
     }
 
-    private static List<Report.Runaway> runaways(List<ThreadDump> samples, Duration threshold, Map<Long, String> names) {
-        record Run(long carrier, java.time.Instant first, java.time.Instant last, int samples, DumpedThread seen) {
+    static List<Report.Runaway> runaways(List<Jfr.Sample> samples, Doctor.Options o, Map<Long, String> carrierOf) {
+        long period = o.samplePeriod().toNanos();
+        long maxGap = period * GAP_PERIODS + period / 2;
+        record Run(Instant first, Instant last, int samples, Jfr.Sample seen) {
+            long heldNanos(long period) {
+                return Duration.between(first, last).toNanos() + period;
+            }
         }
         Map<Long, Run> open = new HashMap<>();
         Map<Long, Run> longest = new HashMap<>();
-        for (ThreadDump d : samples) {
-            Map<Long, Run> next = new HashMap<>();
-            for (DumpedThread t : d.threads()) {
-                if (!t.running()) {
-                    continue;
-                }
-                Run r = open.get(t.tid());
-                Run now = r != null && r.carrier() == t.carrier()
-                        ? new Run(r.carrier(), r.first(), d.taken(), r.samples() + 1, t)
-                        : new Run(t.carrier(), d.taken(), d.taken(), 1, t);
-                next.put(t.tid(), now);
-                Run best = longest.get(t.tid());
-                if (best == null || Duration.between(now.first(), now.last())
-                        .compareTo(Duration.between(best.first(), best.last())) > 0) {
-                    longest.put(t.tid(), now);
-                }
+        for (Jfr.Sample s : samples) { // in time order
+            if (!s.virtual()) {
+                continue;
             }
-            open = next;
+            Run r = open.get(s.tid());
+            Run now = r != null && Duration.between(r.last(), s.time()).toNanos() <= maxGap
+                    ? new Run(r.first(), s.time(), r.samples() + 1, s)
+                    : new Run(s.time(), s.time(), 1, s);
+            open.put(s.tid(), now);
+            Run best = longest.get(s.tid());
+            if (best == null || now.heldNanos(period) > best.heldNanos(period)) {
+                longest.put(s.tid(), now);
+            }
         }
         List<Report.Runaway> out = new ArrayList<>();
         for (Map.Entry<Long, Run> e : longest.entrySet()) {
             Run r = e.getValue();
-            Duration held = Duration.between(r.first(), r.last());
-            if (r.samples() >= 2 && held.compareTo(threshold) >= 0) {
-                out.add(new Report.Runaway(e.getKey(), r.seen().name(),
-                        names.getOrDefault(r.carrier(), "tid " + r.carrier()) + " (tid " + r.carrier() + ")",
-                        held.toMillis(), r.samples(),
-                        r.seen().stack().stream().limit(MAX_FRAMES).map(Analyzer::frame).toList()));
+            long held = r.heldNanos(period);
+            if (r.samples() >= 3 && held >= o.runaway().toNanos()) {
+                out.add(new Report.Runaway(e.getKey(), r.seen().name(), carrierOf.getOrDefault(e.getKey(), ""),
+                        held / 1_000_000, r.samples(), r.seen().stack().stream().limit(MAX_FRAMES).toList()));
             }
         }
         out.sort(Comparator.comparingLong(Report.Runaway::heldMs).reversed());
@@ -126,7 +135,7 @@ public final class Analyzer {
     private static Report.Pinning pinning(List<Pinned> events) {
         Map<List<String>, List<Pinned>> groups = new LinkedHashMap<>();
         for (Pinned p : events) {
-            String where = place(p.stack().stream().map(s -> s.replaceFirst("\\(line (\\d+)\\)$", "(:$1)")).toList())[0];
+            String where = place(p.stack())[0];
             groups.computeIfAbsent(List.of(where, p.reason(), p.blockingOperation()), k -> new ArrayList<>()).add(p);
         }
         List<Report.PinnedGroup> out = new ArrayList<>();
@@ -141,16 +150,28 @@ public final class Analyzer {
         return new Report.Pinning(events.size(), out);
     }
 
-    private static Report.Carriers carriers(List<ThreadDump> samples, int parallelism, Map<Long, String> names) {
-        Map<Long, Integer> busy = new TreeMap<>();
-        String prefix = null;
-        long waitingSum = 0;
-        int waitingMax = 0;
-        for (ThreadDump d : samples) {
-            int waiting = 0;
-            for (DumpedThread t : d.threads()) {
+    private static Report.Carriers carriers(Jfr.Recorded recorded, ThreadDump census, int parallelism,
+                                            Doctor.Options o, Duration window, Map<Long, String> names) {
+        long period = o.samplePeriod().toNanos();
+        Map<Long, Set<Long>> perPeriod = new HashMap<>();
+        Instant start = recorded.samples().isEmpty() ? Instant.EPOCH : recorded.samples().getFirst().time();
+        for (Jfr.Sample s : recorded.samples()) {
+            if (s.virtual()) {
+                perPeriod.computeIfAbsent(Duration.between(start, s.time()).toNanos() / period, k -> new HashSet<>())
+                        .add(s.tid());
+            }
+        }
+        long periods = Math.max(1, window.toNanos() / period);
+        double busy = perPeriod.values().stream().mapToInt(Set::size).sum() / (double) periods;
+        List<Report.Carrier> list = null;
+        int waiting = -1;
+        if (census != null) {
+            Map<Long, String> carrying = new TreeMap<>();
+            String prefix = null;
+            waiting = 0;
+            for (DumpedThread t : census.threads()) {
                 if (t.virtual() && t.carrier() >= 0) {
-                    busy.merge(t.carrier(), 1, Integer::sum);
+                    carrying.put(t.carrier(), t.name().isEmpty() ? "#" + t.tid() : t.name());
                     String n = names.get(t.carrier());
                     if (prefix == null && n != null && n.lastIndexOf('-') > 0) {
                         prefix = n.substring(0, n.lastIndexOf('-') + 1);
@@ -159,30 +180,29 @@ public final class Analyzer {
                     waiting++;
                 }
             }
-            waitingSum += waiting;
-            waitingMax = Math.max(waitingMax, waiting);
-        }
-        if (prefix != null) { // idle carriers of the same pool, never seen carrying
-            for (Map.Entry<Long, String> e : names.entrySet()) {
-                if (e.getValue().startsWith(prefix)
-                        && e.getValue().substring(prefix.length()).chars().allMatch(Character::isDigit)) {
-                    busy.putIfAbsent(e.getKey(), 0);
+            if (prefix != null) { // idle carriers of the same pool
+                for (Map.Entry<Long, String> e : names.entrySet()) {
+                    if (e.getValue().startsWith(prefix)
+                            && e.getValue().substring(prefix.length()).chars().allMatch(Character::isDigit)) {
+                        carrying.putIfAbsent(e.getKey(), "");
+                    }
                 }
             }
+            list = carrying.entrySet().stream()
+                    .map(e -> new Report.Carrier(e.getKey(), names.getOrDefault(e.getKey(), "?"), e.getValue()))
+                    .toList();
         }
-        List<Report.Carrier> carriers = busy.entrySet().stream()
-                .map(e -> new Report.Carrier(e.getKey(), names.getOrDefault(e.getKey(), "?"),
-                        round((double) e.getValue() / samples.size())))
-                .toList();
-        return new Report.Carriers(parallelism, carriers, round((double) waitingSum / samples.size()), waitingMax);
+        return new Report.Carriers(parallelism, Math.round(busy * 100) / 100.0, list, waiting);
     }
 
-    private static Report.PlatformThreads platformThreads(ThreadDump last, Report.Carriers known) {
-        java.util.Set<Long> carriers = new java.util.HashSet<>();
-        known.carriers().forEach(c -> carriers.add(c.tid()));
+    private static Report.PlatformThreads platformThreads(ThreadDump census, Report.Carriers known) {
+        Set<Long> carriers = new HashSet<>();
+        if (known.carriers() != null) {
+            known.carriers().forEach(c -> carriers.add(c.tid()));
+        }
         Map<String, Map<String, Integer>> groups = new HashMap<>();
         int total = 0;
-        for (DumpedThread t : last.threads()) {
+        for (DumpedThread t : census.threads()) {
             if (t.virtual() || carriers.contains(t.tid())) {
                 continue;
             }
@@ -196,9 +216,5 @@ public final class Analyzer {
                 .limit(MAX_GROUPS)
                 .toList();
         return new Report.PlatformThreads(total, out);
-    }
-
-    private static double round(double v) {
-        return Math.round(v * 1000) / 1000.0;
     }
 }

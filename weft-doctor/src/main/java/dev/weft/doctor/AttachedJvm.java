@@ -22,8 +22,8 @@ import java.util.stream.Stream;
 /**
  * A running HotSpot JVM of the same user, examined through the attach API: the JDK's own local management
  * agent is started in it (nothing to configure in the target, no restart), and its DiagnosticCommand MBean
- * takes JSON thread dumps ({@code Thread.dump_to_file}) and a JFR recording of the pinning events
- * ({@code JFR.start}/{@code JFR.dump}), written by the target into a temporary folder of ours and read here.
+ * records JFR (execution samples and pinning: {@code JFR.start}/{@code JFR.dump}) and takes JSON thread dumps
+ * ({@code Thread.dump_to_file}), written by the target into a temporary folder of ours and read here.
  */
 public final class AttachedJvm implements ThreadSource {
     private static final String DCMD = "com.sun.management:type=DiagnosticCommand";
@@ -123,17 +123,19 @@ public final class AttachedJvm implements ThreadSource {
     }
 
     @Override
-    public void startPinningRecording() throws IOException {
-        dcmd("jfrStart", "name=" + recording, "settings=none", "+" + Jfr.PINNED + "#enabled=true",
-                "+" + Jfr.PINNED + "#threshold=20ms", "+" + Jfr.PINNED + "#stackTrace=true");
+    public void startRecording(long periodMillis) throws IOException {
+        dcmd("jfrStart", "name=" + recording, "settings=none",
+                "+" + Jfr.SAMPLE + "#enabled=true", "+" + Jfr.SAMPLE + "#period=" + periodMillis + "ms",
+                "+" + Jfr.PINNED + "#enabled=true", "+" + Jfr.PINNED + "#threshold=20ms",
+                "+" + Jfr.PINNED + "#stackTrace=true");
     }
 
     @Override
-    public List<Pinned> stopPinningRecording() throws IOException {
-        Path file = dir.resolve("pinning.jfr");
+    public Jfr.Recorded stopRecording() throws IOException {
+        Path file = dir.resolve("recording.jfr");
         try {
             dcmd("jfrDump", "name=" + recording, "filename=" + file);
-            return Jfr.pinned(file);
+            return Jfr.read(file);
         } finally {
             try {
                 dcmd("jfrStop", "name=" + recording);

@@ -2,32 +2,47 @@ package dev.weft.doctor;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntConsumer;
 
 /**
- * Samples a {@link ThreadSource} over a window and analyzes it: a JSON thread dump every {@code interval}
- * (each is a handshake with every thread of the target: the cost grows with its threads, which is why the
- * interval is not shorter), and the JDK's pinning events over the same window.
+ * Examines a {@link ThreadSource} over a window: a JFR recording of execution samples (which threads run,
+ * virtual ones by their own id and stack: the runaways) and pinning events, and at the window's end one JSON
+ * thread dump, the census (every virtual thread with its state and stack, the carriers). Only one dump: on
+ * JDK 25.0.3 a thread dump taken while virtual threads mount and unmount can crash the JVM (JDK-8364343; we
+ * saw it twice in a loaded gateway), while JFR's sampler is the profiler path the JDK runs in production.
  */
 public final class Doctor {
     /**
-     * @param window   how long to sample (default 5 s)
-     * @param interval between thread dumps (default 100 ms)
-     * @param runaway  a virtual thread running on one carrier at least this long is a runaway (default 200 ms)
+     * @param window       how long to record (default 5 s)
+     * @param samplePeriod JFR's execution sampling period (default 10 ms, its smallest)
+     * @param runaway      a virtual thread running this long without a break is a runaway (default 200 ms)
+     * @param census       whether to take the thread dump at the window's end (default true)
      */
-    public record Options(Duration window, Duration interval, Duration runaway) {
-        public static final Options DEFAULT = new Options(Duration.ofSeconds(5), Duration.ofMillis(100),
-                Duration.ofMillis(200));
+    public record Options(Duration window, Duration samplePeriod, Duration runaway, boolean census) {
+        public static final Options DEFAULT = new Options(Duration.ofSeconds(5), Duration.ofMillis(10),
+                Duration.ofMillis(200), true);
 
         public Options {
-            if (window.isNegative() || interval.isZero() || interval.isNegative() || runaway.isNegative()) {
-                throw new IllegalArgumentException("window, interval and runaway must be positive");
+            if (window.isNegative() || window.compareTo(Duration.ofHours(1)) > 0) {
+                throw new IllegalArgumentException("the window must be from 0s to 1h");
             }
-            if (window.dividedBy(interval) > 10_000) {
-                throw new IllegalArgumentException("at most 10,000 samples a window: a longer interval, or a shorter window");
+            if (samplePeriod.toMillis() < 10 || samplePeriod.toMillis() > 1000) {
+                throw new IllegalArgumentException("the sample period must be from 10ms to 1s");
             }
+            if (runaway.compareTo(samplePeriod.multipliedBy(3)) < 0) {
+                throw new IllegalArgumentException("the runaway threshold must be at least three sample periods");
+            }
+        }
+
+        public Options withWindow(Duration w) {
+            return new Options(w, samplePeriod, runaway, census);
+        }
+
+        public Options withCensus(boolean c) {
+            return new Options(window, samplePeriod, runaway, c);
         }
     }
 
@@ -35,82 +50,67 @@ public final class Doctor {
     }
 
     /**
-     * Attaches to {@code pid}, samples it over the window and detaches.
+     * Attaches to {@code pid}, examines it over the window and detaches.
      *
+     * @param progress told the seconds elapsed, once a second (may be null)
      * @throws DoctorException exit code 2 for a target it cannot examine, 1 when the target exits while
-     *                         attached or a dump fails
+     *                         attached or the recording fails
      */
     public static Report examine(long pid, Options o, IntConsumer progress) throws DoctorException, InterruptedException {
-        int[] taken = {0};
+        int[] elapsed = {0};
         try (AttachedJvm jvm = AttachedJvm.attach(pid)) {
             try {
-                return examine(jvm, o, n -> {
-                    taken[0] = n;
+                return examine(jvm, o, s -> {
+                    elapsed[0] = s;
                     if (progress != null) {
-                        progress.accept(n);
+                        progress.accept(s);
                     }
                 });
             } catch (IOException e) {
                 if (!jvm.alive()) {
                     throw new DoctorException(1, "pid " + pid + " exited while weft doctor was attached (after "
-                            + taken[0] + " samples)", e);
+                            + elapsed[0] + " s)", e);
                 }
                 throw new DoctorException(1, "examining pid " + pid + " failed: " + e.getMessage(), e);
             }
         }
     }
 
-    /** Only the runaways of a short window, without the pinning recording (for a cheap periodic check). */
-    static List<Report.Runaway> sample(ThreadSource source, Options o) throws IOException, InterruptedException {
-        List<ThreadDump> samples = take(source, o, null);
-        return Analyzer.analyze(source.describe(), samples, List.of(), 0, o.interval(), o.runaway(), List.of())
-                .runaways();
-    }
-
-    /**
-     * @param progress told the number of samples taken so far, after each (may be null)
-     * @throws IOException when a dump fails (the target exited, for one)
-     */
+    /** Examines {@code source} over the window; see the class comment. */
     public static Report examine(ThreadSource source, Options o, IntConsumer progress)
             throws IOException, InterruptedException {
         List<String> notes = new ArrayList<>();
-        boolean recording = true;
+        Instant from = Instant.now();
+        long start = System.nanoTime();
+        source.startRecording(o.samplePeriod().toMillis());
+        ThreadDump census = null;
+        Jfr.Recorded recorded;
         try {
-            source.startPinningRecording();
-        } catch (IOException e) {
-            recording = false;
-            notes.add("pinning not recorded: " + e.getMessage());
-        }
-        List<ThreadDump> samples = take(source, o, progress);
-        List<Pinned> pinned = recording ? source.stopPinningRecording() : List.of();
-        boolean carriersKnown = samples.stream().flatMap(d -> d.threads().stream()).anyMatch(t -> t.carrier() >= 0);
-        if (!carriersKnown) {
-            notes.add("no virtual thread was seen mounted on a carrier (idle, or a JDK before 25, whose thread dumps do "
-                    + "not name carriers): runaways cannot be told");
-        }
-        return Analyzer.analyze(source.describe(), samples, pinned, source.parallelism(), o.interval(), o.runaway(),
-                notes);
-    }
-
-    /** A dump every interval over the window (the first at once, the last at or before its end). */
-    private static List<ThreadDump> take(ThreadSource source, Options o, IntConsumer progress)
-            throws IOException, InterruptedException {
-        List<ThreadDump> samples = new ArrayList<>();
-        long next = System.nanoTime();
-        long end = next + o.window().toNanos();
-        while (true) {
-            samples.add(source.dump());
-            if (progress != null) {
-                progress.accept(samples.size());
+            long end = start + o.window().toNanos();
+            int second = 0;
+            while (true) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                Thread.sleep(Duration.ofNanos(Math.min(left, 1_000_000_000L)));
+                if (progress != null) {
+                    progress.accept(++second);
+                }
             }
-            next += o.interval().toNanos();
-            if (next - end > 0) {
-                return samples;
+            if (o.census()) {
+                census = source.dump();
             }
-            long wait = next - System.nanoTime();
-            if (wait > 0) {
-                Thread.sleep(Duration.ofNanos(wait));
-            }
+        } finally {
+            recorded = source.stopRecording();
         }
+        Duration window = Duration.ofNanos(System.nanoTime() - start);
+        if (census == null) {
+            notes.add("no census: the virtual threads were not listed (no thread dump was taken)");
+        } else if (census.threads().stream().noneMatch(t -> t.carrier() >= 0)) {
+            notes.add("the census saw no virtual thread on a carrier (idle, or a JDK before 25, whose thread dumps "
+                    + "do not name carriers)");
+        }
+        return Analyzer.analyze(source.describe(), from, window, recorded, census, source.parallelism(), o, notes);
     }
 }

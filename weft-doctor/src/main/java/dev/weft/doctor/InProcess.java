@@ -7,26 +7,26 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Semaphore;
 
 /**
  * The doctor inside Weft's own services: {@code GET /-/threads} on their admin endpoints, and a watch that
- * counts runaway virtual threads into {@code /-/metrics}.
+ * counts runaway virtual threads into {@code /-/metrics}. Both use JFR only by default: a thread dump of a
+ * loaded JDK 25.0.3 can crash it (JDK-8364343), so the census is taken only when asked ({@code census=true}).
  */
 public final class InProcess {
     /** Longest window {@code /-/threads?for=} may ask for. */
     public static final Duration MAX_WINDOW = Duration.ofSeconds(10);
     /** {@code /-/threads} without {@code for=}. */
     public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(1);
-    /** One report at a time per process (each is a run of thread dumps). */
+    /** One examination at a time per process. */
     private static final Semaphore ONE = new Semaphore(1);
 
     private InProcess() {
     }
 
-    /** Thrown when a report is already being made. */
+    /** Thrown when an examination is already under way. */
     public static final class Busy extends Exception {
         Busy() {
             super("a /-/threads report is being made; try again in a moment", null, false, false);
@@ -34,44 +34,49 @@ public final class InProcess {
     }
 
     /**
-     * A report of this JVM over a window (the query's {@code for=D}, default 1 s, at most 10 s), sampled every
-     * 100 ms.
+     * A report of this JVM over {@code for=D} (default 1 s, at most 10 s); {@code census=true} adds the thread
+     * dump at its end.
      *
-     * @throws IllegalArgumentException for a bad {@code for=}
+     * @throws IllegalArgumentException for a bad query
      */
     public static Report threads(String query) throws Busy, IOException, InterruptedException {
-        Duration window = DEFAULT_WINDOW;
+        Doctor.Options o = Doctor.Options.DEFAULT.withWindow(DEFAULT_WINDOW).withCensus(false);
         for (String kv : (query == null ? "" : query).split("&")) {
             if (kv.startsWith("for=")) {
-                window = Durations.parse(kv.substring(4));
-                if (window.isNegative() || window.compareTo(MAX_WINDOW) > 0) {
+                Duration w = Durations.parse(kv.substring(4));
+                if (w.isNegative() || w.compareTo(MAX_WINDOW) > 0) {
                     throw new IllegalArgumentException("for= must be from 0s to " + Durations.format(MAX_WINDOW));
                 }
+                o = o.withWindow(w);
+            } else if (kv.equals("census=true")) {
+                o = o.withCensus(true);
+            } else if (!kv.isEmpty() && !kv.equals("census=false")) {
+                throw new IllegalArgumentException("unknown parameter '" + kv + "'; /-/threads takes for=D and census=true");
             }
         }
         if (!ONE.tryAcquire()) {
             throw new Busy();
         }
         try (ThisJvm jvm = new ThisJvm()) {
-            return Doctor.examine(jvm, new Doctor.Options(window, Duration.ofMillis(100), Duration.ofMillis(200)), null);
+            return Doctor.examine(jvm, o, null);
         } finally {
             ONE.release();
         }
     }
 
     /**
-     * Every {@code every}, three thread dumps 100 ms apart; a virtual thread seen running on the same carrier in
-     * all three (200 ms or more) counts once in {@code weft.threads.runaways} (by thread id, so one that keeps
-     * running counts once). Cheap on purpose: three dumps per period, so a runaway shorter than 200 ms or
-     * between two checks goes uncounted; {@code /-/threads} and {@code weft doctor} look closer.
+     * Every {@code every}, one second of JFR execution samples; each virtual thread found running for 200 ms
+     * or more without a break counts once in {@code weft.threads.runaways} (by thread id, so one that keeps
+     * running counts once). A runaway outside those seconds goes uncounted; {@code /-/threads} and
+     * {@code weft doctor} look closer. No thread dumps.
      */
     public static AutoCloseable watchRunaways(MeterRegistry registry, Duration every) {
         Counter runaways = Counter.builder("weft.threads.runaways")
-                .description("virtual threads seen holding a carrier for 200 ms or more without a break (sampled)")
+                .description("virtual threads seen running 200 ms or more without a break (JFR, 1 s in every period)")
                 .register(registry);
         Set<Long> counted = new HashSet<>();
+        Doctor.Options o = Doctor.Options.DEFAULT.withWindow(Duration.ofSeconds(1)).withCensus(false);
         Thread t = Thread.ofPlatform().daemon().name("weft-runaway-watch").start(() -> {
-            Doctor.Options o = new Doctor.Options(Duration.ofMillis(200), Duration.ofMillis(100), Duration.ofMillis(200));
             while (!Thread.currentThread().isInterrupted()) {
                 try {
                     Thread.sleep(every);
@@ -79,8 +84,7 @@ public final class InProcess {
                         continue;
                     }
                     try (ThisJvm jvm = new ThisJvm()) {
-                        List<Report.Runaway> found = Doctor.sample(jvm, o);
-                        for (Report.Runaway r : found) {
+                        for (Report.Runaway r : Doctor.examine(jvm, o, null).runaways()) {
                             if (counted.add(r.tid())) {
                                 runaways.increment();
                             }
@@ -94,7 +98,7 @@ public final class InProcess {
                 } catch (InterruptedException e) {
                     return;
                 } catch (IOException | RuntimeException e) {
-                    // a failed dump: try again next period
+                    // a failed recording: try again next period
                 }
             }
         });

@@ -6,17 +6,20 @@ import java.util.Map;
 /**
  * What the doctor saw over one window. Serialized as is for {@code --json} and {@code /-/threads}.
  *
- * @param target    what was examined
- * @param from      the first sample's time (ISO-8601)
- * @param windowMs  from the first sample to the last
- * @param samples   thread dumps taken
- * @param notes     what the report cannot say for this target, and why
+ * @param target          what was examined
+ * @param from            when the window began (ISO-8601)
+ * @param windowMs        its length
+ * @param samplePeriodMs  JFR's execution sampling period
+ * @param executionSamples the samples JFR took in the window
+ * @param virtualThreads  the census of the thread dump at the window's end, or null when none was taken
+ * @param platformThreads from the same dump, or null
+ * @param notes           what the report cannot say for this target, and why
  */
-public record Report(String target, String from, long windowMs, int samples, long intervalMs, long runawayMs,
-                     VirtualThreads virtualThreads, List<Runaway> runaways, Pinning pinning, Carriers carriers,
-                     PlatformThreads platformThreads, List<String> notes) {
+public record Report(String target, String from, long windowMs, long samplePeriodMs, int executionSamples,
+                     long runawayMs, VirtualThreads virtualThreads, List<Runaway> runaways, Pinning pinning,
+                     Carriers carriers, PlatformThreads platformThreads, List<String> notes) {
 
-    /** The virtual threads of the last sample. */
+    /** The virtual threads of the census (one thread dump at the window's end). */
     public record VirtualThreads(int total, Map<String, Integer> byState, List<StackGroup> stacks) {
     }
 
@@ -30,8 +33,10 @@ public record Report(String target, String from, long windowMs, int samples, lon
     }
 
     /**
-     * A virtual thread seen running on the same carrier in consecutive samples for at least the runaway
-     * threshold: it held that carrier (no other virtual thread could use it) for about {@code heldMs}.
+     * A virtual thread that JFR's execution sampler found running in sample after sample (no gap longer
+     * than three periods) for at least the runaway threshold: it held its carrier all that time.
+     *
+     * @param carrier the carrier it was mounted on in the census, or empty when the census did not see it mounted
      */
     public record Runaway(long tid, String name, String carrier, long heldMs, int samples, List<String> stack) {
     }
@@ -47,14 +52,17 @@ public record Report(String target, String from, long windowMs, int samples, lon
     /**
      * The virtual-thread scheduler's carriers.
      *
-     * @param runnableWaitingMean virtual threads runnable but not mounted (waiting for a carrier), mean over samples
+     * @param busyMean        virtual threads seen running per sampling period, on average over the window
+     *                        (at most the parallelism: that many carriers busy)
+     * @param carriers        from the census: each carrier and the virtual thread it carried then, or null
+     * @param runnableWaiting from the census: virtual threads runnable but not mounted (waiting for a carrier),
+     *                        or -1 without a census
      */
-    public record Carriers(int parallelism, List<Carrier> carriers, double runnableWaitingMean,
-                           int runnableWaitingMax) {
+    public record Carriers(int parallelism, double busyMean, List<Carrier> carriers, int runnableWaiting) {
     }
 
-    /** @param busyShare the share of samples in which it carried a virtual thread */
-    public record Carrier(long tid, String name, double busyShare) {
+    /** @param carrying the name of the virtual thread mounted on it in the census, or empty */
+    public record Carrier(long tid, String name, String carrying) {
     }
 
     /** Platform threads other than the carriers, by name with the digits folded ("pool-#-thread-#"). */

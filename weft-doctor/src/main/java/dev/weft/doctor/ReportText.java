@@ -11,27 +11,32 @@ public final class ReportText {
 
     public static String render(Report r) {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "weft doctor: %s, %.1f s, %d samples every %d ms (from %s)%n%n",
-                r.target(), r.windowMs() / 1000.0, r.samples(), r.intervalMs(), r.from()));
+        sb.append(String.format(Locale.ROOT, "weft doctor: %s, %.1f s from %s; %,d execution samples (every %d ms)%n%n",
+                r.target(), r.windowMs() / 1000.0, r.from(), r.executionSamples(), r.samplePeriodMs()));
 
         Report.VirtualThreads v = r.virtualThreads();
-        sb.append(String.format(Locale.ROOT, "virtual threads: %,d%s%n", v.total(), v.byState().isEmpty() ? ""
-                : " (" + v.byState().entrySet().stream().map(e -> e.getKey() + " " + String.format(Locale.ROOT, "%,d", e.getValue()))
-                .collect(Collectors.joining(", ")) + ")"));
-        for (Report.StackGroup g : v.stacks()) {
-            sb.append(String.format(Locale.ROOT, "  %,7d  %-13s  %s%s%n", g.count(), g.state(), g.where(),
-                    g.via().isEmpty() ? "" : "  via " + g.via()));
+        if (v == null) {
+            sb.append("virtual threads: no census taken\n");
+        } else {
+            sb.append(String.format(Locale.ROOT, "virtual threads at the end: %,d%s%n", v.total(), v.byState().isEmpty() ? ""
+                    : " (" + v.byState().entrySet().stream().map(e -> e.getKey() + " "
+                    + String.format(Locale.ROOT, "%,d", e.getValue())).collect(Collectors.joining(", ")) + ")"));
+            for (Report.StackGroup g : v.stacks()) {
+                sb.append(String.format(Locale.ROOT, "  %,7d  %-13s  %s%s%n", g.count(), g.state(), g.where(),
+                        g.via().isEmpty() ? "" : "  via " + g.via()));
+            }
         }
 
-        sb.append(String.format(Locale.ROOT, "%nrunaways (virtual threads running on one carrier without a break for %d ms or more): ",
+        sb.append(String.format(Locale.ROOT, "%nrunaways (virtual threads running without a break for %d ms or more): ",
                 r.runawayMs()));
         if (r.runaways().isEmpty()) {
             sb.append("none\n");
         } else {
             sb.append(r.runaways().size()).append('\n');
             for (Report.Runaway w : r.runaways()) {
-                sb.append(String.format(Locale.ROOT, "  RUNAWAY \"%s\" (tid %d) held carrier %s for %,d ms (%d samples in a row)%n",
-                        w.name(), w.tid(), w.carrier(), w.heldMs(), w.samples()));
+                sb.append(String.format(Locale.ROOT, "  RUNAWAY \"%s\" (tid %d) held %s for %,d ms (%d samples)%n",
+                        w.name(), w.tid(), w.carrier().isEmpty() ? "a carrier" : "carrier " + w.carrier(), w.heldMs(),
+                        w.samples()));
                 for (String f : w.stack()) {
                     sb.append("      at ").append(f).append('\n');
                 }
@@ -51,17 +56,23 @@ public final class ReportText {
         }
 
         Report.Carriers c = r.carriers();
-        sb.append(String.format(Locale.ROOT, "%ncarriers: parallelism %d; virtual threads runnable but waiting for a carrier: mean %.1f, max %d%n",
-                c.parallelism(), c.runnableWaitingMean(), c.runnableWaitingMax()));
-        for (Report.Carrier k : c.carriers()) {
-            sb.append(String.format(Locale.ROOT, "  %-28s busy in %3.0f%% of samples%n", k.name() + " (tid " + k.tid() + ")",
-                    k.busyShare() * 100));
+        sb.append(String.format(Locale.ROOT, "%ncarriers: parallelism %d; busy %.2f on average (virtual threads seen running per sample period)%n",
+                c.parallelism(), c.busyMean()));
+        if (c.carriers() != null) {
+            sb.append(String.format(Locale.ROOT, "  at the end: %d virtual threads runnable but waiting for a carrier%n",
+                    c.runnableWaiting()));
+            for (Report.Carrier k : c.carriers()) {
+                sb.append(String.format(Locale.ROOT, "  %-32s %s%n", k.name() + " (tid " + k.tid() + ")",
+                        k.carrying().isEmpty() ? "idle" : "carrying \"" + k.carrying() + "\""));
+            }
         }
 
         Report.PlatformThreads pt = r.platformThreads();
-        sb.append(String.format(Locale.ROOT, "%nplatform threads (besides the carriers): %d%n", pt.total()));
-        for (Report.NameGroup g : pt.groups()) {
-            sb.append(String.format(Locale.ROOT, "  %5d  %-40s %s%n", g.count(), g.name(), states(g.byState())));
+        if (pt != null) {
+            sb.append(String.format(Locale.ROOT, "%nplatform threads besides the carriers: %d%n", pt.total()));
+            for (Report.NameGroup g : pt.groups()) {
+                sb.append(String.format(Locale.ROOT, "  %5d  %-40s %s%n", g.count(), g.name(), states(g.byState())));
+            }
         }
         for (String n : r.notes()) {
             sb.append("\nnote: ").append(n).append('\n');

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
-/** This JVM, for the {@code /-/threads} endpoints of Weft's own services: the same dumps, taken in-process. */
+/** This JVM, for the {@code /-/threads} endpoints of Weft's own services: the same material, taken in-process. */
 public final class ThisJvm implements ThreadSource {
     private final HotSpotDiagnosticMXBean diagnostic = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
     private Recording recording;
@@ -30,24 +30,25 @@ public final class ThisJvm implements ThreadSource {
     }
 
     @Override
-    public void startPinningRecording() {
+    public void startRecording(long periodMillis) {
         recording = new Recording();
+        recording.enable(Jfr.SAMPLE).withPeriod(Duration.ofMillis(periodMillis));
         recording.enable(Jfr.PINNED).withThreshold(Duration.ofMillis(20)).withStackTrace();
         recording.start();
     }
 
     @Override
-    public List<Pinned> stopPinningRecording() throws IOException {
+    public Jfr.Recorded stopRecording() throws IOException {
         Recording r = recording;
         recording = null;
         if (r == null) {
-            return List.of();
+            return new Jfr.Recorded(List.of(), List.of());
         }
-        Path file = Files.createTempFile("weft-pinning-", ".jfr");
+        Path file = Files.createTempFile("weft-doctor-", ".jfr");
         try (r) {
             r.stop();
             r.dump(file);
-            return Jfr.pinned(file);
+            return Jfr.read(file);
         } finally {
             Files.deleteIfExists(file);
         }

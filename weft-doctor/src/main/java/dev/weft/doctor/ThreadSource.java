@@ -1,18 +1,23 @@
 package dev.weft.doctor;
 
 import java.io.IOException;
-import java.util.List;
 
-/** Where the doctor gets its samples: another JVM through the attach API ({@link AttachedJvm}), or this one. */
+/** Where the doctor gets its material: another JVM through the attach API ({@link AttachedJvm}), or this one. */
 public interface ThreadSource extends AutoCloseable {
-    /** A JSON thread dump, now. */
+    /**
+     * A JSON thread dump, now. On JDK 25.0.3 a thread dump taken while virtual threads mount and unmount can
+     * crash the JVM (JDK-8364343), so callers take as few as they can.
+     */
     ThreadDump dump() throws IOException;
 
-    /** Starts recording {@code jdk.VirtualThreadPinned} events (threshold 20 ms, as the JDK's default). */
-    void startPinningRecording() throws IOException;
+    /**
+     * Starts a JFR recording of {@code jdk.ExecutionSample} every {@code periodMillis} (which threads run Java
+     * code, virtual ones by their own id and stack) and {@code jdk.VirtualThreadPinned} of 20 ms or longer.
+     */
+    void startRecording(long periodMillis) throws IOException;
 
     /** Stops the recording and returns its events. */
-    List<Pinned> stopPinningRecording() throws IOException;
+    Jfr.Recorded stopRecording() throws IOException;
 
     /** The virtual-thread scheduler's parallelism (its carriers at most, normally). */
     int parallelism() throws IOException;

@@ -59,15 +59,19 @@ class ThreadsEndpointIT {
             HttpResponse<String> r = get("/-/threads?for=600ms");
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             JsonNode report = JSON.readTree(r.body());
-            assertThat(report.path("samples").asInt()).isGreaterThanOrEqualTo(5);
-            assertThat(report.path("virtualThreads").path("byState").path("TIMED_WAITING").asInt())
-                    .isGreaterThanOrEqualTo(50);
-            assertThat(report.path("runaways").findValuesAsText("name")).contains("test-spinner");
+            assertThat(report.path("executionSamples").asInt()).as(r.body()).isGreaterThanOrEqualTo(20);
+            assertThat(report.path("runaways").findValuesAsText("name")).as(r.body()).contains("test-spinner");
             assertThat(report.path("carriers").path("parallelism").asInt()).isPositive();
+            assertThat(report.path("virtualThreads").isNull()).as("no census unless asked").isTrue();
+
+            JsonNode census = JSON.readTree(get("/-/threads?for=300ms&census=true").body());
+            assertThat(census.path("virtualThreads").path("byState").path("TIMED_WAITING").asInt())
+                    .isGreaterThanOrEqualTo(50);
         } finally {
             spinner.interrupt();
         }
         assertThat(get("/-/threads?for=1h").statusCode()).isEqualTo(400);
+        assertThat(get("/-/threads?bogus=1").statusCode()).isEqualTo(400);
         assertThat(get("/-/metrics").body()).contains("weft_threads_runaways_total");
     }
 
