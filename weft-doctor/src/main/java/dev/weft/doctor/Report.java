@@ -52,8 +52,8 @@ public record Report(String target, String from, long windowMs, long samplePerio
     /**
      * The virtual-thread scheduler's carriers.
      *
-     * @param busyMean        virtual threads seen running per sampling period, on average over the window
-     *                        (at most the parallelism: that many carriers busy)
+     * @param busyMean        virtual threads JFR saw running Java code per sampling period, on average over the
+     *                        window (at most the parallelism; time in native code is not seen)
      * @param carriers        from the census: each carrier and the virtual thread it carried then, or null
      * @param runnableWaiting from the census: virtual threads runnable but not mounted (waiting for a carrier),
      *                        or -1 without a census

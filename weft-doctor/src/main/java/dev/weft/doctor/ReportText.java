@@ -56,7 +56,8 @@ public final class ReportText {
         }
 
         Report.Carriers c = r.carriers();
-        sb.append(String.format(Locale.ROOT, "%ncarriers: parallelism %d; busy %.2f on average (virtual threads seen running per sample period)%n",
+        sb.append(String.format(Locale.ROOT, "%ncarriers: parallelism %d; virtual threads seen running Java code per sample "
+                + "period: %.2f on average (time in native code, socket writes for one, is not seen)%n",
                 c.parallelism(), c.busyMean()));
         if (c.carriers() != null) {
             sb.append(String.format(Locale.ROOT, "  at the end: %d virtual threads runnable but waiting for a carrier%n",
