@@ -247,17 +247,27 @@ public final class Dispatcher implements AutoCloseable {
 
     /** A record of a source topic: to every matching lane, or parked on the lane's wait topic. Never holds. */
     private Hold takeSource(PartitionTracker t, ConsumerRecord<byte[], byte[]> rec) {
+        // everything that can fail before the ticket is taken: a failure here is take()'s to dead-letter
         List<Lane> matched = matcher.match(rec);
-        Ticket ticket = t.take(rec.offset(), matched.size());
         List<Header> headers = own(rec);
         String origin = origin(rec);
+        Ticket ticket = t.take(rec.offset(), matched.size());
         for (Lane lane : matched) {
             Delivery d = new Delivery(lane, ticket, WebhookSigning.webhookId(rec.topic(), rec.partition(), rec.offset(),
                     lane.id()), rec.key(), rec.value(), headers, 0, origin);
-            if (lane.disabled() != null) {
-                parking.deadLetter(d, "410", lane.disabled(), lane::countDeadLettered);
-            } else if (!lane.offer(d)) {
-                parking.park(d, cfg.waitTopic(lane.id()), "room", "", 0, lane::countParkedRoom);
+            try {
+                if (lane.disabled() != null) {
+                    parking.deadLetter(d, "410", lane.disabled(), lane::countDeadLettered);
+                } else if (!lane.offer(d)) {
+                    parking.park(d, cfg.waitTopic(lane.id()), "room", "", 0, lane::countParkedRoom);
+                }
+            } catch (RuntimeException e) {
+                // this lane's delivery only, on the record's own ticket: the others stay in flight and the
+                // record stays open until each is settled
+                recordErrors.incrementAndGet();
+                log.accept("ERROR: record " + t.partition() + "@" + rec.offset() + " for " + lane.id() + ": " + e
+                        + "; dead-lettered");
+                parking.deadLetter(d, "", "", "internal error: " + e, lane::countDeadLettered);
             }
         }
         return null;

@@ -14,10 +14,13 @@ public final class Ticket {
         this.remaining = new AtomicInteger(deliveries);
     }
 
-    /** One delivery of this record is settled (durably: acknowledged by the endpoint or by Kafka). */
+    /**
+     * One delivery of this record is settled (durably: acknowledged by the endpoint or by Kafka). Calls
+     * beyond the ticket's deliveries change nothing (they must not settle another ticket's).
+     */
     public void done() {
-        if (remaining.decrementAndGet() == 0) {
-            tracker.done(offset);
+        if (remaining.getAndUpdate(r -> r > 0 ? r - 1 : 0) > 0) {
+            tracker.settled(offset);
         }
     }
 
