@@ -68,11 +68,18 @@ public final class Gateway implements AutoCloseable {
     private Gateway(GatewayConfig config, Consumer<String> log) {
         this.log = log;
         this.current = snapshot(config);
-        this.runawayWatch = InProcess.watchRunaways(registry, RUNAWAY_CHECK);
+        java.time.Duration every = runawayCheck();
+        this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every);
     }
 
-    /** How often the gateway looks for runaway virtual threads (weft.threads.runaways). */
-    static final java.time.Duration RUNAWAY_CHECK = java.time.Duration.ofSeconds(30);
+    /**
+     * How often the gateway looks for runaway virtual threads (weft.threads.runaways): the system property
+     * {@code weft.runawayWatch} (a duration, or {@code off}), default 30 s.
+     */
+    static java.time.Duration runawayCheck() {
+        String p = System.getProperty("weft.runawayWatch", "30s").strip();
+        return p.equals("off") ? null : dev.weft.core.Durations.parse(p);
+    }
 
     /**
      * Starts serving {@code config}.
