@@ -10,13 +10,12 @@ import java.util.List;
  * @param status       the HTTP status of the winning answer, or 0 when none arrived
  * @param headers      its headers (empty when none)
  * @param body         its body (empty when none), at most the destination's max body
- * @param reason       null on success (status below 400); otherwise why it failed
- * @param message      a human explanation of a failure, or null
+ * @param failure      null on success (status below 400); otherwise why it failed
  * @param timings      where the time went
  * @param attempts     every try, in start order
  */
-public record CallResult(Destination destination, int status, Headers headers, byte[] body, Reason reason,
-                         String message, Timings timings, List<Attempt> attempts) {
+public record CallResult(Destination destination, int status, Headers headers, byte[] body, CallFailure failure,
+                         Timings timings, List<Attempt> attempts) {
 
     /**
      * Where the time of a call went, in nanoseconds.
@@ -35,29 +34,32 @@ public record CallResult(Destination destination, int status, Headers headers, b
     }
 
     public boolean ok() {
-        return reason == null;
+        return failure == null;
     }
 
-    /** {@code ok}, {@code status-503}, {@code timeout-body}, ... */
+    /** Why it failed, or null when it succeeded (the {@link CallFailure#reason()} of {@link #failure()}). */
+    public Reason reason() {
+        return failure == null ? null : failure.reason();
+    }
+
+    /** A human explanation of the failure, or null when it succeeded. */
+    public String message() {
+        return failure == null ? null : failure.message();
+    }
+
+    /** {@code ok}, {@code status-503}, {@code timeout-body}, ...: for logs and metrics. */
     public String outcome() {
-        return outcomeLabel(reason, status);
+        return failure == null ? "ok" : failure.label();
     }
 
     public String bodyText() {
         return new String(body, StandardCharsets.UTF_8);
     }
 
-    static String outcomeLabel(Reason reason, int status) {
-        if (reason == null) {
-            return "ok";
-        }
-        return reason == Reason.STATUS ? "status-" + status : reason.label();
-    }
-
     @Override
     public String toString() {
         return "CallResult[" + destination + " " + outcome() + (status > 0 ? " " + status : "")
-                + (message != null ? " (" + message + ")" : "") + ", attempts=" + attempts.size() + ", "
+                + (failure != null ? " (" + failure.message() + ")" : "") + ", attempts=" + attempts.size() + ", "
                 + String.format(java.util.Locale.ROOT, "%.1f", timings.totalMillis()) + " ms]";
     }
 }

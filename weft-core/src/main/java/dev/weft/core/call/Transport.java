@@ -71,9 +71,9 @@ public final class Transport implements AutoCloseable {
         Destination destination = request.destination();
         DestinationRuntime rt = runtime(destination);
         if (rt == null) {
-            return new CallResult(destination, 0, Headers.EMPTY, Exchange.Outcome.NO_BODY, Reason.IO,
-                    closed ? "the transport is closed"
-                            : "too many destinations (max " + maxDestinations + ")",
+            return new CallResult(destination, 0, Headers.EMPTY, Exchange.Outcome.NO_BODY,
+                    CallFailure.of(Reason.IO, closed ? "the transport is closed"
+                            : "too many destinations (max " + maxDestinations + ")"),
                     CallResult.Timings.NONE, List.of());
         }
         DestinationConfig cfg = rt.config();
@@ -116,14 +116,17 @@ public final class Transport implements AutoCloseable {
         }
         Exchange.Outcome o = last.outcome;
         long total = System.nanoTime() - t0;
-        String message = o.message();
-        if (stopNote != null) {
-            message = message == null ? stopNote : message + "; " + stopNote;
+        CallFailure failure = null;
+        if (!o.ok()) {
+            failure = new CallFailure(o.reason(), o.status(), o.message() == null ? o.reason().label() : o.message());
+            if (stopNote != null) {
+                failure = failure.withNote("; " + stopNote);
+            }
+            if (attempts.size() > 1) {
+                failure = failure.withNote(" (after " + attempts.size() + " attempts)");
+            }
         }
-        if (!o.ok() && attempts.size() > 1) {
-            message = message + " (after " + attempts.size() + " attempts)";
-        }
-        CallResult result = new CallResult(destination, o.status(), o.headers(), o.body(), o.reason(), message,
+        CallResult result = new CallResult(destination, o.status(), o.headers(), o.body(), failure,
                 new CallResult.Timings(total, last.waitNanos, o.timings()[0], o.timings()[1]),
                 List.copyOf(attempts));
         rt.recordCall(result.outcome(), total);
