@@ -182,30 +182,36 @@ public final class PlanRunner {
         Deadline d = c.timeout() != null ? deadline.atMost(c.timeout()) : deadline;
         String url;
         byte[] body;
-        Headers headers = forwarded;
+        String[] headerValues = new String[c.headers().size()];
         try {
             url = c.url().render(scope, true);
             body = c.body() == null ? null : c.body().render(scope);
+            int i = 0;
             for (Map.Entry<String, Template> h : c.headers().entrySet()) {
-                // the call's own value replaces a forwarded one of the same name
-                headers = headers.without(h.getKey()).with(h.getKey(), h.getValue().render(scope, false));
+                headerValues[i++] = h.getValue().render(scope, false);
             }
         } catch (Scope.MissingValueException e) {
             return CallOutcome.failed(c.name(), e.failure(), 0);
         }
-        if (body != null && headers.first("content-type") == null) {
-            headers = headers.with("Content-Type", c.body().contentType());
-        }
         URI uri;
         try {
             uri = URI.create(url);
-            if (uri.getHost() == null) {
+            if (uri.getScheme() == null || uri.getHost() == null) {
                 throw new IllegalArgumentException("no host");
             }
         } catch (IllegalArgumentException e) {
             return CallOutcome.failed(c.name(), new Failure.BadUrl(url, e.getMessage()), 0);
         }
-        CallResult r = transport.call(new CallRequest(c.method(), uri, headers, body, c.retry(), c.hedge()), d);
+        CallRequest.Builder request = CallRequest.builder(c.method(), uri).headers(forwarded)
+                .retry(c.retry()).hedge(c.hedge());
+        int i = 0;
+        for (Map.Entry<String, Template> h : c.headers().entrySet()) {
+            request.header(h.getKey(), headerValues[i++]); // the call's own value replaces a forwarded one of the same name
+        }
+        if (body != null) {
+            request.body(body, c.body().contentType());
+        }
+        CallResult r = transport.call(request.build(), d);
         return new CallOutcome(c.name(), r.status(), r.body(), r.ok() ? null : new Failure.Call(r.failure()),
                 r.timings().totalNanos(), r.attempts().size());
     }
