@@ -5,6 +5,8 @@ import java.util.List;
 
 /**
  * What a call produced. Calls never throw for network or HTTP failures: the result says what happened.
+ * The same type is what each attempt produces inside the transport (then {@code attempts} is empty and
+ * the timings are the attempt's own).
  *
  * @param destination  where the call went
  * @param status       the HTTP status of the winning answer, or 0 when none arrived
@@ -20,7 +22,7 @@ public record CallResult(Destination destination, int status, Headers headers, b
     /**
      * Where the time of a call went, in nanoseconds.
      *
-     * @param totalNanos   from the call's start to its result
+     * @param totalNanos   from the call's (or attempt's) start to its result
      * @param waitNanos    waiting for a bulkhead permit (winning attempt)
      * @param connectNanos from the winning attempt's start until it had a connection (pooled or new)
      * @param headersNanos from the winning attempt's start until the response headers arrived, or -1
@@ -31,6 +33,28 @@ public record CallResult(Destination destination, int status, Headers headers, b
         public double totalMillis() {
             return totalNanos / 1e6;
         }
+    }
+
+    static final byte[] NO_BODY = new byte[0];
+
+    /** A failure that came without an answer, and took no time worth telling. */
+    static CallResult failed(Destination destination, CallFailure failure) {
+        return new CallResult(destination, 0, Headers.EMPTY, NO_BODY, failure, Timings.NONE, List.of());
+    }
+
+    /** This result after waiting {@code nanos} for a permit. */
+    CallResult withWait(long nanos) {
+        return new CallResult(destination, status, headers, body, failure,
+                new Timings(timings.totalNanos, nanos, timings.connectNanos, timings.headersNanos), attempts);
+    }
+
+    /**
+     * The call's result from its winning attempt's: the call's whole time, every attempt, and the failure
+     * (when there is one) as the caller sees it, which may say more than the attempt's.
+     */
+    CallResult asCall(long totalNanos, CallFailure callFailure, List<Attempt> all) {
+        return new CallResult(destination, status, headers, body, callFailure,
+                new Timings(totalNanos, timings.waitNanos, timings.connectNanos, timings.headersNanos), List.copyOf(all));
     }
 
     public boolean ok() {

@@ -71,10 +71,8 @@ public final class Transport implements AutoCloseable {
         Destination destination = request.destination();
         DestinationRuntime rt = runtime(destination);
         if (rt == null) {
-            return new CallResult(destination, 0, Headers.EMPTY, Exchange.Outcome.NO_BODY,
-                    CallFailure.of(Reason.IO, closed ? "the transport is closed"
-                            : "too many destinations (max " + maxDestinations + ")"),
-                    CallResult.Timings.NONE, List.of());
+            return CallResult.failed(destination, CallFailure.of(Reason.IO, closed ? "the transport is closed"
+                    : "too many destinations (max " + maxDestinations + ")"));
         }
         DestinationConfig cfg = rt.config();
         RetryPolicy retry = request.retry() != null ? request.retry() : cfg.retry();
@@ -85,15 +83,15 @@ public final class Transport implements AutoCloseable {
         }
 
         List<Attempt> attempts = new ArrayList<>(2);
-        Timed last = null;
+        CallResult last = null;
         String stopNote = null;
         for (int n = 1; n <= maxAttempts; n++) {
             if (n > 1) {
-                if (!retryable(last.outcome, retry)) {
+                if (!retryable(last, retry)) {
                     break;
                 }
                 Duration wait = retry.backoffBefore(n);
-                Duration retryAfter = retryAfter(last.outcome);
+                Duration retryAfter = retryAfter(last);
                 if (retryAfter != null && retryAfter.compareTo(wait) > 0) {
                     wait = retryAfter;
                 }
@@ -110,15 +108,13 @@ public final class Transport implements AutoCloseable {
             last = hedge == null
                     ? single(rt, request, deadline, kind, t0, attempts)
                     : hedged(rt, request, deadline, kind, hedge, retry, t0, attempts);
-            if (last.outcome.ok()) {
+            if (last.ok()) {
                 break;
             }
         }
-        Exchange.Outcome o = last.outcome;
         long total = System.nanoTime() - t0;
-        CallFailure failure = null;
-        if (!o.ok()) {
-            failure = new CallFailure(o.reason(), o.status(), o.message() == null ? o.reason().label() : o.message());
+        CallFailure failure = last.failure();
+        if (failure != null) {
             if (stopNote != null) {
                 failure = failure.withNote("; " + stopNote);
             }
@@ -126,28 +122,22 @@ public final class Transport implements AutoCloseable {
                 failure = failure.withNote(" (after " + attempts.size() + " attempts)");
             }
         }
-        CallResult result = new CallResult(destination, o.status(), o.headers(), o.body(), failure,
-                new CallResult.Timings(total, last.waitNanos, o.timings()[0], o.timings()[1]),
-                List.copyOf(attempts));
+        CallResult result = last.asCall(total, failure, attempts);
         rt.recordCall(result.outcome(), total);
         return result;
     }
 
-    /** A finished attempt and how long it waited for a permit. */
-    private record Timed(Exchange.Outcome outcome, long waitNanos) {
-    }
-
-    private Timed single(DestinationRuntime rt, CallRequest request, Deadline deadline, Attempt.Kind kind, long t0,
+    private CallResult single(DestinationRuntime rt, CallRequest request, Deadline deadline, Attempt.Kind kind, long t0,
                          List<Attempt> attempts) {
         long start = System.nanoTime();
-        Timed t = attempt(rt, new Exchange(request), deadline, kind);
-        attempts.add(new Attempt(attempts.size() + 1, kind, t.outcome.status(), t.outcome.reason(), start - t0,
+        CallResult t = attempt(rt, new Exchange(request), deadline, kind);
+        attempts.add(new Attempt(attempts.size() + 1, kind, t.status(), t.reason(), start - t0,
                 System.nanoTime() - start, true));
         return t;
     }
 
     /** A copy of a hedged attempt that finished. */
-    private record Done(int copy, Timed timed) {
+    private record Done(int copy, CallResult result) {
     }
 
     /**
@@ -156,7 +146,7 @@ public final class Transport implements AutoCloseable {
      * answer that a retry would not improve) wins; the others are cancelled, which closes their
      * connections so they are never reused.
      */
-    private Timed hedged(DestinationRuntime rt, CallRequest request, Deadline deadline, Attempt.Kind firstKind,
+    private CallResult hedged(DestinationRuntime rt, CallRequest request, Deadline deadline, Attempt.Kind firstKind,
                          HedgePolicy hedge, RetryPolicy retry, long t0, List<Attempt> attempts) {
         int copies = hedge.copies();
         BlockingQueue<Done> done = new ArrayBlockingQueue<>(copies);
@@ -189,22 +179,22 @@ public final class Transport implements AutoCloseable {
                         continue;
                     }
                     cancelAll(exchanges);
-                    Timed t = lastFailure != null ? lastFailure.timed : new Timed(Exchange.Outcome.failure(
-                            Reason.DEADLINE, "no copy of the hedged call finished by the deadline"), 0);
+                    CallResult t = lastFailure != null ? lastFailure.result : CallResult.failed(rt.destination(),
+                            CallFailure.of(Reason.DEADLINE, "no copy of the hedged call finished by the deadline"));
                     return record(attempts, exchanges, starts, results, lastFailure == null ? -1 : lastFailure.copy,
                             t0, t, firstKind);
                 }
                 finished++;
                 results[d.copy] = d;
-                Exchange.Outcome o = d.timed.outcome;
+                CallResult o = d.result;
                 if (o.ok() || (o.status() > 0 && !retry.retryStatuses().contains(o.status()))) {
                     cancelAll(exchanges);
-                    return record(attempts, exchanges, starts, results, d.copy, t0, d.timed, firstKind);
+                    return record(attempts, exchanges, starts, results, d.copy, t0, d.result, firstKind);
                 }
                 lastFailure = d;
                 if (finished == launched) {
                     if (launched == copies || deadline.expired()) {
-                        return record(attempts, exchanges, starts, results, d.copy, t0, d.timed, firstKind);
+                        return record(attempts, exchanges, starts, results, d.copy, t0, d.result, firstKind);
                     }
                     nextLaunch = System.nanoTime(); // every running copy failed fast: hedge at once
                 }
@@ -213,7 +203,7 @@ public final class Transport implements AutoCloseable {
             Thread.currentThread().interrupt();
             cancelAll(exchanges);
             return record(attempts, exchanges, starts, results, -1, t0,
-                    new Timed(Exchange.Outcome.failure(Reason.CANCELLED, "interrupted"), 0), firstKind);
+                    CallResult.failed(rt.destination(), CallFailure.of(Reason.CANCELLED, "interrupted")), firstKind);
         }
     }
 
@@ -226,15 +216,15 @@ public final class Transport implements AutoCloseable {
     }
 
     /** Adds one {@link Attempt} per launched copy; copies still running at this point were cancelled. */
-    private static Timed record(List<Attempt> attempts, Exchange[] exchanges, long[] starts, Done[] results,
-                                int winner, long t0, Timed result, Attempt.Kind firstKind) {
+    private static CallResult record(List<Attempt> attempts, Exchange[] exchanges, long[] starts, Done[] results,
+                                     int winner, long t0, CallResult result, Attempt.Kind firstKind) {
         long now = System.nanoTime();
         for (int i = 0; i < exchanges.length; i++) {
             if (exchanges[i] == null) {
                 continue;
             }
             Attempt.Kind kind = i == 0 ? firstKind : Attempt.Kind.HEDGE;
-            Exchange.Outcome o = results[i] != null ? results[i].timed.outcome : null;
+            CallResult o = results[i] != null ? results[i].result : null;
             attempts.add(new Attempt(attempts.size() + 1, kind, o == null ? 0 : o.status(),
                     o == null ? Reason.CANCELLED : o.reason(), starts[i] - t0, now - starts[i], i == winner));
         }
@@ -242,12 +232,12 @@ public final class Transport implements AutoCloseable {
     }
 
     /** Takes a permit from the breaker and the bulkhead, runs the exchange, reports to the breaker. */
-    private Timed attempt(DestinationRuntime rt, Exchange exchange, Deadline deadline, Attempt.Kind kind) {
+    private CallResult attempt(DestinationRuntime rt, Exchange exchange, Deadline deadline, Attempt.Kind kind) {
         rt.recordAttempt(kind);
         CircuitBreaker breaker = rt.breaker();
         if (!breaker.tryAcquire()) {
-            return new Timed(Exchange.Outcome.failure(Reason.CIRCUIT_OPEN,
-                    "the circuit breaker of " + rt.destination().key() + " is open"), 0);
+            return CallResult.failed(rt.destination(), CallFailure.of(Reason.CIRCUIT_OPEN,
+                    "the circuit breaker of " + rt.destination().key() + " is open"));
         }
         long waitStart = System.nanoTime();
         long maxWait = Math.min(rt.config().limits().maxWait().toNanos(), deadline.remainingNanos());
@@ -258,16 +248,17 @@ public final class Transport implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             breaker.onIgnored();
-            return new Timed(Exchange.Outcome.failure(Reason.CANCELLED, "interrupted"), 0);
+            return CallResult.failed(rt.destination(), CallFailure.of(Reason.CANCELLED, "interrupted"));
         }
         long waited = System.nanoTime() - waitStart;
         if (!permit) {
             breaker.onIgnored();
-            return new Timed(Exchange.Outcome.failure(Reason.BULKHEAD_FULL,
+            return CallResult.failed(rt.destination(), CallFailure.of(Reason.BULKHEAD_FULL,
                     rt.config().limits().maxInFlight() + " calls already in flight to " + rt.destination().key()
-                            + " (max_in_flight); waited " + Durations.format(Duration.ofNanos(waited))), waited);
+                            + " (max_in_flight); waited " + Durations.format(Duration.ofNanos(waited))))
+                    .withWait(waited);
         }
-        Exchange.Outcome o;
+        CallResult o;
         try {
             o = exchange.run(rt, deadline);
         } finally {
@@ -280,10 +271,10 @@ public final class Transport implements AutoCloseable {
         } else {
             breaker.onIgnored();
         }
-        return new Timed(o, waited);
+        return o.withWait(waited);
     }
 
-    private static boolean retryable(Exchange.Outcome o, RetryPolicy retry) {
+    private static boolean retryable(CallResult o, RetryPolicy retry) {
         if (o.ok()) {
             return false;
         }
@@ -298,7 +289,7 @@ public final class Transport implements AutoCloseable {
     }
 
     /** The Retry-After of a 429 or 503, in seconds or as an HTTP date; null when absent or malformed. */
-    static Duration retryAfter(Exchange.Outcome o) {
+    static Duration retryAfter(CallResult o) {
         if (o.status() != 429 && o.status() != 503) {
             return null;
         }

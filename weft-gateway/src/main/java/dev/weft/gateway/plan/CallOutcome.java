@@ -6,6 +6,11 @@ import com.fasterxml.jackson.databind.JsonNode;
  * What one call of a plan produced. The body is parsed as JSON only when something asks for {@link #json()}
  * (a template that reads a field, or an answer that filters or merges bodies): an answer that only embeds
  * the bodies copies them as they are.
+ *
+ * <p>This is the gateway's view of a call, not a second transport result: it also stands for calls that
+ * never reached the transport (skipped, a missing template value, a bad URL: {@link Failure}) and for a
+ * {@code foreach}, whose body is the array of its items' bodies, which no single
+ * {@link dev.weft.core.call.CallResult} has.
  */
 public final class CallOutcome {
     private final String name;
