@@ -104,7 +104,7 @@ final class Exchange {
         }
         DestinationLimits limits = dest.config().limits();
         deadlineNanos = deadline.nanoTime();
-        Watchdog.watch(this);
+        dest.watchdog().watch(this);
         ConnectionPool pool = dest.pool();
         Connection c = null;
         boolean reusable = false;
@@ -149,7 +149,7 @@ final class Exchange {
         } catch (IOException | RuntimeException e) {
             return classify(e);
         } finally {
-            Watchdog.unwatch(this);
+            dest.watchdog().unwatch(this);
             if (c != null) {
                 pool.release(c, reusable && !timedOut && !cancelled);
             }
