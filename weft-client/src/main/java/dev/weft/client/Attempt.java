@@ -17,6 +17,6 @@ public record Attempt(int number, Kind kind, int status, Reason reason, long sta
 
     /** {@code ok}, {@code status-503}, {@code timeout-body}, ... */
     public String outcome() {
-        return CallResult.outcomeLabel(reason, status);
+        return CallFailure.label(reason, status);
     }
 }

@@ -1,18 +1,26 @@
 package dev.weft.client;
 
+import dev.weft.core.Deadline;
+import dev.weft.core.Durations;
 import dev.weft.client.policy.CircuitBreaker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
-/** The live state of one destination: bulkhead, breaker, connection pool and meters. */
+/**
+ * The live state of one destination: bulkhead, breaker, connection pool and meters. It owns its permits:
+ * {@link #admit} runs an attempt under them, and nothing outside takes or gives one back.
+ */
 final class DestinationRuntime implements AutoCloseable {
     private final Destination destination;
     private final DestinationConfig config;
@@ -26,9 +34,12 @@ final class DestinationRuntime implements AutoCloseable {
     private final Map<Attempt.Kind, Counter> attempts = new ConcurrentHashMap<>();
     private final Timer latency;
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
+    private final Watchdog watchdog;
 
-    DestinationRuntime(Destination destination, DestinationConfig config, MeterRegistry registry, String userAgent) {
+    DestinationRuntime(Destination destination, DestinationConfig config, MeterRegistry registry, String userAgent,
+                       Watchdog watchdog) {
         this.destination = destination;
+        this.watchdog = watchdog;
         this.config = config;
         this.registry = registry;
         this.hostHeader = destination.authority();
@@ -69,12 +80,57 @@ final class DestinationRuntime implements AutoCloseable {
         return userAgent;
     }
 
-    Semaphore bulkhead() {
-        return bulkhead;
+    /** Enforces the deadlines of this destination's exchanges (the transport's). */
+    Watchdog watchdog() {
+        return watchdog;
     }
 
-    CircuitBreaker breaker() {
-        return breaker;
+    CircuitBreaker.State breakerState() {
+        return breaker.state();
+    }
+
+    /**
+     * Runs one attempt under this destination's permits: a pass from the circuit breaker and a place in the
+     * bulkhead (waiting up to the max wait, never past the deadline); the attempt's result goes back to the
+     * breaker. Answers by itself when the breaker is open or the bulkhead stays full.
+     */
+    CallResult admit(Deadline deadline, Supplier<CallResult> attempt) {
+        if (!breaker.tryAcquire()) {
+            return CallResult.failed(destination, CallFailure.of(Reason.CIRCUIT_OPEN,
+                    "the circuit breaker of " + destination.key() + " is open"));
+        }
+        long waitStart = System.nanoTime();
+        long maxWait = Math.min(config.limits().maxWait().toNanos(), deadline.remainingNanos());
+        boolean permit;
+        try {
+            permit = maxWait <= 0 ? bulkhead.tryAcquire() : bulkhead.tryAcquire(maxWait, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            breaker.onIgnored();
+            return CallResult.failed(destination, CallFailure.of(Reason.CANCELLED, "interrupted"));
+        }
+        long waited = System.nanoTime() - waitStart;
+        if (!permit) {
+            breaker.onIgnored();
+            return CallResult.failed(destination, CallFailure.of(Reason.BULKHEAD_FULL,
+                    config.limits().maxInFlight() + " calls already in flight to " + destination.key()
+                            + " (max_in_flight); waited " + Durations.format(Duration.ofNanos(waited))))
+                    .withWait(waited);
+        }
+        CallResult o;
+        try {
+            o = attempt.get();
+        } finally {
+            bulkhead.release();
+        }
+        if (o.ok() || (o.reason() == Reason.STATUS && o.status() < 500)) {
+            breaker.onSuccess();
+        } else if (o.reason().countsAgainstDestination() || o.reason() == Reason.STATUS) {
+            breaker.onFailure();
+        } else {
+            breaker.onIgnored();
+        }
+        return o.withWait(waited);
     }
 
     ConnectionPool pool() {

@@ -12,6 +12,7 @@ import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -42,6 +43,7 @@ final class Exchange {
     private volatile long deadlineNanos;
     private long connectedNanos = -1;
     private long headersNanos = -1;
+    private Destination destination;
 
     Exchange(CallRequest call) {
         this.call = call;
@@ -83,24 +85,26 @@ final class Exchange {
         }
     }
 
-    Outcome run(DestinationRuntime dest, Deadline deadline) {
+    /** The attempt's result: its timings are from its own start ({@code totalNanos} is how long it ran). */
+    CallResult run(DestinationRuntime dest, Deadline deadline) {
+        destination = dest.destination();
         startNanos = System.nanoTime();
         long remaining = deadline.remainingNanos();
         if (remaining <= 0) {
-            return Outcome.failure(Reason.DEADLINE, "the deadline passed before the call started");
+            return failure(Reason.DEADLINE, "the deadline passed before the call started");
         }
         if (cancelled) {
-            return Outcome.failure(Reason.CANCELLED, "cancelled before it started");
+            return failure(Reason.CANCELLED, "cancelled before it started");
         }
         byte[] head;
         try {
             head = requestHead(dest);
         } catch (IllegalArgumentException e) {
-            return Outcome.failure(Reason.PROTOCOL, "request not sent: " + e.getMessage());
+            return failure(Reason.PROTOCOL, "request not sent: " + e.getMessage());
         }
         DestinationLimits limits = dest.config().limits();
         deadlineNanos = deadline.nanoTime();
-        Watchdog.watch(this);
+        dest.watchdog().watch(this);
         ConnectionPool pool = dest.pool();
         Connection c = null;
         boolean reusable = false;
@@ -132,22 +136,20 @@ final class Exchange {
             int status = answer.status();
             Headers headers = answer.headers();
             if (answer.contentLength() > limits.maxBodyBytes()) {
-                return Outcome.failure(Reason.TOO_LARGE, "body of " + answer.contentLength()
-                        + " bytes is over the limit of " + limits.maxBodyBytes()).withAnswer(status, headers, timings());
+                return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status, "body of "
+                        + answer.contentLength() + " bytes is over the limit of " + limits.maxBodyBytes()));
             }
-            byte[] body = answer.contentLength() == 0 ? Outcome.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
+            byte[] body = answer.contentLength() == 0 ? CallResult.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
             if (body == null) {
-                return Outcome.failure(Reason.TOO_LARGE, "body is over the limit of " + limits.maxBodyBytes()
-                        + " bytes").withAnswer(status, headers, timings());
+                return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status,
+                        "body is over the limit of " + limits.maxBodyBytes() + " bytes"));
             }
             reusable = answer.keepAlive();
-            Reason reason = status >= 400 ? Reason.STATUS : null;
-            String message = reason == null ? null : "answered " + status;
-            return new Outcome(status, headers, body, reason, message, timings());
+            return answer(status, headers, body, status >= 400 ? CallFailure.status(status) : null);
         } catch (IOException | RuntimeException e) {
             return classify(e);
         } finally {
-            Watchdog.unwatch(this);
+            dest.watchdog().unwatch(this);
             if (c != null) {
                 pool.release(c, reusable && !timedOut && !cancelled);
             }
@@ -234,17 +236,21 @@ final class Exchange {
         }
     }
 
-    private long[] timings() {
-        return new long[] {connectedNanos, headersNanos};
+    private CallResult answer(int status, Headers headers, byte[] body, CallFailure failure) {
+        return new CallResult(destination, status, headers, body, failure,
+                new CallResult.Timings(System.nanoTime() - startNanos, 0, connectedNanos, headersNanos), List.of());
     }
 
-    private Outcome classify(Exception e) {
-        long[] t = timings();
+    private CallResult failure(Reason reason, String message) {
+        return answer(0, Headers.EMPTY, CallResult.NO_BODY, CallFailure.of(reason, message));
+    }
+
+    private CallResult classify(Exception e) {
         if (cancelled) {
-            return Outcome.failure(Reason.CANCELLED, "cancelled").withTimings(t);
+            return failure(Reason.CANCELLED, "cancelled");
         }
         if (timedOut) {
-            return Outcome.failure(timeoutForPhase(), "deadline reached " + phaseName()).withTimings(t);
+            return failure(timeoutForPhase(), "deadline reached " + phaseName());
         }
         Reason reason;
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
@@ -266,7 +272,7 @@ final class Exchange {
             reason = Reason.IO;
             message = e.toString();
         }
-        return Outcome.failure(reason, message).withTimings(t);
+        return failure(reason, message);
     }
 
     private Reason timeoutForPhase() {
@@ -283,26 +289,5 @@ final class Exchange {
             case PHASE_SENT -> "while waiting for headers";
             default -> "while reading the body";
         };
-    }
-
-    /** What one attempt produced. */
-    record Outcome(int status, Headers headers, byte[] body, Reason reason, String message, long[] timings) {
-        static final byte[] NO_BODY = new byte[0];
-
-        static Outcome failure(Reason reason, String message) {
-            return new Outcome(0, Headers.EMPTY, NO_BODY, reason, message, new long[] {-1, -1});
-        }
-
-        Outcome withAnswer(int s, Headers h, long[] t) {
-            return new Outcome(s, h, NO_BODY, reason, message, t);
-        }
-
-        Outcome withTimings(long[] t) {
-            return new Outcome(status, headers, body, reason, message, t);
-        }
-
-        boolean ok() {
-            return reason == null;
-        }
     }
 }

@@ -1,32 +1,24 @@
 package dev.weft.client;
 
 import dev.weft.core.Deadline;
-import dev.weft.core.Durations;
 import dev.weft.client.policy.CircuitBreaker;
-import dev.weft.client.policy.HedgePolicy;
-import dev.weft.client.policy.RetryPolicy;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The call engine: blocking HTTP/1.1 calls meant to be made from virtual threads, one thread per call.
  *
  * <p>Each call runs under a {@link Deadline} and its destination's {@link DestinationConfig}: circuit
- * breaker, bulkhead (max in flight), pooled connections, retry with backoff and hedging. A call never
- * throws for a network or HTTP failure; the {@link CallResult} names what happened.
+ * breaker, bulkhead (max in flight), pooled connections, retry with backoff and hedging, as the links of
+ * {@link CallPath}. A call never throws for a network or HTTP failure; the {@link CallResult} names what
+ * happened. Closing the transport closes its connections, cancels the calls still out and stops its
+ * deadline sweeper.
  *
  * <pre>{@code
  * try (Transport t = Transport.builder().build()) {
@@ -47,6 +39,8 @@ public final class Transport implements AutoCloseable {
     private final ReentrantLock createLock = new ReentrantLock();
     private volatile boolean closed;
     private volatile boolean detached;
+    /** Aborts this transport's exchanges at their deadlines (one sweeper thread, parked while no call is out). */
+    private final Watchdog watchdog = new Watchdog("weft-deadline-sweeper");
 
     private Transport(Builder b) {
         this.defaults = b.defaults;
@@ -71,261 +65,10 @@ public final class Transport implements AutoCloseable {
         Destination destination = request.destination();
         DestinationRuntime rt = runtime(destination);
         if (rt == null) {
-            return new CallResult(destination, 0, Headers.EMPTY, Exchange.Outcome.NO_BODY, Reason.IO,
-                    closed ? "the transport is closed"
-                            : "too many destinations (max " + maxDestinations + ")",
-                    CallResult.Timings.NONE, List.of());
+            return CallResult.failed(destination, CallFailure.of(Reason.IO, closed ? "the transport is closed"
+                    : "too many destinations (max " + maxDestinations + ")"));
         }
-        DestinationConfig cfg = rt.config();
-        RetryPolicy retry = request.retry() != null ? request.retry() : cfg.retry();
-        int maxAttempts = retry.allows(request.method()) ? retry.attempts() : 1;
-        HedgePolicy hedge = request.hedge() != null ? request.hedge() : cfg.hedge();
-        if (hedge != null && !hedge.allows(request.method())) {
-            hedge = null;
-        }
-
-        List<Attempt> attempts = new ArrayList<>(2);
-        Timed last = null;
-        String stopNote = null;
-        for (int n = 1; n <= maxAttempts; n++) {
-            if (n > 1) {
-                if (!retryable(last.outcome, retry)) {
-                    break;
-                }
-                Duration wait = retry.backoffBefore(n);
-                Duration retryAfter = retryAfter(last.outcome);
-                if (retryAfter != null && retryAfter.compareTo(wait) > 0) {
-                    wait = retryAfter;
-                }
-                if (wait.toNanos() >= deadline.remainingNanos()) {
-                    stopNote = "no retry: waiting " + Durations.format(wait) + " would pass the deadline";
-                    break;
-                }
-                if (!sleep(wait)) {
-                    stopNote = "interrupted";
-                    break;
-                }
-            }
-            Attempt.Kind kind = n == 1 ? Attempt.Kind.FIRST : Attempt.Kind.RETRY;
-            last = hedge == null
-                    ? single(rt, request, deadline, kind, t0, attempts)
-                    : hedged(rt, request, deadline, kind, hedge, retry, t0, attempts);
-            if (last.outcome.ok()) {
-                break;
-            }
-        }
-        Exchange.Outcome o = last.outcome;
-        long total = System.nanoTime() - t0;
-        String message = o.message();
-        if (stopNote != null) {
-            message = message == null ? stopNote : message + "; " + stopNote;
-        }
-        if (!o.ok() && attempts.size() > 1) {
-            message = message + " (after " + attempts.size() + " attempts)";
-        }
-        CallResult result = new CallResult(destination, o.status(), o.headers(), o.body(), o.reason(), message,
-                new CallResult.Timings(total, last.waitNanos, o.timings()[0], o.timings()[1]),
-                List.copyOf(attempts));
-        rt.recordCall(result.outcome(), total);
-        return result;
-    }
-
-    /** A finished attempt and how long it waited for a permit. */
-    private record Timed(Exchange.Outcome outcome, long waitNanos) {
-    }
-
-    private Timed single(DestinationRuntime rt, CallRequest request, Deadline deadline, Attempt.Kind kind, long t0,
-                         List<Attempt> attempts) {
-        long start = System.nanoTime();
-        Timed t = attempt(rt, new Exchange(request), deadline, kind);
-        attempts.add(new Attempt(attempts.size() + 1, kind, t.outcome.status(), t.outcome.reason(), start - t0,
-                System.nanoTime() - start, true));
-        return t;
-    }
-
-    /** A copy of a hedged attempt that finished. */
-    private record Done(int copy, Timed timed) {
-    }
-
-    /**
-     * Runs copies of one attempt on virtual threads: the first starts now, each next one after the
-     * hedge delay or as soon as every running copy has failed. The first copy that succeeds (or gets an
-     * answer that a retry would not improve) wins; the others are cancelled, which closes their
-     * connections so they are never reused.
-     */
-    private Timed hedged(DestinationRuntime rt, CallRequest request, Deadline deadline, Attempt.Kind firstKind,
-                         HedgePolicy hedge, RetryPolicy retry, long t0, List<Attempt> attempts) {
-        int copies = hedge.copies();
-        BlockingQueue<Done> done = new ArrayBlockingQueue<>(copies);
-        Exchange[] exchanges = new Exchange[copies];
-        long[] starts = new long[copies];
-        Done[] results = new Done[copies];
-        int launched = 0;
-        int finished = 0;
-        Done lastFailure = null;
-        long nextLaunch = System.nanoTime();
-        try {
-            while (true) {
-                if (launched < copies && System.nanoTime() - nextLaunch >= 0 && !deadline.expired()) {
-                    int copy = launched++;
-                    Attempt.Kind kind = copy == 0 ? firstKind : Attempt.Kind.HEDGE;
-                    Exchange ex = new Exchange(request);
-                    exchanges[copy] = ex;
-                    starts[copy] = System.nanoTime();
-                    Thread.ofVirtual().start(() -> done.add(new Done(copy, attempt(rt, ex, deadline, kind))));
-                    nextLaunch = System.nanoTime() + hedge.delay().toNanos();
-                }
-                boolean more = launched < copies && !deadline.expired();
-                long waitNanos = more
-                        ? Math.max(0, Math.min(nextLaunch - System.nanoTime(), deadline.remainingNanos()))
-                        // every copy enforces the deadline itself; the margin covers the abort and hand-off
-                        : Math.max(0, deadline.remainingNanos()) + TimeUnit.SECONDS.toNanos(5);
-                Done d = done.poll(waitNanos, TimeUnit.NANOSECONDS);
-                if (d == null) {
-                    if (more) {
-                        continue;
-                    }
-                    cancelAll(exchanges);
-                    Timed t = lastFailure != null ? lastFailure.timed : new Timed(Exchange.Outcome.failure(
-                            Reason.DEADLINE, "no copy of the hedged call finished by the deadline"), 0);
-                    return record(attempts, exchanges, starts, results, lastFailure == null ? -1 : lastFailure.copy,
-                            t0, t, firstKind);
-                }
-                finished++;
-                results[d.copy] = d;
-                Exchange.Outcome o = d.timed.outcome;
-                if (o.ok() || (o.status() > 0 && !retry.retryStatuses().contains(o.status()))) {
-                    cancelAll(exchanges);
-                    return record(attempts, exchanges, starts, results, d.copy, t0, d.timed, firstKind);
-                }
-                lastFailure = d;
-                if (finished == launched) {
-                    if (launched == copies || deadline.expired()) {
-                        return record(attempts, exchanges, starts, results, d.copy, t0, d.timed, firstKind);
-                    }
-                    nextLaunch = System.nanoTime(); // every running copy failed fast: hedge at once
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            cancelAll(exchanges);
-            return record(attempts, exchanges, starts, results, -1, t0,
-                    new Timed(Exchange.Outcome.failure(Reason.CANCELLED, "interrupted"), 0), firstKind);
-        }
-    }
-
-    private static void cancelAll(Exchange[] exchanges) {
-        for (Exchange e : exchanges) {
-            if (e != null) {
-                e.cancel();
-            }
-        }
-    }
-
-    /** Adds one {@link Attempt} per launched copy; copies still running at this point were cancelled. */
-    private static Timed record(List<Attempt> attempts, Exchange[] exchanges, long[] starts, Done[] results,
-                                int winner, long t0, Timed result, Attempt.Kind firstKind) {
-        long now = System.nanoTime();
-        for (int i = 0; i < exchanges.length; i++) {
-            if (exchanges[i] == null) {
-                continue;
-            }
-            Attempt.Kind kind = i == 0 ? firstKind : Attempt.Kind.HEDGE;
-            Exchange.Outcome o = results[i] != null ? results[i].timed.outcome : null;
-            attempts.add(new Attempt(attempts.size() + 1, kind, o == null ? 0 : o.status(),
-                    o == null ? Reason.CANCELLED : o.reason(), starts[i] - t0, now - starts[i], i == winner));
-        }
-        return result;
-    }
-
-    /** Takes a permit from the breaker and the bulkhead, runs the exchange, reports to the breaker. */
-    private Timed attempt(DestinationRuntime rt, Exchange exchange, Deadline deadline, Attempt.Kind kind) {
-        rt.recordAttempt(kind);
-        CircuitBreaker breaker = rt.breaker();
-        if (!breaker.tryAcquire()) {
-            return new Timed(Exchange.Outcome.failure(Reason.CIRCUIT_OPEN,
-                    "the circuit breaker of " + rt.destination().key() + " is open"), 0);
-        }
-        long waitStart = System.nanoTime();
-        long maxWait = Math.min(rt.config().limits().maxWait().toNanos(), deadline.remainingNanos());
-        boolean permit;
-        try {
-            permit = maxWait <= 0 ? rt.bulkhead().tryAcquire()
-                    : rt.bulkhead().tryAcquire(maxWait, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            breaker.onIgnored();
-            return new Timed(Exchange.Outcome.failure(Reason.CANCELLED, "interrupted"), 0);
-        }
-        long waited = System.nanoTime() - waitStart;
-        if (!permit) {
-            breaker.onIgnored();
-            return new Timed(Exchange.Outcome.failure(Reason.BULKHEAD_FULL,
-                    rt.config().limits().maxInFlight() + " calls already in flight to " + rt.destination().key()
-                            + " (max_in_flight); waited " + Durations.format(Duration.ofNanos(waited))), waited);
-        }
-        Exchange.Outcome o;
-        try {
-            o = exchange.run(rt, deadline);
-        } finally {
-            rt.bulkhead().release();
-        }
-        if (o.ok() || (o.reason() == Reason.STATUS && o.status() < 500)) {
-            breaker.onSuccess();
-        } else if (o.reason().countsAgainstDestination() || o.reason() == Reason.STATUS) {
-            breaker.onFailure();
-        } else {
-            breaker.onIgnored();
-        }
-        return new Timed(o, waited);
-    }
-
-    private static boolean retryable(Exchange.Outcome o, RetryPolicy retry) {
-        if (o.ok()) {
-            return false;
-        }
-        return switch (o.reason()) {
-            // Nothing reached the application on these: safe to try again.
-            case REFUSED, TIMEOUT_CONNECT, UNKNOWN_HOST -> true;
-            // The connection died before a whole answer: a retry may help (idempotent methods only).
-            case RESET, PROTOCOL, IO -> true;
-            case STATUS -> retry.retryStatuses().contains(o.status());
-            default -> false;
-        };
-    }
-
-    /** The Retry-After of a 429 or 503, in seconds or as an HTTP date; null when absent or malformed. */
-    static Duration retryAfter(Exchange.Outcome o) {
-        if (o.status() != 429 && o.status() != 503) {
-            return null;
-        }
-        String v = o.headers().first("Retry-After");
-        if (v == null) {
-            return null;
-        }
-        v = v.strip();
-        try {
-            long seconds = Long.parseLong(v);
-            return seconds < 0 ? null : Duration.ofSeconds(Math.min(seconds, 86_400));
-        } catch (NumberFormatException notSeconds) {
-            try {
-                ZonedDateTime at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
-                Duration d = Duration.between(ZonedDateTime.now(at.getZone()), at);
-                return d.isNegative() ? Duration.ZERO : d;
-            } catch (RuntimeException malformed) {
-                return null;
-            }
-        }
-    }
-
-    private static boolean sleep(Duration d) {
-        try {
-            Thread.sleep(d);
-            return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return new Interceptor.Chain(CallPath.LINKS, new Interceptor.Call(request, deadline, rt, t0)).proceed();
     }
 
     private DestinationRuntime runtime(Destination d) {
@@ -341,7 +84,7 @@ public final class Transport implements AutoCloseable {
                     return null;
                 }
                 rt = new DestinationRuntime(d, configured.getOrDefault(d, defaults),
-                        detached ? new SimpleMeterRegistry() : registry, userAgent);
+                        detached ? new SimpleMeterRegistry() : registry, userAgent, watchdog);
                 runtimes.put(d, rt);
             }
             return rt;
@@ -359,7 +102,7 @@ public final class Transport implements AutoCloseable {
     /** The state of {@code d}'s circuit breaker (closed when no call went there yet). */
     public CircuitBreaker.State breakerState(Destination d) {
         DestinationRuntime rt = runtimes.get(d);
-        return rt == null ? CircuitBreaker.State.CLOSED : rt.breaker().state();
+        return rt == null ? CircuitBreaker.State.CLOSED : rt.breakerState();
     }
 
     /**
@@ -379,6 +122,7 @@ public final class Transport implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        watchdog.close(); // calls still out are cancelled, and the sweeper stops
         createLock.lock();
         try {
             runtimes.values().forEach(DestinationRuntime::close);

@@ -5,9 +5,9 @@ import dev.weft.core.TickWheel;
 import java.time.Duration;
 
 /**
- * Enforces every exchange's deadline once it has a connection: reads are untimed (a timed read arms a
+ * Enforces the deadline of every exchange of one {@link Transport} once it has a connection: reads are untimed (a timed read arms a
  * timer per read, and a body that drips one byte at a time would pass every per-read timeout anyway),
- * so a {@link TickWheel} (one daemon platform thread, a wake-up every 5 ms while calls are in flight) aborts
+ * so a {@link TickWheel} (one daemon platform thread per transport, a wake-up every 5 ms while calls are in flight) aborts
  * the exchanges past their deadline (aborting closes the socket, which wakes the blocked read).
  *
  * <p>Why not a timer per call: a {@code ScheduledThreadPoolExecutor} takes one lock for every schedule
@@ -20,20 +20,32 @@ import java.time.Duration;
  * on every tick: with 13,500 calls in flight that scan was a quarter of the gateway's CPU samples in
  * `weft lab system-a` at 1 s.
  */
-final class Watchdog {
+final class Watchdog implements AutoCloseable {
     /** Ticks of 5 ms, 2,048 of them: one turn of the wheel is 10.24 s. */
-    private static final TickWheel<Exchange> WHEEL = new TickWheel<>("weft-deadline-sweeper", Duration.ofMillis(5),
-            2048, Exchange::deadlineNanos, Exchange::deadlineReached);
+    private final TickWheel<Exchange> wheel;
 
-    private Watchdog() {
+    /** Starts the sweeper thread, named {@code name}. */
+    Watchdog(String name) {
+        wheel = new TickWheel<>(name, Duration.ofMillis(5), 2048, Exchange::deadlineNanos, Exchange::deadlineReached);
     }
 
-    /** Watches {@code e} until {@link #unwatch}; its {@link Exchange#deadlineNanos()} must not change meanwhile. */
-    static void watch(Exchange e) {
-        WHEEL.add(e);
+    /**
+     * Watches {@code e} until {@link #unwatch}; its {@link Exchange#deadlineNanos()} must not change meanwhile.
+     * Once the watchdog is closed, {@code e} is cancelled instead (nothing would enforce its deadline).
+     */
+    void watch(Exchange e) {
+        if (!wheel.add(e)) {
+            e.cancel();
+        }
     }
 
-    static void unwatch(Exchange e) {
-        WHEEL.remove(e);
+    void unwatch(Exchange e) {
+        wheel.remove(e);
+    }
+
+    /** Stops the sweeper; every exchange still watched is cancelled. */
+    @Override
+    public void close() {
+        wheel.close().forEach(Exchange::cancel);
     }
 }

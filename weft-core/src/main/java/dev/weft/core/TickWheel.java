@@ -34,6 +34,7 @@ public final class TickWheel<T> {
     /** Items filed and not yet taken out; the sweeper sleeps untimed at 0. */
     private final AtomicInteger filed = new AtomicInteger();
     private final Thread sweeper;
+    private volatile boolean closed;
 
     /**
      * @param name   the sweeper thread's name
@@ -57,12 +58,39 @@ public final class TickWheel<T> {
         this.sweeper = Thread.ofPlatform().daemon().name(name).start(this::sweep);
     }
 
-    /** Files {@code item} until it comes due (then the action gets it) or {@link #remove} takes it out. */
-    public void add(T item) {
+    /**
+     * Files {@code item} until it comes due (then the action gets it) or {@link #remove} takes it out.
+     *
+     * @return false when the wheel is closed (nothing is filed)
+     */
+    public boolean add(T item) {
+        if (closed) {
+            return false;
+        }
         slot(due.applyAsLong(item)).add(item);
         if (filed.getAndIncrement() == 0) {
             LockSupport.unpark(sweeper);
         }
+        return true;
+    }
+
+    /**
+     * Stops the sweeper and takes out every item still filed: the caller gets them (their action never
+     * runs). An item filed while this runs may be missed by both.
+     */
+    public List<T> close() {
+        closed = true;
+        sweeper.interrupt();
+        List<T> left = new ArrayList<>();
+        for (Set<T> slot : wheel) {
+            for (T item : slot) {
+                if (slot.remove(item)) {
+                    filed.decrementAndGet();
+                    left.add(item);
+                }
+            }
+        }
+        return left;
     }
 
     /** Takes {@code item} out; true when it was filed (so the action has not had it and never will). */
@@ -80,7 +108,7 @@ public final class TickWheel<T> {
 
     private void sweep() {
         long swept = Math.floorDiv(System.nanoTime(), tickNanos) - 1;
-        while (true) {
+        while (!closed) {
             if (filed.get() == 0) {
                 LockSupport.park(this); // add() unparks; a spurious return just looks again
                 continue;

@@ -65,4 +65,25 @@ class TickWheelTest {
         wheel.add(new Item(System.nanoTime()));
         assertThat(fired.await(30, TimeUnit.SECONDS)).isTrue();
     }
+
+    @Test
+    void closeHandsBackWhatIsFiledStopsTheSweeperAndFilesNothingMore() throws InterruptedException {
+        ConcurrentHashMap<Item, Boolean> seen = new ConcurrentHashMap<>();
+        TickWheel<Item> wheel = new TickWheel<>("test-wheel-close", Duration.ofMillis(1), 16, i -> i.due,
+                i -> seen.put(i, true));
+        Item later = new Item(System.nanoTime() + TimeUnit.HOURS.toNanos(1));
+        Item other = new Item(System.nanoTime() + TimeUnit.HOURS.toNanos(2));
+        assertThat(wheel.add(later)).isTrue();
+        assertThat(wheel.add(other)).isTrue();
+        assertThat(wheel.close()).containsExactlyInAnyOrder(later, other);
+        assertThat(wheel.add(new Item(System.nanoTime()))).as("closed: not filed").isFalse();
+        assertThat(wheel.remove(later)).as("handed back, so no longer filed").isFalse();
+        Thread sweeper = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals("test-wheel-close")).findFirst().orElse(null);
+        if (sweeper != null) {
+            sweeper.join(TimeUnit.SECONDS.toMillis(30));
+            assertThat(sweeper.isAlive()).as("the sweeper stopped").isFalse();
+        }
+        assertThat(seen).as("the action never ran").isEmpty();
+    }
 }

@@ -17,7 +17,6 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -149,14 +148,15 @@ class Http1ClientIT {
     @Test
     void sendsHostUserAgentAndContentLength() throws IOException {
         server = new ScriptedServer(head -> "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok");
-        CallResult r = transport.call(new CallRequest("POST", URI.create(server.url("/p?q=a%20b")),
-                Headers.of("X-Id", "7", "Host", "evil", "Content-Length", "99"),
-                "{\"a\":1}".getBytes(StandardCharsets.UTF_8), null, null), Duration.ofSeconds(5));
+        CallResult r = transport.call(CallRequest.builder("POST", server.url("/p?q=a%20b"))
+                .header("X-Id", "7").header("Host", "evil").header("Content-Length", "99")
+                .body("{\"a\":1}", "application/json").build(), Duration.ofSeconds(5));
         assertThat(r.status()).isEqualTo(201);
         String head = server.heads.getFirst();
         assertThat(head).startsWith("POST /p?q=a%20b HTTP/1.1\r\n")
                 .contains("\r\nHost: 127.0.0.1:" + server.server.getLocalPort() + "\r\n")
                 .contains("\r\nX-Id: 7\r\n").contains("\r\nUser-Agent: weft\r\n").contains("\r\nContent-Length: 7\r\n")
+                .contains("\r\nContent-Type: application/json\r\n")
                 .doesNotContain("evil").doesNotContain("Content-Length: 99");
         assertThat(server.bodies.getFirst()).isEqualTo("{\"a\":1}");
     }
@@ -177,8 +177,7 @@ class Http1ClientIT {
                 : "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s>\r\n\r\n"
                         + "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody");
         assertThat(get("/interim").bodyText()).isEqualTo("body");
-        CallResult head = transport.call(new CallRequest("HEAD", URI.create(server.url("/h")), Headers.EMPTY, null,
-                null, null), Duration.ofSeconds(5));
+        CallResult head = transport.call(CallRequest.builder("HEAD", server.url("/h")).build(), Duration.ofSeconds(5));
         assertThat(head.ok()).isTrue();
         assertThat(head.body()).isEmpty();
         assertThat(get("/empty").status()).isEqualTo(204);

@@ -28,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -187,6 +188,28 @@ class TransportIT {
             CallResult probe = t.call(CallRequest.get(sim.url("/up")), Duration.ofSeconds(2));
             assertThat(probe.ok()).as(probe.toString()).isTrue();
             assertThat(t.breakerState(d)).isEqualTo(CircuitBreaker.State.CLOSED);
+        }
+    }
+
+    @Test
+    void closingTheTransportCancelsTheCallsStillOutAndOnlyItsOwn() throws Exception {
+        Transport closing = transport(noRetry());
+        try (Transport other = transport(noRetry()); ExecutorService vt = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<CallResult> out = vt.submit(() -> closing.call(CallRequest.get(sim.url("/long?latency=30s")),
+                    Duration.ofSeconds(60)));
+            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (sim.stats().requests("/long") < 1 && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            closing.close();
+            CallResult r = out.get(20, TimeUnit.SECONDS); // a bound: left alone, the call would run 30 s
+            assertThat(r.reason()).as(r.toString()).isEqualTo(Reason.CANCELLED);
+            assertThat(closing.call(CallRequest.get(sim.url("/b")), Duration.ofSeconds(5)).message())
+                    .isEqualTo("the transport is closed");
+
+            CallResult slow = other.call(CallRequest.get(sim.url("/slow?latency=10s")), Duration.ofMillis(300));
+            assertThat(slow.reason()).as("the other transport still enforces its deadlines: " + slow)
+                    .isEqualTo(Reason.TIMEOUT_HEADERS);
         }
     }
 

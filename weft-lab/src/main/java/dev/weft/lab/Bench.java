@@ -166,7 +166,11 @@ public final class Bench {
     public static Result run(Options o, PrintWriter progress, boolean live) throws InterruptedException {
         List<CallRequest> requests = new ArrayList<>();
         for (String url : o.urls()) {
-            requests.add(new CallRequest(o.method(), java.net.URI.create(url), o.headers(), o.body(), null, null));
+            CallRequest.Builder r = CallRequest.builder(o.method(), url).headers(o.headers());
+            if (o.body() != null) {
+                r.body(o.body(), null);
+            }
+            requests.add(r.build());
         }
         try (Transport t = LoadClient.transport(o.concurrency())) {
             return run(o, sender(t, requests, o.timeout()), progress, live);

@@ -11,6 +11,7 @@ import dev.weft.server.JsonText;
 import dev.weft.server.ServerResponse;
 import dev.weft.gateway.plan.CallOutcome;
 import dev.weft.gateway.plan.CallSpec;
+import dev.weft.gateway.plan.Failure;
 import dev.weft.gateway.plan.RoutePlan;
 
 import java.io.ByteArrayOutputStream;
@@ -19,7 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Builds the answer of a route from its calls' outcomes.
@@ -40,8 +40,6 @@ import java.util.Set;
  */
 public final class Composer {
     private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
-    private static final Set<String> DEADLINE_REASONS =
-            Set.of("deadline", "timeout-connect", "timeout-headers", "timeout-body");
 
     private Composer() {
     }
@@ -60,10 +58,10 @@ public final class Composer {
             // status_from passes an error status through (404 stays 404), but not a failure of another kind
             // that happened to come with a status (a too-large 200 is still a failed call)
             boolean passThrough = c.name().equals(plan.statusFrom()) && o.status() > 0
-                    && (o.ok() || o.reason().equals("status-" + o.status()));
+                    && (o.ok() || o.failure().isStatus());
             if (!o.ok()) {
                 allOk = false;
-                failed.put(c.name(), o.reason());
+                failed.put(c.name(), o.failure().label());
                 if (!c.optional() && !passThrough && firstRequiredFailure == null) {
                     firstRequiredFailure = o;
                 }
@@ -80,18 +78,17 @@ public final class Composer {
         }
         String completed = Boolean.toString(allOk);
         if (firstRequiredFailure != null) {
-            boolean timedOut = deadlinePassed && DEADLINE_REASONS.contains(firstRequiredFailure.reason());
+            Failure failure = firstRequiredFailure.failure();
+            boolean timedOut = deadlinePassed && failure.isTimeout();
             ObjectNode err = JsonNodeFactory.instance.objectNode();
             err.put("error", timedOut
                     ? "the deadline of " + Durations.format(plan.timeout()) + " passed before call '"
                             + firstRequiredFailure.name() + "' finished"
-                    : "call '" + firstRequiredFailure.name() + "' failed: " + firstRequiredFailure.reason());
+                    : "call '" + firstRequiredFailure.name() + "' failed: " + failure.label());
             err.put("route", plan.id());
             err.put("call", firstRequiredFailure.name());
-            err.put("reason", firstRequiredFailure.reason());
-            if (firstRequiredFailure.message() != null) {
-                err.put("message", firstRequiredFailure.message());
-            }
+            err.put("reason", failure.label());
+            err.put("message", failure.message());
             err.set("failed", failed);
             err.set("completed", body);
             return json(timedOut ? 504 : 502, err, completed, failed);

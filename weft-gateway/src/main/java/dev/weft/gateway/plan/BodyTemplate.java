@@ -113,7 +113,7 @@ public sealed interface BodyTemplate {
             if (single != null) {
                 JsonNode v = scope.resolve(single);
                 if (v.isMissingNode()) {
-                    throw new Scope.MissingValueException("template", "{" + single + "} has no value");
+                    throw Scope.MissingValueException.missing("{" + single + "} has no value");
                 }
                 return v;
             }

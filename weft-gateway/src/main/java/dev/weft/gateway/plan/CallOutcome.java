@@ -6,13 +6,17 @@ import com.fasterxml.jackson.databind.JsonNode;
  * What one call of a plan produced. The body is parsed as JSON only when something asks for {@link #json()}
  * (a template that reads a field, or an answer that filters or merges bodies): an answer that only embeds
  * the bodies copies them as they are.
+ *
+ * <p>This is the gateway's view of a call, not a second transport result: it also stands for calls that
+ * never reached the transport (skipped, a missing template value, a bad URL: {@link Failure}) and for a
+ * {@code foreach}, whose body is the array of its items' bodies, which no single
+ * {@link dev.weft.client.CallResult} has.
  */
 public final class CallOutcome {
     private final String name;
     private final int status;
     private final byte[] body;
-    private final String reason;
-    private final String message;
+    private final Failure failure;
     private final long tookNanos;
     private final int attempts;
     private volatile JsonNode json;
@@ -20,24 +24,21 @@ public final class CallOutcome {
 
     /**
      * @param json    the body as JSON, or null when it is not JSON (or there is none)
-     * @param reason  null on success; otherwise a named reason ({@code status-503}, {@code timeout-headers},
-     *                {@code skipped}, {@code not-json}, {@code template}, ...)
-     * @param message a human explanation of a failure
+     * @param failure null on success; otherwise why the call failed
      */
-    public CallOutcome(String name, int status, byte[] body, JsonNode json, String reason, String message,
-                       long tookNanos, int attempts) {
-        this(name, status, body, reason, message, tookNanos, attempts);
+    public CallOutcome(String name, int status, byte[] body, JsonNode json, Failure failure, long tookNanos,
+                       int attempts) {
+        this(name, status, body, failure, tookNanos, attempts);
         this.json = json;
         this.parsed = true;
     }
 
     /** An outcome whose body is parsed on first use of {@link #json()}. */
-    CallOutcome(String name, int status, byte[] body, String reason, String message, long tookNanos, int attempts) {
+    CallOutcome(String name, int status, byte[] body, Failure failure, long tookNanos, int attempts) {
         this.name = name;
         this.status = status;
         this.body = body;
-        this.reason = reason;
-        this.message = message;
+        this.failure = failure;
         this.tookNanos = tookNanos;
         this.attempts = attempts;
     }
@@ -64,12 +65,9 @@ public final class CallOutcome {
         return json;
     }
 
-    public String reason() {
-        return reason;
-    }
-
-    public String message() {
-        return message;
+    /** Why the call failed, or null when it succeeded. */
+    public Failure failure() {
+        return failure;
     }
 
     public long tookNanos() {
@@ -81,16 +79,16 @@ public final class CallOutcome {
     }
 
     public boolean ok() {
-        return reason == null;
+        return failure == null;
     }
 
-    static CallOutcome failed(String name, String reason, String message, long tookNanos) {
-        return new CallOutcome(name, 0, new byte[0], null, reason, message, tookNanos, 0);
+    static CallOutcome failed(String name, Failure failure, long tookNanos) {
+        return new CallOutcome(name, 0, new byte[0], null, failure, tookNanos, 0);
     }
 
     @Override
     public String toString() {
-        return "CallOutcome[" + name + " status=" + status + (ok() ? "" : " reason=" + reason + " message=" + message)
+        return "CallOutcome[" + name + " status=" + status + (ok() ? "" : " failure=" + failure)
                 + " body=" + body.length + " bytes]";
     }
 }

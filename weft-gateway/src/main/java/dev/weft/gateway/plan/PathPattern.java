@@ -51,7 +51,10 @@ public final class PathPattern {
         return p.equals("/") ? new String[0] : p.substring(1).split("/", -1);
     }
 
-    /** The captured values, or null when the path does not match. */
+    /**
+     * The captured values, percent-decoded, or null when the path does not match (an empty capture or a
+     * malformed escape in one does not match).
+     */
     public Map<String, String> match(String path) {
         String[] parts = split(path);
         if (parts.length != segments.length) {
@@ -70,10 +73,42 @@ public final class PathPattern {
                 if (out == null) {
                     out = new LinkedHashMap<>();
                 }
-                out.put(names[i], java.net.URLDecoder.decode(parts[i], java.nio.charset.StandardCharsets.UTF_8));
+                String value = decode(parts[i]);
+                if (value == null) {
+                    return null;
+                }
+                out.put(names[i], value);
             }
         }
         return out == null ? Map.of() : out;
+    }
+
+    /**
+     * A path segment with its percent-escapes decoded (as UTF-8); {@code +} is a plus in a path, not a space.
+     * Null when an escape is malformed ({@code %zz}, or cut short).
+     */
+    static String decode(String segment) {
+        if (segment.indexOf('%') < 0) {
+            return segment;
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(segment.length());
+        for (int i = 0; i < segment.length(); i++) {
+            if (segment.charAt(i) != '%') {
+                int end = segment.indexOf('%', i);
+                end = end < 0 ? segment.length() : end;
+                out.writeBytes(segment.substring(i, end).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                i = end - 1;
+                continue;
+            }
+            int hi = i + 2 < segment.length() ? Character.digit(segment.charAt(i + 1), 16) : -1;
+            int lo = hi < 0 ? -1 : Character.digit(segment.charAt(i + 2), 16);
+            if (lo < 0) {
+                return null;
+            }
+            out.write(hi << 4 | lo);
+            i += 2;
+        }
+        return out.toString(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     public List<String> parameterNames() {

@@ -75,7 +75,7 @@ public final class PlanRunner {
         for (CallSpec c : plan.calls()) {
             CallOutcome o = await(futures.get(c.name()), deadline);
             out.put(c.name(), o != null ? o
-                    : CallOutcome.failed(c.name(), "deadline", "did not finish by the deadline", 0));
+                    : CallOutcome.failed(c.name(), new Failure.Deadline("did not finish by the deadline"), 0));
         }
         return new Run(out);
     }
@@ -85,7 +85,7 @@ public final class PlanRunner {
         try {
             return runCall(c, futures, scope, forwarded, deadline);
         } catch (RuntimeException e) {
-            return CallOutcome.failed(c.name(), "internal", e.toString(), 0);
+            return CallOutcome.failed(c.name(), new Failure.Internal(e.toString()), 0);
         }
     }
 
@@ -95,12 +95,12 @@ public final class PlanRunner {
         for (String dep : c.needs()) {
             CallOutcome d = await(futures.get(dep), deadline);
             if (d == null) {
-                return CallOutcome.failed(c.name(), "deadline", "the deadline passed while waiting for '" + dep + "'",
+                return CallOutcome.failed(c.name(),
+                        new Failure.Deadline("the deadline passed while waiting for '" + dep + "'"),
                         System.nanoTime() - t0);
             }
             if (!d.ok()) {
-                return CallOutcome.failed(c.name(), "skipped", "needs '" + dep + "', which failed (" + d.reason() + ")",
-                        System.nanoTime() - t0);
+                return CallOutcome.failed(c.name(), new Failure.Skipped(dep, d.failure()), System.nanoTime() - t0);
             }
         }
         return c.foreach() == null ? single(c, scope, forwarded, deadline) : fanOut(c, scope, forwarded, deadline);
@@ -112,15 +112,16 @@ public final class PlanRunner {
         try {
             items = scope.resolve(c.foreach());
         } catch (Scope.MissingValueException e) {
-            return CallOutcome.failed(c.name(), e.reason(), e.getMessage(), 0);
+            return CallOutcome.failed(c.name(), e.failure(), 0);
         }
         if (!items.isArray()) {
-            return CallOutcome.failed(c.name(), "template", "foreach {" + c.foreach() + "} is not an array", 0);
+            return CallOutcome.failed(c.name(), new Failure.Template("foreach {" + c.foreach() + "} is not an array"),
+                    0);
         }
         int n = items.size();
         if (n > CallSpec.MAX_ITEMS) {
-            return CallOutcome.failed(c.name(), "too-many-items", "foreach {" + c.foreach() + "} has " + n
-                    + " items; at most " + CallSpec.MAX_ITEMS, 0);
+            return CallOutcome.failed(c.name(), new Failure.TooManyItems("foreach {" + c.foreach() + "} has " + n
+                    + " items; at most " + CallSpec.MAX_ITEMS), 0);
         }
         CallOutcome[] results = new CallOutcome[n];
         Semaphore slots = new Semaphore(c.concurrency());
@@ -135,7 +136,8 @@ public final class PlanRunner {
             }
             if (!got) {
                 for (int j = i; j < n; j++) {
-                    results[j] = CallOutcome.failed(c.name(), "deadline", "item " + j + " did not start by the deadline", 0);
+                    results[j] = CallOutcome.failed(c.name(),
+                            new Failure.Deadline("item " + j + " did not start by the deadline"), 0);
                 }
                 break;
             }
@@ -161,7 +163,7 @@ public final class PlanRunner {
         for (int i = 0; i < n; i++) {
             CallOutcome r = results[i];
             if (r == null) {
-                r = CallOutcome.failed(c.name(), "deadline", "did not finish by the deadline", 0);
+                r = CallOutcome.failed(c.name(), new Failure.Deadline("did not finish by the deadline"), 0);
                 results[i] = r;
             }
             attempts += r.attempts();
@@ -169,42 +171,48 @@ public final class PlanRunner {
         }
         for (int i = 0; i < n; i++) {
             if (!results[i].ok()) {
-                return new CallOutcome(c.name(), results[i].status(), new byte[0], bodies, results[i].reason(),
-                        "item " + i + ": " + results[i].message(), System.nanoTime() - t0, attempts);
+                return new CallOutcome(c.name(), results[i].status(), new byte[0], bodies,
+                        new Failure.Item(i, results[i].failure()), System.nanoTime() - t0, attempts);
             }
         }
-        return new CallOutcome(c.name(), 200, new byte[0], bodies, null, null, System.nanoTime() - t0, attempts);
+        return new CallOutcome(c.name(), 200, new byte[0], bodies, null, System.nanoTime() - t0, attempts);
     }
 
     private CallOutcome single(CallSpec c, Scope scope, Headers forwarded, Deadline deadline) {
         Deadline d = c.timeout() != null ? deadline.atMost(c.timeout()) : deadline;
         String url;
         byte[] body;
-        Headers headers = forwarded;
+        String[] headerValues = new String[c.headers().size()];
         try {
             url = c.url().render(scope, true);
             body = c.body() == null ? null : c.body().render(scope);
+            int i = 0;
             for (Map.Entry<String, Template> h : c.headers().entrySet()) {
-                // the call's own value replaces a forwarded one of the same name
-                headers = headers.without(h.getKey()).with(h.getKey(), h.getValue().render(scope, false));
+                headerValues[i++] = h.getValue().render(scope, false);
             }
         } catch (Scope.MissingValueException e) {
-            return CallOutcome.failed(c.name(), e.reason(), e.getMessage(), 0);
-        }
-        if (body != null && headers.first("content-type") == null) {
-            headers = headers.with("Content-Type", c.body().contentType());
+            return CallOutcome.failed(c.name(), e.failure(), 0);
         }
         URI uri;
         try {
             uri = URI.create(url);
-            if (uri.getHost() == null) {
+            if (uri.getScheme() == null || uri.getHost() == null) {
                 throw new IllegalArgumentException("no host");
             }
         } catch (IllegalArgumentException e) {
-            return CallOutcome.failed(c.name(), "bad-url", "'" + url + "' is not a valid URL: " + e.getMessage(), 0);
+            return CallOutcome.failed(c.name(), new Failure.BadUrl(url, e.getMessage()), 0);
         }
-        CallResult r = transport.call(new CallRequest(c.method(), uri, headers, body, c.retry(), c.hedge()), d);
-        return new CallOutcome(c.name(), r.status(), r.body(), r.ok() ? null : r.outcome(), r.message(),
+        CallRequest.Builder request = CallRequest.builder(c.method(), uri).headers(forwarded)
+                .retry(c.retry()).hedge(c.hedge());
+        int i = 0;
+        for (Map.Entry<String, Template> h : c.headers().entrySet()) {
+            request.header(h.getKey(), headerValues[i++]); // the call's own value replaces a forwarded one of the same name
+        }
+        if (body != null) {
+            request.body(body, c.body().contentType());
+        }
+        CallResult r = transport.call(request.build(), d);
+        return new CallOutcome(c.name(), r.status(), r.body(), r.ok() ? null : new Failure.Call(r.failure()),
                 r.timings().totalNanos(), r.attempts().size());
     }
 

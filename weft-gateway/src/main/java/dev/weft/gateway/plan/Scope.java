@@ -12,20 +12,30 @@ import java.util.function.Function;
 /** The values a template can read while one request runs: path, query, headers, earlier calls, item. */
 public final class Scope {
     /**
-     * A template asked for a value that is not there ({@link #reason()} {@code template}), or read into a
-     * body that is not JSON ({@code not-json}).
+     * A template asked for a value that is not there ({@link Failure.Template}), or read into a body that is
+     * not JSON ({@link Failure.NotJson}).
      */
     public static final class MissingValueException extends RuntimeException {
-        private final String reason;
+        private final Failure failure;
 
-        public MissingValueException(String reason, String message) {
-            super(message, null, false, false);
-            this.reason = reason;
+        private MissingValueException(Failure failure) {
+            super(failure.message(), null, false, false);
+            this.failure = failure;
         }
 
-        /** The call's failure reason: {@code template} or {@code not-json}. */
-        public String reason() {
-            return reason;
+        /** A value the template asked for is not there. */
+        public static MissingValueException missing(String message) {
+            return new MissingValueException(new Failure.Template(message));
+        }
+
+        /** The template reads into a body that is not JSON. */
+        public static MissingValueException notJson(String message) {
+            return new MissingValueException(new Failure.NotJson(message));
+        }
+
+        /** The call's failure: {@link Failure.Template} or {@link Failure.NotJson}. */
+        public Failure failure() {
+            return failure;
         }
     }
 
@@ -58,14 +68,14 @@ public final class Scope {
             default -> {
                 CallOutcome c = calls.apply(ref.root());
                 if (c == null || !c.ok()) {
-                    throw new MissingValueException("template", "{" + ref + "}: call '" + ref.root() + "' has no answer");
+                    throw MissingValueException.missing("{" + ref + "}: call '" + ref.root() + "' has no answer");
                 }
                 if (ref.part().equals("status")) {
                     yield IntNode.valueOf(c.status());
                 }
                 JsonNode body = c.json();
                 if (body == null) {
-                    throw new MissingValueException("not-json", "{" + ref + "}: the body of '" + ref.root() + "' is not JSON");
+                    throw MissingValueException.notJson("{" + ref + "}: the body of '" + ref.root() + "' is not JSON");
                 }
                 yield walk(body, ref.path());
             }

@@ -110,7 +110,7 @@ public final class Template {
 
     static String asText(JsonNode n, Ref ref) {
         if (n == null || n.isMissingNode() || n.isNull()) {
-            throw new Scope.MissingValueException("template", "{" + ref + "} has no value");
+            throw Scope.MissingValueException.missing("{" + ref + "} has no value");
         }
         return n.isValueNode() ? n.asText() : n.toString();
     }

@@ -315,8 +315,9 @@ public final class Gateway implements AutoCloseable {
 
     /** Reloads whenever the config file's modification time or size changes (checked every {@code every}). */
     public void watchFile(Duration every) {
+        Object first = stamp(); // taken now: a change made once this returns is seen, however soon
         Thread.ofVirtual().name("weft-config-watch").start(() -> {
-            Object last = stamp();
+            Object last = first;
             while (!closed) {
                 try {
                     Thread.sleep(every);
