@@ -6,6 +6,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class PartitionTrackerTest {
     @Test
@@ -35,6 +36,50 @@ class PartitionTrackerTest {
         t.revoke();
         assertThat(a.revoked()).isTrue();
         a.done();
+        assertThat(t.committable()).isEqualTo(1);
+    }
+
+    /**
+     * The sequence of an internal error in the middle of a record's hand-offs (issue 12): endpoint A has the
+     * record in flight, handing it to B throws, and B's delivery is dead-lettered instead. Before the fix the
+     * error path took the offset a second time with a ticket of its own, and that ticket's done() (the dead
+     * letter acknowledged) let the commit pass the record while A's delivery was still in flight.
+     */
+    @Test
+    void aDeadLetterOnTheErrorPathDoesNotFinishARecordWithADeliveryInFlight() {
+        PartitionTracker t = new PartitionTracker(new TopicPartition("t", 0), 5);
+        Ticket ticket = t.take(5);
+        ticket.add(); // A: offered to its lane, in flight
+        ticket.add(); // B: its hand-off throws; the dead letter settles this count
+        assertThatThrownBy(() -> t.take(5)).as("the error path cannot take the record again")
+                .isInstanceOf(IllegalStateException.class);
+        ticket.done(); // B's dead letter is acknowledged
+        ticket.done(); // the consumer thread releases its hold
+        assertThat(t.committable()).as("A's delivery is still in flight").isEqualTo(5);
+        assertThat(t.outstanding()).isEqualTo(1);
+        ticket.done(); // A answered 2xx
+        assertThat(t.committable()).isEqualTo(6);
+        assertThat(t.outstanding()).isZero();
+    }
+
+    @Test
+    void eachRecordIsTakenOnceAndInOrder() {
+        PartitionTracker t = new PartitionTracker(new TopicPartition("t", 0), 10);
+        assertThatThrownBy(() -> t.take(9)).as("below the position").isInstanceOf(IllegalStateException.class);
+        t.take(12, 0);
+        assertThatThrownBy(() -> t.take(12)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> t.take(11)).isInstanceOf(IllegalStateException.class);
+        assertThat(t.next()).isEqualTo(13);
+        assertThat(t.committable()).isEqualTo(13);
+    }
+
+    @Test
+    void noDeliveryIsAddedToARecordThatIsDone() {
+        PartitionTracker t = new PartitionTracker(new TopicPartition("t", 0), 0);
+        Ticket a = t.take(0, 1);
+        a.done();
+        assertThatThrownBy(a::add).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(a::done).isInstanceOf(IllegalStateException.class);
         assertThat(t.committable()).isEqualTo(1);
     }
 }

@@ -29,14 +29,34 @@ public final class PartitionTracker {
         return partition;
     }
 
-    /** Takes the record at {@code offset}, done once {@code deliveries} tickets are done (0: done now). */
-    public Ticket take(long offset, int deliveries) {
-        next = Math.max(next, offset + 1);
-        Ticket t = new Ticket(this, offset, deliveries);
-        if (deliveries > 0 && open.add(offset)) {
-            outstanding.incrementAndGet();
+    /**
+     * Takes the record at {@code offset}: it is open (holds back the commit) until the returned ticket is
+     * released ({@link Ticket#done} once) and every delivery {@link Ticket#add added} to it is done. Each
+     * record is taken once, in order: an offset below the next one to take is refused.
+     */
+    public Ticket take(long offset) {
+        if (offset < next) {
+            throw new IllegalStateException(partition + "@" + offset + " taken again (the next to take is " + next + ")");
         }
+        next = offset + 1;
+        open.add(offset);
+        outstanding.incrementAndGet();
+        return new Ticket(this, offset);
+    }
+
+    /** {@link #take} with {@code deliveries} added and the hold released: done once they are (0: done now). */
+    public Ticket take(long offset, int deliveries) {
+        Ticket t = take(offset);
+        for (int i = 0; i < deliveries; i++) {
+            t.add();
+        }
+        t.done();
         return t;
+    }
+
+    /** The next offset to take: one after the last taken, or the position at the assignment. */
+    public long next() {
+        return next;
     }
 
     void done(long offset) {
