@@ -98,7 +98,7 @@ public final class Dispatcher implements AutoCloseable {
             waitTopics.put(cfg.waitTopic(e.id()), lane);
         }
         cfg.retryDelays().forEach(d -> retryTopics.add(cfg.retryTopic(d)));
-        this.matcher = new Matcher(List.copyOf(lanes.values()), cfg.typePointer());
+        this.matcher = new Matcher(cfg.endpoints(), cfg.typePointer());
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, cfg.group());
@@ -266,10 +266,12 @@ public final class Dispatcher implements AutoCloseable {
 
     /** A record of a source topic: to every matching lane, or parked on the lane's wait topic. Never holds. */
     private void sendSource(Ticket ticket, ConsumerRecord<byte[], byte[]> rec) {
-        List<Lane> matched = matcher.match(rec);
+        Matcher.Matched matched = matcher.match(rec.headers(), rec.value());
+        matched.notJson().forEach(e -> lanes.get(e.id()).countNotJson());
         List<Header> headers = own(rec);
         String origin = origin(rec);
-        for (Lane lane : matched) {
+        for (EndpointConfig e : matched.endpoints()) {
+            Lane lane = lanes.get(e.id());
             Delivery d = new Delivery(lane, ticket, WebhookSigning.webhookId(rec.topic(), rec.partition(), rec.offset(),
                     lane.id()), rec.key(), rec.value(), headers, 0, origin);
             handOff(d, lane.id(), lane::countDeadLettered, () -> {
