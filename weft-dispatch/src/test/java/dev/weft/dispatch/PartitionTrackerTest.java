@@ -30,13 +30,24 @@ class PartitionTrackerTest {
     }
 
     @Test
-    void marksAfterARevokeChangeNothingThatMatters() {
+    void aRevokeMarksTheTicketsAndFreezesTheCommit() {
         PartitionTracker t = new PartitionTracker(new TopicPartition("t", 0), 0);
+        PartitionTracker other = new PartitionTracker(new TopicPartition("t", 1), 0);
         Ticket a = t.take(0, 1);
+        Ticket b = t.take(1, 1);
+        Ticket c = other.take(0, 1);
+        a.done();
+        assertThat(a.revoked()).isFalse();
+        assertThat(t.committable()).isEqualTo(1);
         t.revoke();
         assertThat(a.revoked()).isTrue();
-        a.done();
-        assertThat(t.committable()).isEqualTo(1);
+        assertThat(b.revoked()).as("deliveries not started are skipped").isTrue();
+        assertThat(c.revoked()).as("only the revoked partition").isFalse();
+        b.done();
+        assertThat(t.committable()).as("a delivery done after the revoke moves nothing").isEqualTo(1);
+        assertThat(t.outstanding()).isEqualTo(1);
+        c.done();
+        assertThat(other.committable()).isEqualTo(1);
     }
 
     /**

@@ -60,6 +60,9 @@ public final class PartitionTracker {
     }
 
     void done(long offset) {
+        if (revoked) {
+            return; // the record belongs to the partition's new owner: nothing done here may move this commit
+        }
         if (open.remove(offset)) {
             outstanding.decrementAndGet();
         }
@@ -88,7 +91,10 @@ public final class PartitionTracker {
         committed = offset;
     }
 
-    /** The partition went to another consumer: deliveries not started are skipped, marks ignored. */
+    /**
+     * The partition went to another consumer: deliveries not started are skipped (their tickets say
+     * {@link Ticket#revoked}) and deliveries done from now on no longer move {@link #committable}.
+     */
     public void revoke() {
         revoked = true;
     }
