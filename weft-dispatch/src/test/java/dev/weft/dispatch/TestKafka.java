@@ -80,6 +80,19 @@ final class TestKafka {
         }
     }
 
+    /** Produces each value to {@code partition} of {@code topic}, in order, acks=all. */
+    static void produce(String topic, int partition, List<String> values) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(), ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            for (String v : values) {
+                p.send(new ProducerRecord<>(topic, partition, null, v.getBytes(StandardCharsets.UTF_8)))
+                        .get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     /** The group's committed offsets of {@code topic}'s partitions (missing: none committed). */
     static Map<TopicPartition, OffsetAndMetadata> committed(String group) throws Exception {
         try (Admin a = KafkaAdmin.admin(bootstrap())) {

@@ -97,7 +97,7 @@ public final class Dispatcher implements AutoCloseable {
             waitTopics.put(cfg.waitTopic(e.id()), lane);
         }
         cfg.retryDelays().forEach(d -> retryTopics.add(cfg.retryTopic(d)));
-        this.matcher = new Matcher(List.copyOf(lanes.values()), cfg.typePointer());
+        this.matcher = new Matcher(cfg.endpoints(), cfg.typePointer());
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, cfg.group());
@@ -215,16 +215,34 @@ public final class Dispatcher implements AutoCloseable {
         Lane waitLane = waitTopics.get(tp.topic());
         boolean parked = waitLane != null || retryTopics.contains(tp.topic());
         for (ConsumerRecord<byte[], byte[]> rec : recs) {
-            Hold hold;
+            Hold hold = null;
+            Ticket ticket = null;
             try {
-                hold = parked ? takeParked(t, rec, waitLane) : takeSource(t, rec);
+                hold = parked ? holdParked(rec, waitLane) : null;
+                if (hold == null) {
+                    ticket = t.take(rec.offset());
+                    if (parked) {
+                        sendParked(ticket, rec, waitLane);
+                    } else {
+                        sendSource(ticket, rec);
+                    }
+                }
             } catch (RuntimeException e) {
+                // Before any delivery was handed off, or between two (each handed-off delivery holds the
+                // ticket): the record goes to the dead-letter topic on the same ticket, never on a second one.
+                hold = null;
                 recordErrors.incrementAndGet();
                 log.accept("ERROR: record " + tp + "@" + rec.offset() + ": " + e + "; dead-lettered");
-                Ticket ticket = t.take(rec.offset(), 1);
+                if (ticket == null) {
+                    ticket = t.take(rec.offset());
+                }
+                ticket.add();
                 parking.deadLetter(new Delivery(null, ticket, "", rec.key(), rec.value(), own(rec), 0, origin(rec)),
                         "", "", "internal error: " + e, () -> { });
-                hold = null;
+            } finally {
+                if (ticket != null) {
+                    ticket.done(); // the consumer thread's hold
+                }
             }
             if (hold == null) {
                 records.incrementAndGet();
@@ -246,46 +264,47 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     /** A record of a source topic: to every matching lane, or parked on the lane's wait topic. Never holds. */
-    private Hold takeSource(PartitionTracker t, ConsumerRecord<byte[], byte[]> rec) {
-        // everything that can fail before the ticket is taken: a failure here is take()'s to dead-letter
-        List<Lane> matched = matcher.match(rec);
+    private void sendSource(Ticket ticket, ConsumerRecord<byte[], byte[]> rec) {
+        Matcher.Matched matched = matcher.match(rec.headers(), rec.value());
+        matched.notJson().forEach(e -> lanes.get(e.id()).countNotJson());
         List<Header> headers = own(rec);
         String origin = origin(rec);
-        Ticket ticket = t.take(rec.offset(), matched.size());
-        for (Lane lane : matched) {
+        for (EndpointConfig e : matched.endpoints()) {
+            Lane lane = lanes.get(e.id());
             Delivery d = new Delivery(lane, ticket, WebhookSigning.webhookId(rec.topic(), rec.partition(), rec.offset(),
                     lane.id()), rec.key(), rec.value(), headers, 0, origin);
-            try {
+            handOff(d, lane.id(), lane::countDeadLettered, () -> {
                 if (lane.disabled() != null) {
                     parking.deadLetter(d, "410", lane.disabled(), lane::countDeadLettered);
                 } else if (!lane.offer(d)) {
                     parking.park(d, cfg.waitTopic(lane.id()), "room", "", 0, lane::countParkedRoom);
                 }
-            } catch (RuntimeException e) {
-                // this lane's delivery only, on the record's own ticket: the others stay in flight and the
-                // record stays open until each is settled
-                recordErrors.incrementAndGet();
-                log.accept("ERROR: record " + t.partition() + "@" + rec.offset() + " for " + lane.id() + ": " + e
-                        + "; dead-lettered");
-                parking.deadLetter(d, "", "", "internal error: " + e, lane::countDeadLettered);
-            }
+            });
         }
-        return null;
     }
 
-    /** A record of a retry or wait topic: held until due and until its lane has room. */
-    private Hold takeParked(PartitionTracker t, ConsumerRecord<byte[], byte[]> rec, Lane waitLane) {
+    /**
+     * Adds {@code d} to its ticket and runs {@code send}, which hands it to its lane or to Kafka. When that
+     * throws, {@code d} was not handed off (a lane's offer and a producer's send either take it or throw), so
+     * it is dead-lettered in its place and its ticket waits for that.
+     */
+    private void handOff(Delivery d, String endpoint, Runnable countDeadLettered, Runnable send) {
+        d.ticket().add();
+        try {
+            send.run();
+        } catch (RuntimeException e) {
+            recordErrors.incrementAndGet();
+            log.accept("ERROR: delivery " + d.origin() + " to " + endpoint + ": " + e + "; dead-lettered");
+            parking.deadLetter(d, endpoint, "", "internal error: " + e, countDeadLettered);
+        }
+    }
+
+    /** A record of a retry or wait topic: why it must wait (not due, or its lane has no room), or null. */
+    private Hold holdParked(ConsumerRecord<byte[], byte[]> rec, Lane waitLane) {
         String endpoint = text(rec, Parking.ENDPOINT);
         Lane lane = endpoint == null ? null : lanes.get(endpoint);
-        int attempts = parseInt(text(rec, Parking.ATTEMPTS));
-        String id = text(rec, Parking.WEBHOOK_ID);
-        String origin = text(rec, Parking.ORIGIN);
-        if (lane == null || id == null) {
-            Ticket ticket = t.take(rec.offset(), 1);
-            parking.deadLetter(new Delivery(null, ticket, id, rec.key(), rec.value(), own(rec), attempts,
-                    origin == null ? origin(rec) : origin), endpoint, text(rec, Parking.STATUS), "endpoint '"
-                    + endpoint + "' is not in the config any more", () -> { });
-            return null;
+        if (lane == null || text(rec, Parking.WEBHOOK_ID) == null) {
+            return null; // dead-lettered when taken
         }
         long due = parseLong(text(rec, Parking.DUE));
         if (due > System.currentTimeMillis()) {
@@ -294,16 +313,33 @@ public final class Dispatcher implements AutoCloseable {
         if (lane.disabled() == null && !lane.hasRoom() && waitLane != null) {
             return new Hold.Room(lane);
         }
-        Ticket ticket = t.take(rec.offset(), 1);
+        return null;
+    }
+
+    /** A parked record that is due and has room (see {@link #holdParked}): to its lane again. */
+    private void sendParked(Ticket ticket, ConsumerRecord<byte[], byte[]> rec, Lane waitLane) {
+        String endpoint = text(rec, Parking.ENDPOINT);
+        Lane lane = endpoint == null ? null : lanes.get(endpoint);
+        int attempts = parseInt(text(rec, Parking.ATTEMPTS));
+        String id = text(rec, Parking.WEBHOOK_ID);
+        String origin = text(rec, Parking.ORIGIN);
+        if (lane == null || id == null) {
+            Delivery d = new Delivery(null, ticket, id, rec.key(), rec.value(), own(rec), attempts,
+                    origin == null ? origin(rec) : origin);
+            handOff(d, endpoint, () -> { }, () -> parking.deadLetter(d, endpoint, text(rec, Parking.STATUS),
+                    "endpoint '" + endpoint + "' is not in the config any more", () -> { }));
+            return;
+        }
         Delivery d = new Delivery(lane, ticket, id, rec.key(), rec.value(), own(rec), attempts,
                 origin == null ? origin(rec) : origin);
-        if (lane.disabled() != null) {
-            parking.deadLetter(d, "410", lane.disabled(), lane::countDeadLettered);
-        } else if (!lane.offer(d)) {
-            // due on a retry topic, but the lane is full: wait on the endpoint's own wait topic
-            parking.park(d, cfg.waitTopic(lane.id()), "room", text(rec, Parking.STATUS), 0, lane::countParkedRoom);
-        }
-        return null;
+        handOff(d, lane.id(), lane::countDeadLettered, () -> {
+            if (lane.disabled() != null) {
+                parking.deadLetter(d, "410", lane.disabled(), lane::countDeadLettered);
+            } else if (!lane.offer(d)) {
+                // due on a retry topic, but the lane is full: wait on the endpoint's own wait topic
+                parking.park(d, cfg.waitTopic(lane.id()), "room", text(rec, Parking.STATUS), 0, lane::countParkedRoom);
+            }
+        });
     }
 
     /** Resumes partitions whose hold is over; commits every {@link #COMMIT_INTERVAL}. */

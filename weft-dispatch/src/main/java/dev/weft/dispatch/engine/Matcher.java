@@ -3,9 +3,10 @@ package dev.weft.dispatch.engine;
 import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.weft.config.Json;
+import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.dispatch.config.Match;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -13,38 +14,43 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Which lanes a record goes to. The value is parsed as JSON at most once, and only when an endpoint
- * matches on JSON; a record that is not JSON matches no such endpoint (counted per endpoint as
- * {@code not_json}) and never stops the consumer.
+ * Which endpoints a record goes to. The value is parsed as JSON at most once, and only when an endpoint
+ * matches on JSON; a record that is not JSON matches no such endpoint (reported in
+ * {@link Matched#notJson}, counted per endpoint as {@code not_json}) and never stops the consumer.
  */
 final class Matcher {
-    private final List<Lane> lanes;
+    /** What one record matched, in config order; {@code notJson}: endpoints it missed because it is not JSON. */
+    record Matched(List<EndpointConfig> endpoints, List<EndpointConfig> notJson) {
+    }
+
+    private final List<EndpointConfig> endpoints;
     private final JsonPointer typePointer;
 
-    Matcher(List<Lane> lanes, JsonPointer typePointer) {
-        this.lanes = lanes;
+    Matcher(List<EndpointConfig> endpoints, JsonPointer typePointer) {
+        this.endpoints = List.copyOf(endpoints);
         this.typePointer = typePointer;
     }
 
-    List<Lane> match(ConsumerRecord<byte[], byte[]> rec) {
-        Header th = rec.headers().lastHeader("type");
+    Matched match(Headers headers, byte[] value) {
+        Header th = headers.lastHeader("type");
         String typeHeader = th == null || th.value() == null ? null : new String(th.value(), StandardCharsets.UTF_8);
         JsonNode json = null;
         boolean parsed = false;
-        List<Lane> out = new ArrayList<>(lanes.size());
-        for (Lane lane : lanes) {
-            Match m = lane.config().match();
+        List<EndpointConfig> out = new ArrayList<>(endpoints.size());
+        List<EndpointConfig> notJson = new ArrayList<>(0);
+        for (EndpointConfig e : endpoints) {
+            Match m = e.match();
             if (m.all()) {
-                out.add(lane);
+                out.add(e);
                 continue;
             }
             if (m.needsJson(typeHeader != null)) {
                 if (!parsed) {
                     parsed = true;
-                    json = parse(rec.value());
+                    json = parse(value);
                 }
                 if (json == null) {
-                    lane.countNotJson();
+                    notJson.add(e);
                     continue;
                 }
             }
@@ -60,9 +66,9 @@ final class Matcher {
                     continue;
                 }
             }
-            out.add(lane);
+            out.add(e);
         }
-        return out;
+        return new Matched(out, notJson);
     }
 
     private static JsonNode parse(byte[] value) {

@@ -3,7 +3,7 @@ package dev.weft.dispatch.engine;
 import org.apache.kafka.common.TopicPartition;
 
 import java.util.NoSuchElementException;
-import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -11,17 +11,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * order; the offset safe to commit is the lowest one not done (or the one after the last taken when all
  * are done), so a slow record holds back the commit but never the records behind it.
  * {@link #take} and {@link #committable} run on the consumer thread; {@link Ticket#done} on any thread.
- *
- * <p>A record stays open while any delivery of any ticket taken for it is unsettled: the offset holds a
- * count of unsettled deliveries, not a flag. A record taken twice (the dispatcher's error path dead-letters
- * a record that was already taken for its lanes) is therefore released only when the deliveries of both
- * tickets are settled; with a flag, the first ticket to finish released the offset and the commit could
- * pass a record whose other deliveries were still in flight.
  */
 public final class PartitionTracker {
     private final TopicPartition partition;
-    /** Offset -> deliveries not yet settled, for every record taken and not done. */
-    private final ConcurrentSkipListMap<Long, AtomicInteger> open = new ConcurrentSkipListMap<>();
+    private final ConcurrentSkipListSet<Long> open = new ConcurrentSkipListSet<>();
     private final AtomicInteger outstanding = new AtomicInteger();
     private long next;
     private long committed = -1;
@@ -36,32 +29,43 @@ public final class PartitionTracker {
         return partition;
     }
 
-    /** Takes the record at {@code offset}, done once {@code deliveries} tickets are done (0: done now). */
-    public Ticket take(long offset, int deliveries) {
-        next = Math.max(next, offset + 1);
-        Ticket t = new Ticket(this, offset, deliveries);
-        if (deliveries > 0) {
-            open.compute(offset, (k, pending) -> {
-                if (pending == null) {
-                    outstanding.incrementAndGet();
-                    return new AtomicInteger(deliveries);
-                }
-                pending.addAndGet(deliveries);
-                return pending;
-            });
+    /**
+     * Takes the record at {@code offset}: it is open (holds back the commit) until the returned ticket is
+     * released ({@link Ticket#done} once) and every delivery {@link Ticket#add added} to it is done. Each
+     * record is taken once, in order: an offset below the next one to take is refused.
+     */
+    public Ticket take(long offset) {
+        if (offset < next) {
+            throw new IllegalStateException(partition + "@" + offset + " taken again (the next to take is " + next + ")");
         }
+        next = offset + 1;
+        open.add(offset);
+        outstanding.incrementAndGet();
+        return new Ticket(this, offset);
+    }
+
+    /** {@link #take} with {@code deliveries} added and the hold released: done once they are (0: done now). */
+    public Ticket take(long offset, int deliveries) {
+        Ticket t = take(offset);
+        for (int i = 0; i < deliveries; i++) {
+            t.add();
+        }
+        t.done();
         return t;
     }
 
-    /** One delivery of the record at {@code offset} is settled; the record is done when none is left. */
-    void settled(long offset) {
-        open.computeIfPresent(offset, (k, pending) -> {
-            if (pending.decrementAndGet() > 0) {
-                return pending;
-            }
+    /** The next offset to take: one after the last taken, or the position at the assignment. */
+    public long next() {
+        return next;
+    }
+
+    void done(long offset) {
+        if (revoked) {
+            return; // the record belongs to the partition's new owner: nothing done here may move this commit
+        }
+        if (open.remove(offset)) {
             outstanding.decrementAndGet();
-            return null;
-        });
+        }
     }
 
     /** Records taken and not yet done. */
@@ -72,7 +76,7 @@ public final class PartitionTracker {
     /** The offset to commit: the lowest record not done, or the next to take when every record is done. */
     public long committable() {
         try {
-            return open.firstKey();
+            return open.first();
         } catch (NoSuchElementException e) {
             return next;
         }
@@ -87,7 +91,10 @@ public final class PartitionTracker {
         committed = offset;
     }
 
-    /** The partition went to another consumer: deliveries not started are skipped, marks ignored. */
+    /**
+     * The partition went to another consumer: deliveries not started are skipped (their tickets say
+     * {@link Ticket#revoked}) and deliveries done from now on no longer move {@link #committable}.
+     */
     public void revoke() {
         revoked = true;
     }
