@@ -2,11 +2,10 @@ package dev.weft.client;
 
 import dev.weft.core.Durations;
 import dev.weft.client.policy.HedgePolicy;
+import dev.weft.client.policy.RetryAfter;
 import dev.weft.client.policy.RetryPolicy;
 
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -112,28 +111,13 @@ final class CallPath {
         };
     }
 
-    /** The Retry-After of a 429 or 503, in seconds or as an HTTP date; null when absent or malformed. */
+    /** The Retry-After of a 429 or 503 ({@link RetryAfter}, at most a day); null when absent or malformed. */
     static Duration retryAfter(CallResult o) {
         if (o.status() != 429 && o.status() != 503) {
             return null;
         }
-        String v = o.headers().first("Retry-After");
-        if (v == null) {
-            return null;
-        }
-        v = v.strip();
-        try {
-            long seconds = Long.parseLong(v);
-            return seconds < 0 ? null : Duration.ofSeconds(Math.min(seconds, 86_400));
-        } catch (NumberFormatException notSeconds) {
-            try {
-                ZonedDateTime at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
-                Duration d = Duration.between(ZonedDateTime.now(at.getZone()), at);
-                return d.isNegative() ? Duration.ZERO : d;
-            } catch (RuntimeException malformed) {
-                return null;
-            }
-        }
+        return RetryAfter.parse(o.headers().first("Retry-After"), java.time.Instant.now(), Duration.ofDays(1))
+                .orElse(null);
     }
 
     private static boolean sleep(Duration d) {
