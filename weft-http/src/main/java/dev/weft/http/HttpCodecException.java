@@ -25,7 +25,7 @@ public class HttpCodecException extends IOException {
 
     /** No stack trace: crafted input can make many of these, and the message says everything. */
     @Override
-    public synchronized Throwable fillInStackTrace() {
+    public Throwable fillInStackTrace() {
         return this;
     }
 
