@@ -36,20 +36,36 @@ public final class ConnectionListener implements AutoCloseable {
 
         default void refused() {
         }
+
+        /** A connection was closed because its request head did not arrive within the header timeout. */
+        default void headerTimeout() {
+        }
     }
 
     /** What a connection tells the idle sweep: call {@link #idle()} before waiting for a request, {@link #busy()} after. */
     public static final class Activity {
         private volatile long lastActive = System.nanoTime();
         private volatile boolean idle = true;
+        /** When the first byte of the request head now being read arrived ({@link System#nanoTime()}), or 0. */
+        private volatile long headStarted;
 
         public void idle() {
             lastActive = System.nanoTime();
+            headStarted = 0;
             idle = true;
         }
 
         public void busy() {
             idle = false;
+            headStarted = 0;
+        }
+
+        /** Bytes arrived: while waiting for a request, the head has begun and its deadline runs. */
+        public void bytesIn() {
+            if (idle && headStarted == 0) {
+                long now = System.nanoTime();
+                headStarted = now == 0 ? 1 : now;
+            }
         }
     }
 
@@ -58,15 +74,19 @@ public final class ConnectionListener implements AutoCloseable {
     private final ConcurrentHashMap<Socket, Activity> open = new ConcurrentHashMap<>();
     private final int maxConnections;
     private final Duration idleTimeout;
+    /** A head begun longer ago than this closes its connection; null: no such limit. */
+    private final Duration headerTimeout;
     private final Handler handler;
     private final Events events;
     private volatile boolean accepting = true;
     private volatile boolean closeIdleAtOnce;
     private volatile boolean closed;
 
-    private ConnectionListener(int maxConnections, Duration idleTimeout, Handler handler, Events events) {
+    private ConnectionListener(int maxConnections, Duration idleTimeout, Duration headerTimeout, Handler handler,
+                               Events events) {
         this.maxConnections = maxConnections;
         this.idleTimeout = idleTimeout;
+        this.headerTimeout = headerTimeout;
         this.handler = handler;
         this.events = events;
     }
@@ -76,7 +96,17 @@ public final class ConnectionListener implements AutoCloseable {
      */
     public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
                                            String name, Handler handler, Events events) throws IOException {
-        ConnectionListener l = new ConnectionListener(maxConnections, idleTimeout, handler,
+        return start(listen, maxConnections, idleTimeout, null, name, handler, events);
+    }
+
+    /**
+     * @param headerTimeout a connection whose request head began longer ago than this (see
+     *                      {@link Activity#bytesIn()}) is closed; null for no such limit
+     */
+    public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
+                                           Duration headerTimeout, String name, Handler handler, Events events)
+            throws IOException {
+        ConnectionListener l = new ConnectionListener(maxConnections, idleTimeout, headerTimeout, handler,
                 events == null ? new Events() { } : events);
         try {
             for (InetSocketAddress a : listen) {
@@ -142,12 +172,22 @@ public final class ConnectionListener implements AutoCloseable {
 
     private void idleSweep() {
         long idleNanos = idleTimeout.toNanos();
-        long tick = Math.max(10, Math.min(1000, idleTimeout.toMillis() / 4));
+        long headNanos = headerTimeout == null ? Long.MAX_VALUE : headerTimeout.toNanos();
+        long shortest = headerTimeout == null ? idleTimeout.toMillis()
+                : Math.min(idleTimeout.toMillis(), headerTimeout.toMillis());
+        long tick = Math.max(10, Math.min(1000, shortest / 4));
         while (!closed) {
             pause(closeIdleAtOnce ? 10 : tick);
             long now = System.nanoTime();
             open.forEach((socket, a) -> {
-                if (a.idle && (closeIdleAtOnce || now - a.lastActive > idleNanos)) {
+                if (!a.idle) {
+                    return;
+                }
+                long head = a.headStarted;
+                if (head != 0 && now - head > headNanos) {
+                    events.headerTimeout();
+                    closeQuietly(socket);
+                } else if (head == 0 && (closeIdleAtOnce || now - a.lastActive > idleNanos)) {
                     closeQuietly(socket);
                 }
             });

@@ -37,6 +37,7 @@ public final class HttpServer implements AutoCloseable {
     private final Semaphore admission;
     private ConnectionListener listener;
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean draining;
     private volatile boolean closed;
 
@@ -61,13 +62,28 @@ public final class HttpServer implements AutoCloseable {
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler) throws IOException {
         HttpServer s = new HttpServer(limits, model, handler);
-        s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(), "weft", s::serve,
-                null);
+        s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
+                limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
+                    @Override
+                    public void headerTimeout() {
+                        s.headerTimeouts.incrementAndGet();
+                    }
+                });
         return s;
     }
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
-        Http1Reader reader = new Http1Reader(socket.getInputStream(), limits.maxHeadBytes());
+        InputStream raw = socket.getInputStream();
+        Http1Reader reader = new Http1Reader(new java.io.FilterInputStream(raw) {
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                int n = in.read(b, off, len);
+                if (n > 0) {
+                    activity.bytesIn(); // the first byte of a head starts its deadline (header_timeout)
+                }
+                return n;
+            }
+        }, limits.maxHeadBytes());
         OutputStream out = socket.getOutputStream();
         InetSocketAddress remote = (InetSocketAddress) socket.getRemoteSocketAddress();
         while (!closed) {
@@ -79,6 +95,7 @@ public final class HttpServer implements AutoCloseable {
                 if (head == null) {
                     return;
                 }
+                activity.busy(); // the head is in: its deadline no longer applies
                 body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
                 write(out, error(e.status(), e.getMessage()), false);
@@ -178,6 +195,11 @@ public final class HttpServer implements AutoCloseable {
 
     public int inFlight() {
         return inFlight.get();
+    }
+
+    /** Connections closed because a request head did not arrive within {@code header_timeout}. */
+    public long headerTimeouts() {
+        return headerTimeouts.get();
     }
 
     public boolean draining() {

@@ -13,28 +13,49 @@ import java.time.Duration;
  * @param idleTimeout    an idle keep-alive connection is closed after this (default 60s)
  * @param maxConnections connections held at once; more are closed at accept (default 16,000)
  * @param drainTimeout   on shutdown, how long in-flight requests may finish (default 10s)
+ * @param headerTimeout  a request head must be complete this long after its first byte arrived, else the
+ *                       connection is closed (default 10s; a head trickled byte by byte holds a connection and
+ *                       a virtual thread no longer than this)
  */
 public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes,
-                           Duration idleTimeout, int maxConnections, Duration drainTimeout) {
+                           Duration idleTimeout, int maxConnections, Duration drainTimeout, Duration headerTimeout) {
+    public static final Duration DEFAULT_HEADER_TIMEOUT = Duration.ofSeconds(10);
     public static final ServerLimits DEFAULT = new ServerLimits(10_000, Duration.ofMillis(100), 16 * 1024,
-            1024 * 1024, Duration.ofSeconds(60), 16_000, Duration.ofSeconds(10));
+            1024 * 1024, Duration.ofSeconds(60), 16_000, Duration.ofSeconds(10), DEFAULT_HEADER_TIMEOUT);
 
     public ServerLimits {
         if (maxConcurrent < 1 || maxHeadBytes < 256 || maxBodyBytes < 0 || maxConnections < 1) {
             throw new IllegalArgumentException("server limits must be positive (max_head_bytes at least 256)");
         }
+        if (headerTimeout.isZero() || headerTimeout.isNegative()) {
+            throw new IllegalArgumentException("header_timeout must be above zero");
+        }
+    }
+
+    /** The limits with the default header timeout. */
+    public ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes, Duration idleTimeout,
+                        int maxConnections, Duration drainTimeout) {
+        this(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
+                DEFAULT_HEADER_TIMEOUT);
     }
 
     public ServerLimits withMaxConcurrent(int n) {
-        return new ServerLimits(n, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout);
+        return new ServerLimits(n, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
+                headerTimeout);
     }
 
     public ServerLimits withMaxWait(Duration d) {
         return new ServerLimits(maxConcurrent, d, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
-                drainTimeout);
+                drainTimeout, headerTimeout);
     }
 
     public ServerLimits withMaxBodyBytes(long n) {
-        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, n, idleTimeout, maxConnections, drainTimeout);
+        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, n, idleTimeout, maxConnections, drainTimeout,
+                headerTimeout);
+    }
+
+    public ServerLimits withHeaderTimeout(Duration d) {
+        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
+                drainTimeout, d);
     }
 }
