@@ -8,7 +8,6 @@ import org.apache.kafka.clients.admin.NewTopic;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
