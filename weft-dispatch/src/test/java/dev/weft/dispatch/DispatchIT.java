@@ -12,6 +12,8 @@ import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.DispatchException;
 import dev.weft.dispatch.engine.Dispatcher;
+import dev.weft.dispatch.engine.DispatcherHealth;
+import dev.weft.dispatch.engine.EndpointStatus;
 import dev.weft.dispatch.engine.WebhookSigning;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
@@ -67,8 +69,8 @@ class DispatchIT {
         return "source: { bootstrap: \"" + TestKafka.bootstrap() + "\", topics: [" + topic + "], group: " + group + " }\n";
     }
 
-    static Map<String, Object> endpoint(Dispatcher d, String id) {
-        return d.endpoints().stream().filter(e -> e.get("id").equals(id)).findFirst().orElseThrow();
+    static EndpointStatus endpoint(Dispatcher d, String id) {
+        return d.endpointStatus().stream().filter(e -> e.id().equals(id)).findFirst().orElseThrow();
     }
 
     /** Invariant 5 and matching: signed POSTs, stable ids, type header / JSON type / pointer, non-JSON records. */
@@ -108,7 +110,7 @@ class DispatchIT {
                 assertThat(TestKafka.await(Duration.ofSeconds(60), () -> got.size() >= 5
                         && sim.stats().requests("/typed") >= 3 && sim.stats().requests("/de") >= 2)).isTrue();
                 assertThat(TestKafka.await(Duration.ofSeconds(10),
-                        () -> ((Number) endpoint(d, "de").get("not_json")).longValue() == 2)).isTrue();
+                        () -> endpoint(d, "de").notJson() == 2)).isTrue();
             }
             byte[] key = Base64.getDecoder().decode(SECRET.substring(6));
             List<String> expectedSigned = sent.stream().map(s -> WebhookSigning.webhookId(s.topic(), s.partition(),
@@ -176,7 +178,7 @@ class DispatchIT {
                 }
                 TestKafka.produce(topic, 0, values);
                 assertThat(TestKafka.await(Duration.ofSeconds(30), () -> answered.get() == 9
-                        && ((Number) d.health().get("outstanding_records")).intValue() == 1))
+                        && d.health().outstandingRecords() == 1))
                         .as("nine records done, #4 held by the endpoint").isTrue();
                 // a record on the other partition, done after the nine: once its commit is seen, a commit has
                 // been made since the nine were done, and it covered partition 0 too
@@ -228,7 +230,7 @@ class DispatchIT {
             assertThat(sim.stats().answered("/broken", "500")).isEqualTo(60);
             assertThat(sim.stats().answered("/fine", "200")).isEqualTo(20);
             assertThat(TestKafka.awaitCommitted("g-fail", topic, 20, Duration.ofSeconds(20))).isTrue();
-            assertThat(((Number) endpoint(d, "broken").get("parked_retry")).longValue()).isEqualTo(40);
+            assertThat(endpoint(d, "broken").parkedRetry()).isEqualTo(40);
         }
     }
 
@@ -252,11 +254,11 @@ class DispatchIT {
             // the source partitions commit to the end: what the dead lane could not take is parked on its wait
             // topic at once; the few it took are parked on the retry topic when their attempt times out (2 s)
             assertThat(TestKafka.awaitCommitted("g-iso", topic, 300, Duration.ofSeconds(30))).isTrue();
-            Map<String, Object> hangs = endpoint(d, "hangs");
-            assertThat(((Number) hangs.get("delivered")).longValue()).isZero();
-            assertThat(((Number) hangs.get("in_flight")).intValue()).as("its lane is still busy").isEqualTo(2);
-            assertThat(((Number) hangs.get("parked_room")).longValue()).isPositive();
-            assertThat(((Number) hangs.get("parked_retry")).longValue()).isPositive();
+            EndpointStatus hangs = endpoint(d, "hangs");
+            assertThat(hangs.delivered()).isZero();
+            assertThat(hangs.inFlight()).as("its lane is still busy").isEqualTo(2);
+            assertThat(hangs.parkedRoom()).isPositive();
+            assertThat(hangs.parkedRetry()).isPositive();
         }
     }
 
@@ -274,9 +276,9 @@ class DispatchIT {
             AtomicInteger maxOutstanding = new AtomicInteger();
             AtomicInteger sawPaused = new AtomicInteger();
             assertThat(TestKafka.await(Duration.ofSeconds(60), () -> {
-                Map<String, Object> h = d.health();
-                maxOutstanding.accumulateAndGet(((Number) h.get("outstanding_records")).intValue(), Math::max);
-                sawPaused.accumulateAndGet(((Number) h.get("paused_partitions")).intValue(), Math::max);
+                DispatcherHealth h = d.health();
+                maxOutstanding.accumulateAndGet(h.outstandingRecords(), Math::max);
+                sawPaused.accumulateAndGet(h.pausedPartitions(), Math::max);
                 return sim.stats().answered("/bounded", "200") >= 200;
             })).isTrue();
             assertThat(maxOutstanding.get()).isLessThanOrEqualTo(20).isPositive();
@@ -301,7 +303,7 @@ class DispatchIT {
             long elapsed = System.nanoTime() - t0;
             assertThat(sim.stats().answered("/busy", "429")).isEqualTo(1);
             assertThat(elapsed).as("the retry waited for Retry-After: 1").isGreaterThanOrEqualTo(1_000_000_000L);
-            assertThat(endpoint(d, "gone").get("state")).isEqualTo("disabled");
+            assertThat(endpoint(d, "gone").state()).isEqualTo(EndpointStatus.State.DISABLED);
             TestKafka.produce(topic, List.of("{}", "{}"), null);
             List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-gone.dlq", 3);
             assertThat(dead).hasSize(3).allSatisfy(r -> assertThat(TestKafka.header(r, "weft-endpoint")).isEqualTo("gone"));
