@@ -21,6 +21,10 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -231,6 +235,47 @@ class DispatchIT {
             assertThat(sim.stats().answered("/fine", "200")).isEqualTo(20);
             assertThat(TestKafka.awaitCommitted("g-fail", topic, 20, Duration.ofSeconds(20))).isTrue();
             assertThat(endpoint(d, "broken").parkedRetry()).isEqualTo(40);
+        }
+    }
+
+    /**
+     * A record on a retry topic whose weft-due cannot be read goes to the dead-letter topic with the reason;
+     * it is not delivered as if it were due now. A well-formed one on the same topic is delivered when due.
+     */
+    @Test
+    void aParkedRecordWithABadDueIsDeadLetteredNotDeliveredNow() throws Exception {
+        String topic = TestKafka.topic("badpark", 1);
+        String yaml = source(topic, "g-badpark") + """
+                endpoints:
+                  - { id: p, url: "%s", retry: [1h] }
+                """.formatted(sim.url("/badpark"));
+        try (Dispatcher d = dispatcher(yaml)) {
+            String retry = "g-badpark.retry.3600000";
+            try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(), ProducerConfig.ACKS_CONFIG, "all",
+                    ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                    ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                for (String[] r : new String[][]{{"msg_bad", "soon"}, {"msg_good", "0"}}) {
+                    ProducerRecord<byte[], byte[]> rec = new ProducerRecord<>(retry, 0, null, "{}".getBytes(StandardCharsets.UTF_8));
+                    for (String[] h : new String[][]{{"weft-endpoint", "p"}, {"weft-attempts", "1"},
+                            {"weft-reason", "failed"}, {"weft-status", "500"}, {"weft-origin", topic + "/0/0"},
+                            {"webhook-id", r[0]}, {"weft-due", r[1]}}) {
+                        rec.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+                    }
+                    p.send(rec).get(30, TimeUnit.SECONDS);
+                }
+            }
+            List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-badpark.dlq", 1);
+            assertThat(dead).singleElement().satisfies(r -> {
+                assertThat(TestKafka.header(r, "webhook-id")).isEqualTo("msg_bad");
+                assertThat(TestKafka.header(r, "weft-endpoint")).isEqualTo("p");
+                assertThat(TestKafka.header(r, "weft-reason"))
+                        .isEqualTo("bad parking header weft-due: 'soon' is not a decimal number");
+            });
+            assertThat(TestKafka.await(Duration.ofSeconds(30), () -> sim.stats().hasWebhookId("msg_good"))).isTrue();
+            assertThat(TestKafka.awaitCommitted("g-badpark", retry, 2, Duration.ofSeconds(30))).isTrue();
+            assertThat(sim.stats().hasWebhookId("msg_bad")).isFalse();
+            assertThat(sim.stats().requests("/badpark")).isEqualTo(1);
         }
     }
 
