@@ -123,6 +123,7 @@ final class PartitionFlow {
                         case null -> sendSource(ticket, rec);
                         case ParkedRecord.Read.Ok(ParkedRecord p) -> sendParked(ticket, rec, p);
                         case ParkedRecord.Read.Bad(String endpoint, String why) -> {
+                            recordErrors.incrementAndGet();
                             log.accept("record " + tp + "@" + rec.offset() + ": " + why + "; dead-lettered");
                             Delivery d = new Delivery(endpoint, ticket, text(rec, ParkedRecord.WEBHOOK_ID), rec.key(),
                                     rec.value(), own(rec), 0, origin(rec));

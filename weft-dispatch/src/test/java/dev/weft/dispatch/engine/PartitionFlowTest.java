@@ -346,6 +346,7 @@ class PartitionFlowTest {
         });
         parker.deadLetters().getFirst().durable();
         assertThat(a.deadLettered).isEqualTo(1);
+        assertThat(f.recordErrors().get()).isEqualTo(1);
         assertThat(committable(f, retry)).isEqualTo(1);
     }
 
