@@ -12,6 +12,8 @@ import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.DispatchException;
 import dev.weft.dispatch.engine.Dispatcher;
+import dev.weft.dispatch.engine.DispatcherHealth;
+import dev.weft.dispatch.engine.EndpointStatus;
 import dev.weft.dispatch.engine.WebhookSigning;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
@@ -19,6 +21,10 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -67,8 +73,8 @@ class DispatchIT {
         return "source: { bootstrap: \"" + TestKafka.bootstrap() + "\", topics: [" + topic + "], group: " + group + " }\n";
     }
 
-    static Map<String, Object> endpoint(Dispatcher d, String id) {
-        return d.endpoints().stream().filter(e -> e.get("id").equals(id)).findFirst().orElseThrow();
+    static EndpointStatus endpoint(Dispatcher d, String id) {
+        return d.endpointStatus().stream().filter(e -> e.id().equals(id)).findFirst().orElseThrow();
     }
 
     /** Invariant 5 and matching: signed POSTs, stable ids, type header / JSON type / pointer, non-JSON records. */
@@ -108,7 +114,7 @@ class DispatchIT {
                 assertThat(TestKafka.await(Duration.ofSeconds(60), () -> got.size() >= 5
                         && sim.stats().requests("/typed") >= 3 && sim.stats().requests("/de") >= 2)).isTrue();
                 assertThat(TestKafka.await(Duration.ofSeconds(10),
-                        () -> ((Number) endpoint(d, "de").get("not_json")).longValue() == 2)).isTrue();
+                        () -> endpoint(d, "de").notJson() == 2)).isTrue();
             }
             byte[] key = Base64.getDecoder().decode(SECRET.substring(6));
             List<String> expectedSigned = sent.stream().map(s -> WebhookSigning.webhookId(s.topic(), s.partition(),
@@ -176,7 +182,7 @@ class DispatchIT {
                 }
                 TestKafka.produce(topic, 0, values);
                 assertThat(TestKafka.await(Duration.ofSeconds(30), () -> answered.get() == 9
-                        && ((Number) d.health().get("outstanding_records")).intValue() == 1))
+                        && d.health().outstandingRecords() == 1))
                         .as("nine records done, #4 held by the endpoint").isTrue();
                 // a record on the other partition, done after the nine: once its commit is seen, a commit has
                 // been made since the nine were done, and it covered partition 0 too
@@ -228,7 +234,48 @@ class DispatchIT {
             assertThat(sim.stats().answered("/broken", "500")).isEqualTo(60);
             assertThat(sim.stats().answered("/fine", "200")).isEqualTo(20);
             assertThat(TestKafka.awaitCommitted("g-fail", topic, 20, Duration.ofSeconds(20))).isTrue();
-            assertThat(((Number) endpoint(d, "broken").get("parked_retry")).longValue()).isEqualTo(40);
+            assertThat(endpoint(d, "broken").parkedRetry()).isEqualTo(40);
+        }
+    }
+
+    /**
+     * A record on a retry topic whose weft-due cannot be read goes to the dead-letter topic with the reason;
+     * it is not delivered as if it were due now. A well-formed one on the same topic is delivered when due.
+     */
+    @Test
+    void aParkedRecordWithABadDueIsDeadLetteredNotDeliveredNow() throws Exception {
+        String topic = TestKafka.topic("badpark", 1);
+        String yaml = source(topic, "g-badpark") + """
+                endpoints:
+                  - { id: p, url: "%s", retry: [1h] }
+                """.formatted(sim.url("/badpark"));
+        try (Dispatcher d = dispatcher(yaml)) {
+            String retry = "g-badpark.retry.3600000";
+            try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(), ProducerConfig.ACKS_CONFIG, "all",
+                    ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                    ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                for (String[] r : new String[][]{{"msg_bad", "soon"}, {"msg_good", "0"}}) {
+                    ProducerRecord<byte[], byte[]> rec = new ProducerRecord<>(retry, 0, null, "{}".getBytes(StandardCharsets.UTF_8));
+                    for (String[] h : new String[][]{{"weft-endpoint", "p"}, {"weft-attempts", "1"},
+                            {"weft-reason", "failed"}, {"weft-status", "500"}, {"weft-origin", topic + "/0/0"},
+                            {"webhook-id", r[0]}, {"weft-due", r[1]}}) {
+                        rec.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+                    }
+                    p.send(rec).get(30, TimeUnit.SECONDS);
+                }
+            }
+            List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-badpark.dlq", 1);
+            assertThat(dead).singleElement().satisfies(r -> {
+                assertThat(TestKafka.header(r, "webhook-id")).isEqualTo("msg_bad");
+                assertThat(TestKafka.header(r, "weft-endpoint")).isEqualTo("p");
+                assertThat(TestKafka.header(r, "weft-reason"))
+                        .isEqualTo("bad parking header weft-due: 'soon' is not a decimal number");
+            });
+            assertThat(TestKafka.await(Duration.ofSeconds(30), () -> sim.stats().hasWebhookId("msg_good"))).isTrue();
+            assertThat(TestKafka.awaitCommitted("g-badpark", retry, 2, Duration.ofSeconds(30))).isTrue();
+            assertThat(sim.stats().hasWebhookId("msg_bad")).isFalse();
+            assertThat(sim.stats().requests("/badpark")).isEqualTo(1);
         }
     }
 
@@ -252,11 +299,11 @@ class DispatchIT {
             // the source partitions commit to the end: what the dead lane could not take is parked on its wait
             // topic at once; the few it took are parked on the retry topic when their attempt times out (2 s)
             assertThat(TestKafka.awaitCommitted("g-iso", topic, 300, Duration.ofSeconds(30))).isTrue();
-            Map<String, Object> hangs = endpoint(d, "hangs");
-            assertThat(((Number) hangs.get("delivered")).longValue()).isZero();
-            assertThat(((Number) hangs.get("in_flight")).intValue()).as("its lane is still busy").isEqualTo(2);
-            assertThat(((Number) hangs.get("parked_room")).longValue()).isPositive();
-            assertThat(((Number) hangs.get("parked_retry")).longValue()).isPositive();
+            EndpointStatus hangs = endpoint(d, "hangs");
+            assertThat(hangs.delivered()).isZero();
+            assertThat(hangs.inFlight()).as("its lane is still busy").isEqualTo(2);
+            assertThat(hangs.parkedRoom()).isPositive();
+            assertThat(hangs.parkedRetry()).isPositive();
         }
     }
 
@@ -274,9 +321,9 @@ class DispatchIT {
             AtomicInteger maxOutstanding = new AtomicInteger();
             AtomicInteger sawPaused = new AtomicInteger();
             assertThat(TestKafka.await(Duration.ofSeconds(60), () -> {
-                Map<String, Object> h = d.health();
-                maxOutstanding.accumulateAndGet(((Number) h.get("outstanding_records")).intValue(), Math::max);
-                sawPaused.accumulateAndGet(((Number) h.get("paused_partitions")).intValue(), Math::max);
+                DispatcherHealth h = d.health();
+                maxOutstanding.accumulateAndGet(h.outstandingRecords(), Math::max);
+                sawPaused.accumulateAndGet(h.pausedPartitions(), Math::max);
                 return sim.stats().answered("/bounded", "200") >= 200;
             })).isTrue();
             assertThat(maxOutstanding.get()).isLessThanOrEqualTo(20).isPositive();
@@ -301,7 +348,7 @@ class DispatchIT {
             long elapsed = System.nanoTime() - t0;
             assertThat(sim.stats().answered("/busy", "429")).isEqualTo(1);
             assertThat(elapsed).as("the retry waited for Retry-After: 1").isGreaterThanOrEqualTo(1_000_000_000L);
-            assertThat(endpoint(d, "gone").get("state")).isEqualTo("disabled");
+            assertThat(endpoint(d, "gone").state()).isEqualTo(EndpointStatus.State.DISABLED);
             TestKafka.produce(topic, List.of("{}", "{}"), null);
             List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-gone.dlq", 3);
             assertThat(dead).hasSize(3).allSatisfy(r -> assertThat(TestKafka.header(r, "weft-endpoint")).isEqualTo("gone"));

@@ -3,18 +3,27 @@ package dev.weft.dispatch.engine;
 import org.apache.kafka.common.header.Header;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * One record for one endpoint.
  *
- * @param attempts attempts already made (0 for a fresh record)
- * @param origin   {@code topic/partition/offset} of the record as first consumed
- * @param headers  the record's own headers (without Weft's parking headers), kept when it is parked
+ * @param endpoint  the endpoint's id; "" for a record dead-lettered before it matched any endpoint
+ * @param webhookId its {@code webhook-id}; "" when not known (dead-lettered before it got one)
+ * @param attempts  attempts already made (0 for a fresh record)
+ * @param origin    {@code topic/partition/offset} of the record as first consumed
+ * @param headers   the record's own headers (without Weft's parking headers), kept when it is parked
  */
-public record Delivery(Lane lane, Ticket ticket, String webhookId, byte[] key, byte[] body, List<Header> headers,
+public record Delivery(String endpoint, Ticket ticket, String webhookId, byte[] key, byte[] body, List<Header> headers,
                        int attempts, String origin) {
+    public Delivery {
+        Objects.requireNonNull(endpoint, "endpoint");
+        Objects.requireNonNull(ticket, "ticket");
+        webhookId = webhookId == null ? "" : webhookId;
+    }
+
     public Delivery withAttempts(int n) {
-        return new Delivery(lane, ticket, webhookId, key, body, headers, n, origin);
+        return new Delivery(endpoint, ticket, webhookId, key, body, headers, n, origin);
     }
 
     /** A record header's value as text, or null. */

@@ -6,6 +6,7 @@ import dev.weft.client.DestinationConfig;
 import dev.weft.client.DestinationLimits;
 import dev.weft.client.Headers;
 import dev.weft.client.policy.BreakerPolicy;
+import dev.weft.client.policy.RetryAfter;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.EndpointConfig;
@@ -17,10 +18,7 @@ import io.micrometer.core.instrument.Timer;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,8 +39,8 @@ import java.util.function.Consumer;
  * (with +-10% jitter), or dead-lettered after the last. 429 and 503 with Retry-After hold the whole lane
  * until then (at most {@link #MAX_RETRY_AFTER}) and the retry is not due before it.
  */
-public final class Lane {
-    public static final Duration MAX_RETRY_AFTER = Duration.ofHours(24);
+public final class Lane implements Outlet {
+    public static final Duration MAX_RETRY_AFTER = RetryAfter.DEFAULT_MAX;
     /** An endpoint's answer body is read up to this (and ignored); a larger one fails the attempt. */
     public static final long MAX_ANSWER_BYTES = 1024 * 1024;
     static final double JITTER = 0.1;
@@ -50,7 +48,7 @@ public final class Lane {
     private final EndpointConfig cfg;
     private final DispatchConfig dispatch;
     private final Transport transport;
-    private final Parking parking;
+    private final Parker parking;
     private final Consumer<String> log;
     private final LinkedBlockingQueue<Delivery> queue = new LinkedBlockingQueue<>();
     private final AtomicInteger pending = new AtomicInteger();
@@ -72,7 +70,7 @@ public final class Lane {
     private final Timer latency;
     private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
 
-    Lane(EndpointConfig cfg, DispatchConfig dispatch, Parking parking, MeterRegistry registry, Consumer<String> log) {
+    Lane(EndpointConfig cfg, DispatchConfig dispatch, Parker parking, MeterRegistry registry, Consumer<String> log) {
         this.cfg = cfg;
         this.dispatch = dispatch;
         // A transport (connection pool, bulkhead) of its own: endpoints on one host do not share limits.
@@ -109,6 +107,7 @@ public final class Lane {
                 .description(description).register(registry);
     }
 
+    @Override
     public String id() {
         return cfg.id();
     }
@@ -124,7 +123,8 @@ public final class Lane {
     }
 
     /** Queues {@code d} when the lane has room (called by the consumer thread only). */
-    boolean offer(Delivery d) {
+    @Override
+    public boolean offer(Delivery d) {
         if (pending.incrementAndGet() > capacity) {
             pending.decrementAndGet();
             return false;
@@ -133,24 +133,29 @@ public final class Lane {
         return true;
     }
 
-    boolean hasRoom() {
+    @Override
+    public boolean hasRoom() {
         return pending.get() < capacity;
     }
 
     /** Null while active; otherwise why the endpoint is disabled. */
-    String disabled() {
+    @Override
+    public String disabled() {
         return disabled;
     }
 
-    void countParkedRoom() {
+    @Override
+    public void countParkedRoom() {
         parkedRoom.increment();
     }
 
-    void countDeadLettered() {
+    @Override
+    public void countDeadLettered() {
         deadLettered.increment();
     }
 
-    void countNotJson() {
+    @Override
+    public void countNotJson() {
         notJson.increment();
     }
 
@@ -230,7 +235,8 @@ public final class Lane {
         }
         long retryAfter = -1;
         if (r.status() == 429 || r.status() == 503) {
-            retryAfter = retryAfterMillis(r.headers().first("retry-after"));
+            retryAfter = RetryAfter.parse(r.headers().first("retry-after"), Instant.now(), MAX_RETRY_AFTER)
+                    .map(Duration::toMillis).orElse(-1L);
             if (retryAfter > 0) {
                 throttledUntil = Math.max(throttledUntil, System.currentTimeMillis() + retryAfter);
             }
@@ -248,54 +254,19 @@ public final class Lane {
         Duration delay = cfg.retry().get(next.attempts() - 1);
         long jittered = (long) (delay.toMillis() * (1 + JITTER * (2 * ThreadLocalRandom.current().nextDouble() - 1)));
         long due = System.currentTimeMillis() + Math.max(jittered, retryAfterMillis);
-        parking.park(next, dispatch.retryTopic(delay), "failed", status, due, parkedRetry::increment);
-    }
-
-    /** Retry-After as seconds or an HTTP date, in milliseconds from now; -1 when absent or unreadable. */
-    static long retryAfterMillis(String v) {
-        if (v == null || v.isBlank()) {
-            return -1;
-        }
-        long ms;
-        try {
-            ms = Long.parseLong(v.strip()) * 1000;
-        } catch (NumberFormatException e) {
-            try {
-                ms = ZonedDateTime.parse(v.strip(), DateTimeFormatter.RFC_1123_DATE_TIME).toInstant().toEpochMilli()
-                        - System.currentTimeMillis();
-            } catch (RuntimeException e2) {
-                return -1;
-            }
-        }
-        return ms < 0 ? -1 : Math.min(ms, MAX_RETRY_AFTER.toMillis());
+        parking.park(next, dispatch.retryTopic(delay), ParkedRecord.Reason.FAILED, status, due, parkedRetry::increment);
     }
 
     /** The state shown by {@code /-/endpoints}. */
-    Map<String, Object> status() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", cfg.id());
-        m.put("url", cfg.url().toString());
+    EndpointStatus status() {
         long now = System.currentTimeMillis();
-        m.put("state", disabled != null ? "disabled" : throttledUntil > now ? "throttled" : "active");
-        if (disabled != null) {
-            m.put("disabled", disabled);
-        }
-        if (throttledUntil > now) {
-            m.put("throttled_until", Instant.ofEpochMilli(throttledUntil).toString());
-        }
-        m.put("match", cfg.match().toString());
-        m.put("in_flight", inFlight.get());
-        m.put("max_in_flight", cfg.maxInFlight());
-        m.put("queued", queue.size());
-        m.put("queue", cfg.queue());
-        m.put("delivered", delivered.sum());
-        m.put("failed_attempts", failed.sum());
-        m.put("parked_room", parkedRoom.sum());
-        m.put("parked_retry", parkedRetry.sum());
-        m.put("dead_lettered", deadLettered.sum());
-        m.put("not_json", notJson.sum());
-        m.put("last_error", lastError);
-        return m;
+        long until = throttledUntil;
+        String off = disabled;
+        return new EndpointStatus(cfg.id(), cfg.url().toString(), off != null ? EndpointStatus.State.DISABLED
+                : until > now ? EndpointStatus.State.THROTTLED : EndpointStatus.State.ACTIVE, off,
+                until > now ? Instant.ofEpochMilli(until).toString() : null, cfg.match().toString(), inFlight.get(),
+                cfg.maxInFlight(), queue.size(), cfg.queue(), delivered.sum(), failed.sum(), parkedRoom.sum(),
+                parkedRetry.sum(), deadLettered.sum(), notJson.sum(), lastError);
     }
 
     long delivered() {

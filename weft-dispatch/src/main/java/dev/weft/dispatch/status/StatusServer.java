@@ -9,6 +9,7 @@ import dev.weft.server.ServerRequest;
 import dev.weft.server.ServerResponse;
 import dev.weft.doctor.InProcess;
 import dev.weft.dispatch.engine.Dispatcher;
+import dev.weft.dispatch.engine.DispatcherHealth;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
@@ -43,12 +44,13 @@ public final class StatusServer implements AutoCloseable {
         }
         return switch (r.path()) {
             case "/-/health" -> {
-                Map<String, Object> h = d.health();
-                yield ServerResponse.json("up".equals(h.get("status")) ? 200 : 503, Json.MAPPER.writeValueAsBytes(h));
+                DispatcherHealth h = d.health();
+                yield ServerResponse.json(h.status() == DispatcherHealth.Status.UP ? 200 : 503,
+                        Json.MAPPER.writeValueAsBytes(h));
             }
             case "/-/metrics" -> ServerResponse.text(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
             case "/-/endpoints" -> ServerResponse.json(200, Json.MAPPER.writerWithDefaultPrettyPrinter()
-                    .writeValueAsBytes(d.endpoints()));
+                    .writeValueAsBytes(d.endpointStatus()));
             case "/-/threads" -> threads(r);
             default -> ServerResponse.json(404, Json.MAPPER.writeValueAsBytes(Map.of("error", "unknown path "
                     + r.path() + "; try /-/health, /-/metrics, /-/endpoints, /-/threads")));

@@ -1,0 +1,35 @@
+package dev.weft.dispatch.engine;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+
+/**
+ * The dispatcher as {@code /-/health} shows it (the JSON names are the snake_case ones below).
+ *
+ * @param failure why the consumer stopped; left out while it runs
+ */
+@JsonPropertyOrder({"status", "failure", "bootstrap", "group", "assigned_partitions", "paused_partitions",
+        "outstanding_records", "records", "consumer_lag", "endpoints_disabled", "park_failures"})
+public record DispatcherHealth(
+        Status status,
+        @JsonInclude(JsonInclude.Include.NON_NULL) String failure,
+        String bootstrap,
+        String group,
+        @JsonProperty("assigned_partitions") int assignedPartitions,
+        @JsonProperty("paused_partitions") int pausedPartitions,
+        @JsonProperty("outstanding_records") int outstandingRecords,
+        long records,
+        @JsonProperty("consumer_lag") long consumerLag,
+        @JsonProperty("endpoints_disabled") long endpointsDisabled,
+        @JsonProperty("park_failures") long parkFailures) {
+
+    public enum Status {
+        UP, STOPPING, FAILED;
+
+        @com.fasterxml.jackson.annotation.JsonValue
+        public String text() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+}
