@@ -1,7 +1,6 @@
 package dev.weft.devtools;
 
 import dev.weft.core.HostPort;
-import dev.weft.core.process.ChildProcess;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;

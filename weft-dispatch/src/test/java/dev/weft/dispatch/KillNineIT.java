@@ -1,6 +1,6 @@
 package dev.weft.dispatch;
 
-import dev.weft.core.process.ChildProcess;
+import dev.weft.devtools.ChildProcess;
 import dev.weft.dispatch.TestKafka.Sent;
 import dev.weft.dispatch.engine.WebhookSigning;
 import dev.weft.sim.SimConfig;

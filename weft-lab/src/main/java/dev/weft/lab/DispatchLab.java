@@ -9,7 +9,7 @@ import dev.weft.devtools.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.lab.peers.Seed003Forwarder;
-import dev.weft.sim.SimProcess;
+import dev.weft.devtools.SimProcess;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;

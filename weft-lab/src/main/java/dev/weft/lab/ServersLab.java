@@ -1,6 +1,6 @@
 package dev.weft.lab;
 
-import dev.weft.core.process.ChildProcess;
+import dev.weft.devtools.ChildProcess;
 
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;

@@ -3,11 +3,11 @@ package dev.weft.lab;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
-import dev.weft.core.process.ChildProcess;
+import dev.weft.devtools.ChildProcess;
 import dev.weft.doctor.Doctor;
 import dev.weft.doctor.DoctorException;
 import dev.weft.doctor.Report;
-import dev.weft.sim.SimProcess;
+import dev.weft.devtools.SimProcess;
 
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;

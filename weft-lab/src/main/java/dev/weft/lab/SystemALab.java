@@ -2,14 +2,14 @@ package dev.weft.lab;
 
 import dev.weft.lab.peers.AsyncPeer;
 import dev.weft.lab.peers.GoPeers;
-import dev.weft.core.process.ChildProcess;
+import dev.weft.devtools.ChildProcess;
 
 import dev.weft.core.Durations;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Headers;
 import dev.weft.client.Transport;
-import dev.weft.sim.SimProcess;
+import dev.weft.devtools.SimProcess;
 
 import java.io.IOException;
 import java.io.PrintWriter;

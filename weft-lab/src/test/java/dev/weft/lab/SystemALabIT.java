@@ -6,7 +6,7 @@ import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
 import dev.weft.lab.peers.GoPeers;
-import dev.weft.core.process.ChildProcess;
+import dev.weft.devtools.ChildProcess;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.weft.core.process;
+package dev.weft.devtools;
 
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,5 +1,6 @@
-package dev.weft.sim;
+package dev.weft.it;
 
+import dev.weft.devtools.SimProcess;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;

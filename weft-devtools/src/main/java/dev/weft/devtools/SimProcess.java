@@ -1,6 +1,8 @@
-package dev.weft.sim;
+package dev.weft.devtools;
 
-import dev.weft.core.process.ChildProcess;
+import dev.weft.sim.SimConfig;
+import dev.weft.sim.SimServer;
+
 import dev.weft.core.HostPort;
 
 import java.io.IOException;
