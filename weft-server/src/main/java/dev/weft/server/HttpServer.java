@@ -36,6 +36,8 @@ public final class HttpServer implements AutoCloseable {
     private final ThreadPoolExecutor pool;
     private final Semaphore admission;
     private ConnectionListener listener;
+    /** Null: plain HTTP. */
+    private ServerTls tls;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean draining;
@@ -61,7 +63,14 @@ public final class HttpServer implements AutoCloseable {
 
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler) throws IOException {
+        return start(listen, limits, model, handler, null);
+    }
+
+    /** @param tls null for plain HTTP; else every connection does its TLS handshake on its own virtual thread */
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, ServerTls tls) throws IOException {
         HttpServer s = new HttpServer(limits, model, handler);
+        s.tls = tls;
         s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
                 limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
                     @Override
@@ -73,6 +82,12 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
+        if (tls != null) {
+            socket = tls.handshake(socket, limits.headerTimeout()); // closing the raw socket closes this one too
+            if (socket == null) {
+                return;
+            }
+        }
         InputStream raw = socket.getInputStream();
         Http1Reader reader = new Http1Reader(new java.io.FilterInputStream(raw) {
             @Override
@@ -119,6 +134,9 @@ public final class HttpServer implements AutoCloseable {
      * the kernel send a reset, which can destroy the error answer before the peer reads it.
      */
     private static void lingeringClose(Socket socket) {
+        if (socket instanceof javax.net.ssl.SSLSocket) {
+            return; // no half-close over TLS: the error answer has been flushed, close now
+        }
         try {
             socket.shutdownOutput();
             socket.setSoTimeout(1000);
@@ -190,7 +208,7 @@ public final class HttpServer implements AutoCloseable {
 
     /** {@code http://host:port} of the first address. */
     public String url() {
-        return "http://" + HostPort.format(listener.addresses().getFirst());
+        return (tls != null ? "https://" : "http://") + HostPort.format(listener.addresses().getFirst());
     }
 
     public int inFlight() {
