@@ -40,6 +40,7 @@ public final class HttpServer implements AutoCloseable {
     private ServerTls tls;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong descriptorSheds = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean draining;
     private volatile boolean closed;
 
@@ -63,12 +64,16 @@ public final class HttpServer implements AutoCloseable {
 
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler) throws IOException {
-        return start(listen, limits, model, handler, null);
+        return start(listen, limits, model, handler, null, null);
     }
 
-    /** @param tls null for plain HTTP; else every connection does its TLS handshake on its own virtual thread */
+    /**
+     * @param tls null for plain HTTP; else every connection does its TLS handshake on its own virtual thread
+     * @param log where "out of file descriptors" goes (at most once a second), or null for the System.Logger
+     */
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls) throws IOException {
+                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log)
+            throws IOException {
         HttpServer s = new HttpServer(limits, model, handler);
         s.tls = tls;
         s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
@@ -76,6 +81,24 @@ public final class HttpServer implements AutoCloseable {
                     @Override
                     public void headerTimeout() {
                         s.headerTimeouts.incrementAndGet();
+                    }
+
+                    @Override
+                    public void shedNoDescriptors() {
+                        s.descriptorSheds.incrementAndGet();
+                    }
+
+                    @Override
+                    public void outOfDescriptors(long shed, int open, String error) {
+                        String line = "out of file descriptors (" + error + "): limit " + Descriptors.limit()
+                                + ", open " + Descriptors.open() + ", " + open + " connections held; " + shed
+                                + " connections closed at accept in the last second (" + s.descriptorSheds.get()
+                                + " in all)";
+                        if (log != null) {
+                            log.accept(line);
+                        } else {
+                            LOG.log(System.Logger.Level.WARNING, line);
+                        }
                     }
                 });
         return s;
@@ -218,6 +241,11 @@ public final class HttpServer implements AutoCloseable {
     /** Connections closed because a request head did not arrive within {@code header_timeout}. */
     public long headerTimeouts() {
         return headerTimeouts.get();
+    }
+
+    /** Connections closed at accept because the process was out of file descriptors. */
+    public long descriptorSheds() {
+        return descriptorSheds.get();
     }
 
     public boolean draining() {

@@ -21,7 +21,8 @@ import java.util.function.Consumer;
 final class Deploy {
     /** The admin port serves a few scrapers and operators: 64 requests at once, 256 connections. */
     static final ServerLimits ADMIN_LIMITS = new ServerLimits(64, Duration.ofMillis(100), 16 * 1024, 0,
-            Duration.ofSeconds(60), 256, Duration.ofSeconds(1), ServerLimits.DEFAULT_HEADER_TIMEOUT);
+            Duration.ofSeconds(60), dev.weft.gateway.config.DescriptorBudget.ADMIN_CONNECTIONS, Duration.ofSeconds(1),
+            ServerLimits.DEFAULT_HEADER_TIMEOUT);
 
     private Deploy() {
     }
@@ -45,6 +46,13 @@ final class Deploy {
         FunctionCounter.builder("weft.gateway.tls.reload.failures", t, ServerTls::reloadFailures)
                 .description("certificate reloads refused (the previous certificate stays)").register(registry);
         return t;
+    }
+
+    static void countSheds(dev.weft.server.HttpServer server, MeterRegistry registry) {
+        FunctionCounter.builder("weft.gateway.connections.shed.descriptors", server,
+                        dev.weft.server.HttpServer::descriptorSheds)
+                .description("connections closed at accept because the process was out of file descriptors")
+                .register(registry);
     }
 
     /** The admin port: the /-/ endpoints, behind the bearer token when one is configured (except health and ready). */

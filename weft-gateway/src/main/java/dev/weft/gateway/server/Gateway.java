@@ -100,7 +100,12 @@ public final class Gateway implements AutoCloseable {
                 g.tls = Deploy.tls(config.tls(), g.registry, log);
             }
             g.server = HttpServer.start(List.of(main), config.limits(),
-                    executor != null ? executor : config.executor(), g::handle, g.tls);
+                    executor != null ? executor : config.executor(), g::handle, g.tls, log);
+            Deploy.countSheds(g.server, g.registry);
+            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.server.Descriptors.limit());
+            if (budget != null) {
+                log.accept("warning: " + budget);
+            }
             if (config.admin() != null) {
                 g.adminServer = HttpServer.start(List.of(config.admin().listen()), Deploy.ADMIN_LIMITS,
                         new ExecutorModel.Virtual(), r -> Deploy.adminHandle(r, config.admin(), g::admin));
