@@ -59,6 +59,12 @@ final class DeployReader {
                 cfg = new TlsConfig(null, null, path(t.get("keystore")), var, pw.toCharArray());
                 at = t.get("keystore");
             }
+            for (Path f : cfg.files()) {
+                if (!java.nio.file.Files.isReadable(f)) {
+                    problems.add(at, "tls: cannot read " + f + " (no such file, or not readable)");
+                    return null;
+                }
+            }
             try {
                 cfg.load();
             } catch (IOException | RuntimeException e) {
