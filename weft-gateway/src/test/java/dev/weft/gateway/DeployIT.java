@@ -167,6 +167,27 @@ class DeployIT {
     }
 
     @Test
+    void pkcs12KeystoreWithItsPasswordFromTheEnvironment() throws Exception {
+        TestCerts certs = TestCerts.selfSigned(dir.resolve("tls"));
+        Process p = new ProcessBuilder("openssl", "pkcs12", "-export", "-in", certs.cert().toString(), "-inkey",
+                certs.key().toString(), "-out", dir.resolve("tls/weft.p12").toString(), "-passout", "pass:pw1")
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        Path f = dir.resolve("gw.yaml");
+        Files.writeString(f, "tls: { keystore: tls/weft.p12, password_env: P12_PASSWORD }\n" + ROUTES.replace("SIM", sim.url()));
+        assertThatThrownBy(() -> GatewayConfigLoader.load(f, Map.of("P12_PASSWORD", "wrong")::get))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:1:18").hasMessageContaining("weft.p12");
+        start("tls: { keystore: tls/weft.p12, password_env: P12_PASSWORD }\n" + ROUTES, Map.of("P12_PASSWORD", "pw1"));
+        try (HttpClient c = client(Pem.clientContext(certs.cert()))) {
+            HttpResponse<String> r = get(c, gw.url() + "/p");
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            assertThat(JSON.readTree(r.body()).at("/a/path").asText()).isEqualTo("/a");
+        }
+    }
+
+    @Test
     void adminTokenVariableMustBeSet() throws Exception {
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, "admin:\n  token_env: NOT_SET_HERE\n" + ROUTES.replace("SIM", sim.url()));
