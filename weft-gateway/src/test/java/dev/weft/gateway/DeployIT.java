@@ -246,8 +246,13 @@ class DeployIT {
 
         try (SSLSocket open = (SSLSocket) trust.getSocketFactory().createSocket("127.0.0.1", gw.address().getPort())) {
             open.setSoTimeout(30_000);
+            javax.net.ssl.SSLParameters alpn = open.getSSLParameters();
+            alpn.setApplicationProtocols(new String[]{"h2", "http/1.1"});
+            open.setSSLParameters(alpn);
             open.startHandshake();
             assertThat(peer(open)).isEqualTo(firstCert);
+            assertThat(open.getApplicationProtocol()).as("ALPN").isEqualTo("http/1.1");
+            assertThat(open.getSession().getProtocol()).isEqualTo("TLSv1.3");
             // request() reads with a BufferedReader per call; one answer per call, read whole
             assertThat(request(open, open.getInputStream())).isEqualTo("HTTP/1.1 200 OK");
 

@@ -309,8 +309,10 @@ public final class Gateway implements AutoCloseable {
             lastReloadError = null;
             GatewayConfig was = old.config();
             if (!Objects.equals(next.listen(), was.listen()) || !next.limits().equals(was.limits())
-                    || !next.executor().equals(was.executor())) {
-                log.accept("reload: listen, executor and limits changes take effect at the next start");
+                    || !next.executor().equals(was.executor()) || !Objects.equals(next.tls(), was.tls())
+                    || !Objects.equals(next.admin(), was.admin())) {
+                log.accept("reload: listen, executor, limits, tls and admin changes take effect at the next start "
+                        + "(the certificate files themselves are reloaded when they change)");
             }
             boolean sameDestinations = next.destinations().equals(was.destinations())
                     && next.destinationDefaults().equals(was.destinationDefaults());
