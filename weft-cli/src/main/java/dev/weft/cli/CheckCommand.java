@@ -45,6 +45,10 @@ public final class CheckCommand implements Runnable {
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
                             : c.name() + " (after " + String.join(", ", c.needs()) + ")").toList()));
                 }
+                String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.server.Descriptors.limit());
+                if (budget != null) {
+                    out.println("  warning: " + budget);
+                }
             } else if (top.containsKey("source") || top.containsKey("endpoints")) {
                 DispatchConfig d = DispatchConfigLoader.load(file);
                 out.println(file + ": OK, dispatch config: group " + d.group() + ", topics " + String.join(", ", d.topics())

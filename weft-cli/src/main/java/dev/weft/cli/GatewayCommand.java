@@ -98,7 +98,8 @@ public final class GatewayCommand implements Runnable {
         for (var r : cfg.routes()) {
             out.println("  " + r.id() + "  (" + r.calls().size() + " calls, timeout " + dev.weft.core.Durations.format(r.timeout()) + ")");
         }
-        out.println("weft gateway: admin " + gw.url() + "/-/routes  " + gw.url() + "/-/metrics; Ctrl-C stops");
+        String admin = gw.adminUrl() != null ? gw.adminUrl() : gw.url();
+        out.println("weft gateway: admin " + admin + "/-/routes  " + admin + "/-/metrics; Ctrl-C stops");
         out.flush();
         try {
             stopped.await();

@@ -20,12 +20,13 @@ import java.util.List;
                 "Inbound HTTP/1.1 servers on virtual threads side by side on one trivial route (GET /lab, a small JSON",
                 "body): weft (weft-core's HttpServer, what the gateway uses), jetty (Jetty 12, handler on virtual",
                 "threads), helidon (Helidon 4 SE WebServer). Each in a JVM of its own, warmed, then loaded by the",
-                "same closed-loop client at each connection count.", ""})
+                "same closed-loop client at each connection count. Add weft-tls (weft's server with inbound TLS 1.3,",
+                "a self-signed certificate) to measure what TLS costs: --servers weft,weft-tls.", ""})
 public final class LabServersCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--servers", split = ",", paramLabel = "NAME[,NAME...]", description = "Default: weft,jetty,helidon.")
+    @Option(names = "--servers", split = ",", paramLabel = "NAME[,NAME...]", description = "Default: weft,jetty,helidon; also weft-tls.")
     List<String> servers = new ArrayList<>(ServersLab.SERVERS);
 
     @Option(names = "--concurrency", split = ",", paramLabel = "N[,N...]", description = "Connections. Default: 200,2000.")
@@ -42,7 +43,9 @@ public final class LabServersCommand implements Runnable {
     @Override
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
-        LabArgs.requireKnown("--servers", servers, ServersLab.SERVERS);
+        List<String> known = new ArrayList<>(ServersLab.SERVERS);
+        known.add(ServersLab.WEFT_TLS);
+        LabArgs.requireKnown("--servers", servers, known);
         for (int c : concurrency) {
             if (c < 1 || c > 15_000) {
                 throw new UserException("--concurrency values must be 1..15000", null, 2);

@@ -129,6 +129,31 @@ class MainTest {
     }
 
     @Test
+    void checkKnowsTheDeployingKeys(@TempDir Path dir) throws Exception {
+        Path f = Files.writeString(dir.resolve("gw.yaml"), "tls:\n  cert: nope.pem\n  key: nope-key.pem\n"
+                + "admin:\n  listen: 127.0.0.1:9901\n  tokn_env: X\nroutes:\n  - get: /x\n    calls:\n"
+                + "      a: { url: \"http://h:1/a\" }\n");
+        assertThat(run("check", f.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("weft: " + f + ":2:9: tls: cannot read " + dir.resolve("nope.pem"))
+                .contains("weft: " + f + ":6:3: unknown key 'tokn_env', expected one of: listen, token_env");
+        // 1,000,000 inbound + 5 destinations of 100,000 pooled connections + 128: past any usual open-file limit
+        StringBuilder calls = new StringBuilder();
+        StringBuilder dests = new StringBuilder("destinations:\n");
+        for (int i = 1; i <= 5; i++) {
+            calls.append("      c").append(i).append(": { url: \"http://h:").append(i).append("/a\" }\n");
+            dests.append("  \"http://h:").append(i).append("\": { max_in_flight: 100000, max_connections: 100000 }\n");
+        }
+        Path big = Files.writeString(dir.resolve("big.yaml"), "limits: { max_connections: 1000000 }\n" + dests
+                + "routes:\n  - get: /x\n    calls:\n" + calls);
+        assertThat(run("check", big.toString())).as(err.toString()).isZero();
+        long limit = dev.weft.server.Descriptors.limit();
+        if (limit > 0 && limit < 1_500_128) {
+            assertThat(out.toString()).contains("warning: the open-file limit is " + limit
+                    + " but this config may hold 1500128 descriptors: 1000000 inbound connections");
+        }
+    }
+
+    @Test
     void gatewayRefusesABadExecutor() {
         assertThat(run("gateway", "--config", "../examples/system-a.yaml", "--executor", "pool")).isEqualTo(2);
         assertThat(err.toString()).contains("expected virtual or platform:N");

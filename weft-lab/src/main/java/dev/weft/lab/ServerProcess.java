@@ -24,7 +24,8 @@ import java.util.concurrent.Executors;
 /**
  * A child JVM serving one trivial route ({@code GET /lab}: a small JSON body) with one server:
  * {@code weft} (weft-core's HttpServer), {@code jetty} (Jetty 12, handlers on virtual threads) or
- * {@code helidon} (Helidon 4 SE WebServer, virtual threads by design). Prints READY and the URL.
+ * {@code helidon} (Helidon 4 SE WebServer, virtual threads by design), or {@code weft-tls} (weft's HttpServer
+ * with inbound TLS, a self-signed certificate given as two PEM files). Prints READY and the URL.
  */
 public final class ServerProcess {
     static final byte[] BODY = "{\"ok\":true,\"items\":[1,2,3]}".getBytes(StandardCharsets.UTF_8);
@@ -35,7 +36,19 @@ public final class ServerProcess {
     public static void main(String[] args) throws Exception {
         AutoCloseable stop;
         int port;
+        String scheme = "http";
         switch (args[0]) {
+            case "weft-tls" -> { // args: weft-tls CERT.pem KEY.pem
+                dev.weft.server.ServerTls tls = dev.weft.server.ServerTls.start(
+                        () -> dev.weft.core.tls.Pem.serverContext(java.nio.file.Path.of(args[1]), java.nio.file.Path.of(args[2])),
+                        List.of(), null, System.err::println);
+                HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)),
+                        ServerLimits.DEFAULT.withMaxConcurrent(20_000), new ExecutorModel.Virtual(),
+                        r -> ServerResponse.json(200, BODY), tls, null);
+                port = s.addresses().getFirst().getPort();
+                scheme = "https";
+                stop = s;
+            }
             case "weft" -> {
                 HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)),
                         ServerLimits.DEFAULT.withMaxConcurrent(20_000), new ExecutorModel.Virtual(),
@@ -76,7 +89,7 @@ public final class ServerProcess {
             }
             default -> throw new IllegalArgumentException("unknown server " + args[0]);
         }
-        System.out.println("READY http://127.0.0.1:" + port);
+        System.out.println("READY " + scheme + "://127.0.0.1:" + port);
         System.out.flush();
         while (System.in.read() >= 0) {
             // run until the parent closes our standard input

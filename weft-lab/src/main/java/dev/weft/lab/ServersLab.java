@@ -18,6 +18,8 @@ import java.util.Locale;
  */
 public final class ServersLab {
     public static final List<String> SERVERS = List.of("weft", "jetty", "helidon");
+    /** Also accepted by {@code --servers}: weft's server with inbound TLS (TLS 1.3, a self-signed RSA-2048 certificate). */
+    public static final String WEFT_TLS = "weft-tls";
 
     public record Options(List<String> servers, List<Integer> concurrency, Duration warmup, Duration duration) {
     }
@@ -37,10 +39,20 @@ public final class ServersLab {
     public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
         List<Row> rows = new ArrayList<>();
         int max = o.concurrency().stream().mapToInt(Integer::intValue).max().orElse(1);
+        java.nio.file.Path certDir = null;
+        if (o.servers().contains(WEFT_TLS)) {
+            // the same client, trusting the lab's certificate: it takes the JVM's default TLS context
+            certDir = java.nio.file.Files.createTempDirectory("weft-lab-tls");
+            dev.weft.devtools.TestCerts certs = dev.weft.devtools.TestCerts.selfSigned(certDir);
+            javax.net.ssl.SSLContext.setDefault(dev.weft.core.tls.Pem.clientContext(certs.cert()));
+        }
         try (Transport client = LoadClient.transport(max)) {
             for (String server : o.servers()) {
+                List<String> args = server.equals(WEFT_TLS)
+                        ? List.of(server, certDir.resolve("cert.pem").toString(), certDir.resolve("key.pem").toString())
+                        : List.of(server);
                 try (ChildProcess svc = ChildProcess.startJvm(List.of("-Xmx1g", "-XX:+UseG1GC"), ServerProcess.class,
-                        List.of(server))) {
+                        args)) {
                     CallRequest req = CallRequest.get(svc.ready() + "/lab");
                     Bench.Sender send = Bench.sender(client, List.of(req), Duration.ofSeconds(30));
                     CallResult first = client.call(req, Duration.ofSeconds(10));

@@ -40,6 +40,17 @@ public final class ConnectionListener implements AutoCloseable {
         /** A connection was closed because its request head did not arrive within the header timeout. */
         default void headerTimeout() {
         }
+
+        /** A connection was accepted on the reserve descriptor and closed at once: the process is out of descriptors. */
+        default void shedNoDescriptors() {
+        }
+
+        /**
+         * At most once a second while accept fails for lack of descriptors: {@code shed} connections closed at
+         * accept since the last call, {@code open} connections held.
+         */
+        default void outOfDescriptors(long shed, int open, String error) {
+        }
     }
 
     /** What a connection tells the idle sweep: call {@link #idle()} before waiting for a request, {@link #busy()} after. */
@@ -81,6 +92,14 @@ public final class ConnectionListener implements AutoCloseable {
     private volatile boolean accepting = true;
     private volatile boolean closeIdleAtOnce;
     private volatile boolean closed;
+    /**
+     * A descriptor kept open to be given up when accept fails for lack of descriptors: with it the waiting
+     * connection is accepted and closed at once (shed) instead of hanging in the backlog. Null where
+     * /dev/null cannot be opened.
+     */
+    private java.nio.channels.FileChannel reserve = openReserve();
+    private long shedSinceReport;
+    private long lastReport;
 
     private ConnectionListener(int maxConnections, Duration idleTimeout, Duration headerTimeout, Handler handler,
                                Events events) {
@@ -144,7 +163,11 @@ public final class ConnectionListener implements AutoCloseable {
                 if (!accepting || ss.isClosed()) {
                     return;
                 }
-                pause(10); // out of file descriptors, most likely: back off instead of spinning
+                if (Descriptors.exhausted(e)) {
+                    shed(ss, e);
+                } else {
+                    pause(10); // back off instead of spinning
+                }
                 continue;
             }
             if (open.size() >= maxConnections || !accepting) {
@@ -167,6 +190,46 @@ public final class ConnectionListener implements AutoCloseable {
                     events.closed();
                 }
             });
+        }
+    }
+
+    /** Out of descriptors: gives up the reserve, accepts the waiting connection, closes it, takes the reserve back. */
+    private synchronized void shed(ServerSocket ss, IOException error) {
+        java.nio.channels.FileChannel r = reserve != null ? reserve : openReserve();
+        reserve = null;
+        if (r != null) {
+            closeQuietly(r);
+            try {
+                Socket s = ss.accept();
+                s.setSoLinger(true, 0); // a reset: the client fails at once instead of waiting
+                closeQuietly(s);
+                shedSinceReport++;
+                events.shedNoDescriptors();
+            } catch (IOException ignored) {
+                // gone, or still no descriptor for it
+            }
+        }
+        long now = System.nanoTime();
+        if (lastReport == 0 || now - lastReport >= 1_000_000_000L) {
+            lastReport = now;
+            try { // with the reserve given up, the report itself has a descriptor to count with
+                events.outOfDescriptors(shedSinceReport, open.size(), error.getMessage());
+            } catch (RuntimeException | Error e) {
+                // a report must not end the accept loop
+            }
+            shedSinceReport = 0;
+        }
+        reserve = openReserve();
+        if (reserve == null) {
+            pause(10); // nothing to shed with: back off instead of spinning
+        }
+    }
+
+    private static java.nio.channels.FileChannel openReserve() {
+        try {
+            return java.nio.channels.FileChannel.open(java.nio.file.Path.of("/dev/null"));
+        } catch (IOException | RuntimeException e) {
+            return null;
         }
     }
 
@@ -214,6 +277,10 @@ public final class ConnectionListener implements AutoCloseable {
         stopAccepting();
         for (Socket s : open.keySet()) {
             closeQuietly(s);
+        }
+        java.nio.channels.FileChannel r = reserve;
+        if (r != null) {
+            closeQuietly(r);
         }
     }
 

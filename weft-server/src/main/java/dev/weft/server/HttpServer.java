@@ -36,8 +36,11 @@ public final class HttpServer implements AutoCloseable {
     private final ThreadPoolExecutor pool;
     private final Semaphore admission;
     private ConnectionListener listener;
+    /** Null: plain HTTP. */
+    private ServerTls tls;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong descriptorSheds = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean draining;
     private volatile boolean closed;
 
@@ -61,18 +64,53 @@ public final class HttpServer implements AutoCloseable {
 
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler) throws IOException {
+        return start(listen, limits, model, handler, null, null);
+    }
+
+    /**
+     * @param tls null for plain HTTP; else every connection does its TLS handshake on its own virtual thread
+     * @param log where "out of file descriptors" goes (at most once a second), or null for the System.Logger
+     */
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log)
+            throws IOException {
         HttpServer s = new HttpServer(limits, model, handler);
+        s.tls = tls;
         s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
                 limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
                     @Override
                     public void headerTimeout() {
                         s.headerTimeouts.incrementAndGet();
                     }
+
+                    @Override
+                    public void shedNoDescriptors() {
+                        s.descriptorSheds.incrementAndGet();
+                    }
+
+                    @Override
+                    public void outOfDescriptors(long shed, int open, String error) {
+                        String line = "out of file descriptors (" + error + "): limit " + Descriptors.limit()
+                                + ", open " + Descriptors.open() + ", " + open + " connections held; " + shed
+                                + " connections closed at accept in the last second (" + s.descriptorSheds.get()
+                                + " in all)";
+                        if (log != null) {
+                            log.accept(line);
+                        } else {
+                            LOG.log(System.Logger.Level.WARNING, line);
+                        }
+                    }
                 });
         return s;
     }
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
+        if (tls != null) {
+            socket = tls.handshake(socket, limits.headerTimeout()); // closing the raw socket closes this one too
+            if (socket == null) {
+                return;
+            }
+        }
         InputStream raw = socket.getInputStream();
         Http1Reader reader = new Http1Reader(new java.io.FilterInputStream(raw) {
             @Override
@@ -119,6 +157,9 @@ public final class HttpServer implements AutoCloseable {
      * the kernel send a reset, which can destroy the error answer before the peer reads it.
      */
     private static void lingeringClose(Socket socket) {
+        if (socket instanceof javax.net.ssl.SSLSocket) {
+            return; // no half-close over TLS: the error answer has been flushed, close now
+        }
         try {
             socket.shutdownOutput();
             socket.setSoTimeout(1000);
@@ -190,7 +231,7 @@ public final class HttpServer implements AutoCloseable {
 
     /** {@code http://host:port} of the first address. */
     public String url() {
-        return "http://" + HostPort.format(listener.addresses().getFirst());
+        return (tls != null ? "https://" : "http://") + HostPort.format(listener.addresses().getFirst());
     }
 
     public int inFlight() {
@@ -200,6 +241,11 @@ public final class HttpServer implements AutoCloseable {
     /** Connections closed because a request head did not arrive within {@code header_timeout}. */
     public long headerTimeouts() {
         return headerTimeouts.get();
+    }
+
+    /** Connections closed at accept because the process was out of file descriptors. */
+    public long descriptorSheds() {
+        return descriptorSheds.get();
     }
 
     public boolean draining() {

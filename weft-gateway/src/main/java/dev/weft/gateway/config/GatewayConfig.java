@@ -14,8 +14,10 @@ import java.util.Map;
  * A loaded, checked gateway config.
  *
  * @param destinationDefaults applies to every destination not named in {@code destinations}
+ * @param tls                 inbound TLS, or null for plain HTTP
+ * @param admin               the admin listener, or null: the admin endpoints stay on the main port
  */
 public record GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                             DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
-                            List<RoutePlan> routes) {
+                            List<RoutePlan> routes, TlsConfig tls, AdminConfig admin) {
 }

@@ -43,12 +43,20 @@ public final class GatewayConfigLoader {
 
     private final Problems problems = new Problems();
     private final CoreReaders core = new CoreReaders(problems);
+    private java.util.function.Function<String, String> env = System::getenv;
 
     private GatewayConfigLoader() {
     }
 
     public static GatewayConfig load(Path file) throws ConfigException {
-        return new GatewayConfigLoader().read(file, ConfigNode.load(file));
+        return load(file, System::getenv);
+    }
+
+    /** @param env where {@code password_env} and {@code token_env} are looked up (the process's environment) */
+    public static GatewayConfig load(Path file, java.util.function.Function<String, String> env) throws ConfigException {
+        GatewayConfigLoader l = new GatewayConfigLoader();
+        l.env = env;
+        return l.read(file, ConfigNode.load(file));
     }
 
     /** For tests and `weft check`: parses text as if it were {@code name}. */
@@ -58,7 +66,10 @@ public final class GatewayConfigLoader {
 
     private GatewayConfig read(Path file, ConfigNode root) throws ConfigException {
         Map<String, ConfigNode> top = root.entries(Set.of("listen", "executor", "limits", "defaults",
-                "destination_defaults", "destinations", "routes"), problems);
+                "destination_defaults", "destinations", "routes", "tls", "admin"), problems);
+        DeployReader deploy = new DeployReader(problems, file, env);
+        TlsConfig tls = top.containsKey("tls") ? deploy.tls(top.get("tls")) : null;
+        AdminConfig admin = top.containsKey("admin") ? deploy.admin(top.get("admin")) : null;
         InetSocketAddress listen = DEFAULT_LISTEN;
         if (top.containsKey("listen")) {
             listen = guard(top.get("listen"), n -> HostPort.parse(n.text()), DEFAULT_LISTEN);
@@ -113,7 +124,8 @@ public final class GatewayConfigLoader {
             }
         }
         problems.throwIfAny();
-        return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes));
+        return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes),
+                tls, admin);
     }
 
     // ---- routes ------------------------------------------------------------------------------------

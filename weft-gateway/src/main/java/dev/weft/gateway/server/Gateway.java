@@ -62,6 +62,9 @@ public final class Gateway implements AutoCloseable {
     private volatile String lastReloadError;
     private volatile boolean closed;
     private HttpServer server;
+    /** The admin listener ({@code admin:}), or null: the admin endpoints are served on the main port. */
+    private HttpServer adminServer;
+    private dev.weft.server.ServerTls tls;
     /** Counts runaway virtual threads into /-/metrics (three thread dumps every 30 s). */
     private final AutoCloseable runawayWatch;
 
@@ -91,8 +94,30 @@ public final class Gateway implements AutoCloseable {
     public static Gateway start(GatewayConfig config, InetSocketAddress listen, ExecutorModel executor,
                                 Consumer<String> log) throws IOException {
         Gateway g = new Gateway(config, log);
-        g.server = HttpServer.start(List.of(listen != null ? listen : config.listen()), config.limits(),
-                executor != null ? executor : config.executor(), g::handle);
+        InetSocketAddress main = listen != null ? listen : config.listen();
+        try {
+            if (config.tls() != null) {
+                g.tls = Deploy.tls(config.tls(), g.registry, log);
+            }
+            g.server = HttpServer.start(List.of(main), config.limits(),
+                    executor != null ? executor : config.executor(), g::handle, g.tls, log);
+            Deploy.countSheds(g.server, g.registry);
+            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.server.Descriptors.limit());
+            if (budget != null) {
+                log.accept("warning: " + budget);
+            }
+            if (config.admin() != null) {
+                g.adminServer = HttpServer.start(List.of(config.admin().listen()), Deploy.ADMIN_LIMITS,
+                        new ExecutorModel.Virtual(), r -> Deploy.adminHandle(r, config.admin(), g::admin));
+            } else if (!main.getAddress().isLoopbackAddress()) {
+                log.accept("warning: /-/metrics, /-/routes and /-/threads are served on " + main
+                        + ", which is not loopback; add 'admin: {listen: 127.0.0.1:9901}' to move them off the "
+                        + "public port (docs/gateway.md, Deploying)");
+            }
+        } catch (IOException | RuntimeException e) {
+            g.close();
+            throw e;
+        }
         return g;
     }
 
@@ -112,6 +137,11 @@ public final class Gateway implements AutoCloseable {
         return server.addresses().getFirst();
     }
 
+    /** {@code http://host:port} of the admin listener, or null without {@code admin:}. */
+    public String adminUrl() {
+        return adminServer == null ? null : adminServer.url();
+    }
+
     public GatewayConfig config() {
         return current.config();
     }
@@ -124,7 +154,8 @@ public final class Gateway implements AutoCloseable {
 
     ServerResponse handle(ServerRequest r) {
         if (r.path().startsWith("/-/")) {
-            return admin(r);
+            return adminServer == null ? admin(r) : error(404, "no route for " + r.method() + " " + r.path()
+                    + "; the /-/ endpoints are served on the admin listener");
         }
         Snapshot s = current;
         RoutePlan plan = null;
@@ -172,7 +203,7 @@ public final class Gateway implements AutoCloseable {
 
     // ---- admin -------------------------------------------------------------------------------------
 
-    private ServerResponse admin(ServerRequest r) {
+    ServerResponse admin(ServerRequest r) {
         return switch (r.path()) {
             case "/-/health" -> json(200, JsonNodeFactory.instance.objectNode().put("status", "up"));
             case "/-/ready" -> server != null && server.draining()
@@ -278,8 +309,10 @@ public final class Gateway implements AutoCloseable {
             lastReloadError = null;
             GatewayConfig was = old.config();
             if (!Objects.equals(next.listen(), was.listen()) || !next.limits().equals(was.limits())
-                    || !next.executor().equals(was.executor())) {
-                log.accept("reload: listen, executor and limits changes take effect at the next start");
+                    || !next.executor().equals(was.executor()) || !Objects.equals(next.tls(), was.tls())
+                    || !Objects.equals(next.admin(), was.admin())) {
+                log.accept("reload: listen, executor, limits, tls and admin changes take effect at the next start "
+                        + "(the certificate files themselves are reloaded when they change)");
             }
             boolean sameDestinations = next.destinations().equals(was.destinations())
                     && next.destinationDefaults().equals(was.destinationDefaults());
@@ -348,6 +381,7 @@ public final class Gateway implements AutoCloseable {
     public boolean drain() {
         closed = true;
         boolean clean = server.drain(current.config().limits().drainTimeout());
+        closeDeploy();
         current.transport().close();
         stopWatch();
         return clean;
@@ -356,9 +390,21 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        server.close();
+        if (server != null) {
+            server.close();
+        }
+        closeDeploy();
         current.transport().close();
         stopWatch();
+    }
+
+    private void closeDeploy() {
+        if (adminServer != null) {
+            adminServer.close();
+        }
+        if (tls != null) {
+            tls.close();
+        }
     }
 
     private void stopWatch() {

@@ -1,0 +1,82 @@
+package dev.weft.gateway.server;
+
+import dev.weft.gateway.config.AdminConfig;
+import dev.weft.gateway.config.TlsConfig;
+import dev.weft.server.HttpHandler;
+import dev.weft.server.JsonText;
+import dev.weft.server.ServerLimits;
+import dev.weft.server.ServerRequest;
+import dev.weft.server.ServerResponse;
+import dev.weft.server.ServerTls;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/** Inbound TLS and the admin listener of the gateway (docs/gateway.md, Deploying). */
+final class Deploy {
+    /** The admin port serves a few scrapers and operators: 64 requests at once, 256 connections. */
+    static final ServerLimits ADMIN_LIMITS = new ServerLimits(64, Duration.ofMillis(100), 16 * 1024, 0,
+            Duration.ofSeconds(60), dev.weft.gateway.config.DescriptorBudget.ADMIN_CONNECTIONS, Duration.ofSeconds(1),
+            ServerLimits.DEFAULT_HEADER_TIMEOUT);
+
+    private Deploy() {
+    }
+
+    /**
+     * How often the TLS files are checked for changes: the system property {@code weft.tlsWatch}
+     * (a duration, or {@code off}), default 2 s.
+     */
+    static Duration tlsWatch() {
+        String p = System.getProperty("weft.tlsWatch", "2s").strip();
+        return p.equals("off") ? null : dev.weft.core.Durations.parse(p);
+    }
+
+    static ServerTls tls(TlsConfig cfg, MeterRegistry registry, Consumer<String> log) throws IOException {
+        ServerTls t = ServerTls.start(cfg::load, cfg.files(), tlsWatch(), log);
+        FunctionCounter.builder("weft.gateway.tls.handshake.failures", t, ServerTls::handshakeFailures)
+                .description("inbound TLS handshakes that failed (bad client hello, untrusted cert, timeout)")
+                .register(registry);
+        FunctionCounter.builder("weft.gateway.tls.reloads", t, ServerTls::reloads)
+                .description("certificate reloads taken after the files changed").register(registry);
+        FunctionCounter.builder("weft.gateway.tls.reload.failures", t, ServerTls::reloadFailures)
+                .description("certificate reloads refused (the previous certificate stays)").register(registry);
+        return t;
+    }
+
+    static void countSheds(dev.weft.server.HttpServer server, MeterRegistry registry) {
+        FunctionCounter.builder("weft.gateway.connections.shed.descriptors", server,
+                        dev.weft.server.HttpServer::descriptorSheds)
+                .description("connections closed at accept because the process was out of file descriptors")
+                .register(registry);
+    }
+
+    /** The admin port: the /-/ endpoints, behind the bearer token when one is configured (except health and ready). */
+    static ServerResponse adminHandle(ServerRequest r, AdminConfig cfg, HttpHandler admin) throws Exception {
+        if (!r.path().startsWith("/-/")) {
+            return error(404, "the admin listener serves /-/health, /-/ready, /-/metrics, /-/routes, /-/threads");
+        }
+        boolean open = r.path().equals("/-/health") || r.path().equals("/-/ready");
+        if (cfg.token() != null && !open && !authorized(r.header("authorization"), cfg.token())) {
+            return error(401, "this admin endpoint needs 'Authorization: Bearer <token>' (the token in $"
+                    + cfg.tokenEnv() + ")").withHeader("WWW-Authenticate", "Bearer");
+        }
+        return admin.handle(r);
+    }
+
+    private static boolean authorized(String header, String token) {
+        if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return false;
+        }
+        return MessageDigest.isEqual(header.substring(7).strip().getBytes(StandardCharsets.UTF_8),
+                token.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static ServerResponse error(int status, String message) {
+        return ServerResponse.json(status, "{\"error\":" + JsonText.quote(message) + "}");
+    }
+}

@@ -1,0 +1,44 @@
+package dev.weft.gateway;
+
+import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.server.Gateway;
+import dev.weft.server.Descriptors;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The gateway in a child JVM for tests: {@code GatewayChild CONFIG} prints {@code READY <url>}, then the
+ * gateway's log lines (those written while starting come right after READY), and runs until killed.
+ */
+public final class GatewayChild {
+    private GatewayChild() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> early = new ArrayList<>();
+        Object lock = new Object();
+        boolean[] ready = {false};
+        Gateway gw = Gateway.start(GatewayConfigLoader.load(Path.of(args[0])), new InetSocketAddress("127.0.0.1", 0),
+                null, line -> {
+                    synchronized (lock) {
+                        if (ready[0]) {
+                            System.out.println(line);
+                            System.out.flush();
+                        } else {
+                            early.add(line);
+                        }
+                    }
+                });
+        synchronized (lock) {
+            System.out.println("READY " + gw.url());
+            early.forEach(System.out::println);
+            System.out.println("descriptors: limit " + Descriptors.limit() + ", open " + Descriptors.open());
+            System.out.flush();
+            ready[0] = true;
+        }
+        Thread.sleep(Long.MAX_VALUE);
+    }
+}

@@ -1,0 +1,33 @@
+package dev.weft.server;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
+
+/** The process's file descriptors: its open-file limit and how many are open (-1 where the platform does not say). */
+public final class Descriptors {
+    private Descriptors() {
+    }
+
+    /** The open-file limit of this process (RLIMIT_NOFILE as the JVM runs with it), or -1. */
+    public static long limit() {
+        OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.UnixOperatingSystemMXBean u ? u.getMaxFileDescriptorCount() : -1;
+    }
+
+    /** Descriptors open now, or -1. */
+    public static long open() {
+        OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.UnixOperatingSystemMXBean u ? u.getOpenFileDescriptorCount() : -1;
+    }
+
+    /** Whether {@code e} says the process (or the system) ran out of file descriptors. */
+    public static boolean exhausted(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = t.getMessage();
+            if (m != null && (m.contains("Too many open files") || m.contains("too many open files"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
