@@ -1,6 +1,8 @@
 package dev.weft.gateway.config;
 
 import dev.weft.client.DestinationConfig;
+import dev.weft.config.ObserveReaders;
+import dev.weft.core.log.LineSink;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
 import dev.weft.gateway.plan.RoutePlan;
@@ -14,8 +16,18 @@ import java.util.Map;
  * A loaded, checked gateway config.
  *
  * @param destinationDefaults applies to every destination not named in {@code destinations}
+ * @param accessLog           where the access log goes ({@code access_log}); null: off
+ * @param tracing             {@code tracing}: trace context is always propagated; spans exported when it names an
+ *                            OTLP receiver
  */
 public record GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                             DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
-                            List<RoutePlan> routes) {
+                            List<RoutePlan> routes, LineSink.Target accessLog, ObserveReaders.Tracing tracing) {
+    /** Without access log or tracing, as before they were read. */
+    public GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
+                         DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
+                         List<RoutePlan> routes) {
+        this(file, listen, executor, limits, destinationDefaults, destinations, routes, null,
+                ObserveReaders.Tracing.OFF);
+    }
 }

@@ -6,6 +6,8 @@ import dev.weft.client.DestinationConfig;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
 import dev.weft.config.CoreReaders;
+import dev.weft.config.ObserveReaders;
+import dev.weft.core.log.LineSink;
 import dev.weft.config.Problems;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
@@ -58,7 +60,7 @@ public final class GatewayConfigLoader {
 
     private GatewayConfig read(Path file, ConfigNode root) throws ConfigException {
         Map<String, ConfigNode> top = root.entries(Set.of("listen", "executor", "limits", "defaults",
-                "destination_defaults", "destinations", "routes"), problems);
+                "destination_defaults", "destinations", "routes", "access_log", "tracing"), problems);
         InetSocketAddress listen = DEFAULT_LISTEN;
         if (top.containsKey("listen")) {
             listen = guard(top.get("listen"), n -> HostPort.parse(n.text()), DEFAULT_LISTEN);
@@ -112,8 +114,13 @@ public final class GatewayConfigLoader {
                 }
             }
         }
+        LineSink.Target accessLog = top.containsKey("access_log")
+                ? ObserveReaders.accessLog(top.get("access_log"), problems) : null;
+        ObserveReaders.Tracing tracing = top.containsKey("tracing")
+                ? ObserveReaders.tracing(top.get("tracing"), problems) : ObserveReaders.Tracing.OFF;
         problems.throwIfAny();
-        return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes));
+        return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes),
+                accessLog, tracing);
     }
 
     // ---- routes ------------------------------------------------------------------------------------
