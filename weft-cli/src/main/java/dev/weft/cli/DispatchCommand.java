@@ -9,6 +9,7 @@ import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.dispatch.engine.DispatchException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -40,6 +41,9 @@ public final class DispatchCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
+    @Mixin
+    Logging.Options logging;
+
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "The dispatch config (YAML or JSON).")
     Path config;
 
@@ -53,6 +57,7 @@ public final class DispatchCommand implements Runnable {
 
     @Override
     public void run() {
+        logging.apply();
         PrintWriter out = spec.commandLine().getOut();
         DispatchConfig cfg;
         InetSocketAddress at = null;
