@@ -73,10 +73,9 @@ public final class DispatchCommand implements Runnable {
         }
         DispatchService svc;
         try {
-            svc = DispatchService.start(cfg, at, kafkaDir, line -> {
-                out.println(LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + " " + line);
-                out.flush();
-            });
+            System.Logger log = System.getLogger("weft.dispatch");
+            svc = DispatchService.start(cfg, at, kafkaDir, line -> log.log(line.startsWith("ERROR: ")
+                    ? System.Logger.Level.ERROR : System.Logger.Level.INFO, line.replaceFirst("^ERROR: ", "")));
         } catch (DispatchException | IOException e) {
             throw new UserException(e.getMessage(), e);
         }
