@@ -35,6 +35,9 @@ import java.util.concurrent.TimeUnit;
                 "Status: GET /-/health, /-/metrics (Prometheus text), /-/endpoints. Progress every 10 s.",
                 "SIGTERM / Ctrl-C: take no more records, let deliveries in flight finish (drain_timeout), commit.",
                 "",
+                "Logs: stderr (--log-level, --log-format). 'access_log' writes one JSON line per delivery attempt;",
+                "every attempt sends a W3C traceparent (the record's trace, a new span per attempt).",
+                "",
                 "Config format: docs/dispatch.md; example: examples/dispatch.yaml.",
                 ""})
 public final class DispatchCommand implements Runnable {

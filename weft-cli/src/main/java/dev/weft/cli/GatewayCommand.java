@@ -29,6 +29,9 @@ import java.util.concurrent.CountDownLatch;
                 "Reload: on SIGHUP or when the file changes; a file with errors is refused and the old config",
                 "keeps serving. SIGTERM / Ctrl-C: stop taking requests, let those in flight finish (drain_timeout).",
                 "",
+                "Logs: stderr (--log-level, --log-format). Per request: 'access_log' (one JSON line each) and",
+                "W3C traceparent to every backend call; 'tracing.otlp' exports spans (docs/gateway.md, Traces).",
+                "",
                 "Config format: docs/gateway.md; example: examples/system-a.yaml.",
                 ""})
 public final class GatewayCommand implements Runnable {

@@ -131,9 +131,14 @@ public final class Gateway implements AutoCloseable {
     ServerResponse handle(ServerRequest r) {
         long t0 = System.nanoTime();
         Observed o = observer.begin(r);
-        ServerResponse resp = answer(r, o);
-        observer.end(r, o, resp, t0);
-        return resp;
+        ServerResponse resp = null;
+        try {
+            resp = answer(r, o);
+            return resp;
+        } finally {
+            // a handler that threw is answered 500 by the server: logged and traced as such
+            observer.end(r, o, resp != null ? resp : ServerResponse.json(500, new byte[0]), t0);
+        }
     }
 
     private ServerResponse answer(ServerRequest r, Observed o) {
