@@ -38,7 +38,7 @@ public final class DemoCommand implements Runnable {
 
     @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",
             description = "Models to run. Default: weft,pool-200,pool-2000,async,go.")
-    List<String> models = new ArrayList<>(SystemALab.MODELS.keySet());
+    List<String> models = new ArrayList<>(SystemALab.DEFAULT_MODELS);
 
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "results",
             description = "Where results/<time>/ goes. Default: ${DEFAULT-VALUE}.")

@@ -9,6 +9,7 @@ import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.dispatch.engine.DispatchException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -34,11 +35,17 @@ import java.util.concurrent.TimeUnit;
                 "Status: GET /-/health, /-/metrics (Prometheus text), /-/endpoints. Progress every 10 s.",
                 "SIGTERM / Ctrl-C: take no more records, let deliveries in flight finish (drain_timeout), commit.",
                 "",
+                "Logs: stderr (--log-level, --log-format). 'access_log' writes one JSON line per delivery attempt;",
+                "every attempt sends a W3C traceparent (the record's trace, a new span per attempt).",
+                "",
                 "Config format: docs/dispatch.md; example: examples/dispatch.yaml.",
                 ""})
 public final class DispatchCommand implements Runnable {
     @Spec
     CommandSpec spec;
+
+    @Mixin
+    Logging.Options logging;
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "The dispatch config (YAML or JSON).")
     Path config;
@@ -53,6 +60,7 @@ public final class DispatchCommand implements Runnable {
 
     @Override
     public void run() {
+        logging.apply();
         PrintWriter out = spec.commandLine().getOut();
         DispatchConfig cfg;
         InetSocketAddress at = null;
@@ -68,10 +76,9 @@ public final class DispatchCommand implements Runnable {
         }
         DispatchService svc;
         try {
-            svc = DispatchService.start(cfg, at, kafkaDir, line -> {
-                out.println(LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + " " + line);
-                out.flush();
-            });
+            System.Logger log = System.getLogger("weft.dispatch");
+            svc = DispatchService.start(cfg, at, kafkaDir, line -> log.log(line.startsWith("ERROR: ")
+                    ? System.Logger.Level.ERROR : System.Logger.Level.INFO, line.replaceFirst("^ERROR: ", "")));
         } catch (DispatchException | IOException e) {
             throw new UserException(e.getMessage(), e);
         }

@@ -7,6 +7,7 @@ import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -16,8 +17,6 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.LocalTime;
-import java.time.temporal.ChronoUnit;
 import java.util.concurrent.CountDownLatch;
 
 @Command(name = "gateway",
@@ -30,11 +29,17 @@ import java.util.concurrent.CountDownLatch;
                 "Reload: on SIGHUP or when the file changes; a file with errors is refused and the old config",
                 "keeps serving. SIGTERM / Ctrl-C: stop taking requests, let those in flight finish (drain_timeout).",
                 "",
+                "Logs: stderr (--log-level, --log-format). Per request: 'access_log' (one JSON line each) and",
+                "W3C traceparent to every backend call; 'tracing.otlp' exports spans (docs/gateway.md, Traces).",
+                "",
                 "Config format: docs/gateway.md; example: examples/system-a.yaml.",
                 ""})
 public final class GatewayCommand implements Runnable {
     @Spec
     CommandSpec spec;
+
+    @Mixin
+    Logging.Options logging;
 
     @Option(names = "--config", required = true, paramLabel = "FILE", description = "The gateway config (YAML or JSON).")
     Path config;
@@ -52,6 +57,7 @@ public final class GatewayCommand implements Runnable {
 
     @Override
     public void run() {
+        logging.apply();
         PrintWriter out = spec.commandLine().getOut();
         GatewayConfig cfg;
         try {
@@ -73,10 +79,9 @@ public final class GatewayCommand implements Runnable {
         }
         Gateway gw;
         try {
-            gw = Gateway.start(cfg, addr, model, line -> {
-                out.println(LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + " " + line);
-                out.flush();
-            });
+            System.Logger log = System.getLogger("weft.gateway");
+            gw = Gateway.start(cfg, addr, model, line -> log.log(line.startsWith("reload refused")
+                    ? System.Logger.Level.WARNING : System.Logger.Level.INFO, line));
         } catch (IOException e) {
             throw new UserException(e.getMessage(), e);
         }

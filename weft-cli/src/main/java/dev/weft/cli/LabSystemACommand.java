@@ -35,8 +35,9 @@ public final class LabSystemACommand implements Runnable {
     CommandSpec spec;
 
     @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",
-            description = "Models to measure, in order. Default: weft,pool-200,pool-2000,async,go.")
-    List<String> models = new ArrayList<>(SystemALab.MODELS.keySet());
+            description = "Models to measure, in order. Default: weft,pool-200,pool-2000,async,go; also weft-traced "
+                    + "(the weft gateway with tracing.otlp and sample 1.0, spans to a receiver in this process).")
+    List<String> models = new ArrayList<>(SystemALab.DEFAULT_MODELS);
 
     @Option(names = "--latency", split = ",", paramLabel = "D[,D...]", defaultValue = "0ms,100ms,500ms,1s",
             description = "Backend latencies. Default: ${DEFAULT-VALUE}.")

@@ -5,6 +5,7 @@ import dev.weft.config.ConfigException;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -55,8 +56,12 @@ public final class UpstreamCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
+    @picocli.CommandLine.Mixin
+    Logging.Options logging;
+
     @Override
     public void run() {
+        logging.apply();
         PrintWriter out = spec.commandLine().getOut();
         SimConfig cfg;
         try {

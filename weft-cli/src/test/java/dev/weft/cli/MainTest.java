@@ -154,6 +154,17 @@ class MainTest {
     }
 
     @Test
+    void checkKnowsTheObservabilityKeys(@TempDir Path dir) throws Exception {
+        Path ok = Files.writeString(dir.resolve("ok.yaml"), "access_log: stdout\ntracing: { otlp: \"http://127.0.0.1:4318\", sample: 0.1 }\n"
+                + "routes:\n  - get: /x\n    calls:\n      a: { url: \"http://h:1/a\" }\n");
+        assertThat(run("check", ok.toString())).isZero();
+        Path bad = Files.writeString(dir.resolve("bad.yaml"), "access_log: stdout\ntracing: { otlp: \"http://127.0.0.1:4318\", sample: 1.5 }\n"
+                + "routes:\n  - get: /x\n    calls:\n      a: { url: \"http://h:1/a\" }\n");
+        assertThat(run("check", bad.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains(bad + ":2:51: expected a number from 0.0 to 1.0, got 1.5");
+    }
+
+    @Test
     void gatewayRefusesABadExecutor() {
         assertThat(run("gateway", "--config", "../examples/system-a.yaml", "--executor", "pool")).isEqualTo(2);
         assertThat(err.toString()).contains("expected virtual or platform:N");

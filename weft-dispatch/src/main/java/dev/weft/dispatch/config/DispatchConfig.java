@@ -1,6 +1,7 @@
 package dev.weft.dispatch.config;
 
 import com.fasterxml.jackson.core.JsonPointer;
+import dev.weft.core.log.LineSink;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -16,10 +17,18 @@ import java.util.TreeSet;
  * @param maxOutstanding records taken from one partition and not yet done; at the limit the partition is paused
  * @param listen         the status server ({@code /-/health}, {@code /-/metrics}, {@code /-/endpoints})
  * @param drainTimeout   on stop, how long deliveries in flight may finish before the last commit
+ * @param accessLog      {@code access_log}: one JSON line per delivery attempt; null: off
  */
 public record DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
                              int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
-                             List<EndpointConfig> endpoints) {
+                             List<EndpointConfig> endpoints, LineSink.Target accessLog) {
+    /** Without an access log. */
+    public DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
+                          int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
+                          List<EndpointConfig> endpoints) {
+        this(source, bootstrap, topics, group, typePointer, maxOutstanding, listen, drainTimeout, endpoints, null);
+    }
+
     public static final String DEFAULT_BOOTSTRAP = "127.0.0.1:9092";
     public static final int DEFAULT_MAX_OUTSTANDING = 5_000;
     public static final int DEFAULT_MAX_IN_FLIGHT = 100;

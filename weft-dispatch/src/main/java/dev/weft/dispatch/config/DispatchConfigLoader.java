@@ -53,7 +53,7 @@ public final class DispatchConfigLoader {
     }
 
     private DispatchConfig read(String name, ConfigNode root) throws ConfigException {
-        Map<String, ConfigNode> top = root.entries(Set.of("source", "defaults", "endpoints", "listen", "drain_timeout"),
+        Map<String, ConfigNode> top = root.entries(Set.of("source", "defaults", "endpoints", "listen", "drain_timeout", "access_log"),
                 problems);
         String bootstrap = null;
         List<String> topics = List.of();
@@ -139,9 +139,11 @@ public final class DispatchConfigLoader {
         if (top.containsKey("drain_timeout")) {
             drain = guard(() -> duration(top.get("drain_timeout"), Duration.ZERO, MAX_TIMEOUT), drain);
         }
+        dev.weft.core.log.LineSink.Target accessLog = top.containsKey("access_log")
+                ? dev.weft.config.ObserveReaders.accessLog(top.get("access_log"), problems) : null;
         problems.throwIfAny();
         return new DispatchConfig(name, bootstrap, topics, group, typePointer, maxOutstanding, listen, drain,
-                List.copyOf(endpoints));
+                List.copyOf(endpoints), accessLog);
     }
 
     private static String checkBootstrap(ConfigNode n) throws ConfigException {

@@ -66,15 +66,19 @@ public final class Dispatcher implements AutoCloseable {
     private volatile int assigned;
     private long lastCommit; // consumer thread only
 
-    private Dispatcher(DispatchConfig cfg, String bootstrap, MeterRegistry registry, Consumer<String> log) {
+    private final AttemptLog attemptLog;
+
+    private Dispatcher(DispatchConfig cfg, String bootstrap, MeterRegistry registry, Consumer<String> log,
+                       AttemptLog attemptLog) {
         this.cfg = cfg;
+        this.attemptLog = attemptLog;
         this.bootstrap = bootstrap;
         this.registry = registry;
         this.log = log;
         String clientId = "weft-dispatch-" + cfg.group();
         this.parking = new Parking(bootstrap, clientId, cfg.deadLetterTopic(), log);
         for (EndpointConfig e : cfg.endpoints()) {
-            lanes.put(e.id(), new Lane(e, cfg, parking, registry, log));
+            lanes.put(e.id(), new Lane(e, cfg, parking, registry, log, attemptLog));
         }
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -127,7 +131,13 @@ public final class Dispatcher implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new DispatchException(e.getMessage(), e);
         }
-        Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log);
+        AttemptLog attempts;
+        try {
+            attempts = AttemptLog.open(cfg.accessLog(), registry);
+        } catch (java.io.IOException e) {
+            throw new DispatchException("access_log " + cfg.accessLog() + ": " + e, e);
+        }
+        Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log, attempts);
         d.lanes.values().forEach(Lane::start);
         List<String> all = new ArrayList<>(cfg.topics());
         all.addAll(cfg.parkingTopics());
@@ -333,5 +343,6 @@ public final class Dispatcher implements AutoCloseable {
         lanes.values().forEach(Lane::halt);
         lanes.values().forEach(l -> l.stop(Duration.ofSeconds(1)));
         parking.close();
+        attemptLog.close();
     }
 }

@@ -11,6 +11,7 @@ import dev.weft.client.policy.RetryPolicy;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.client.Transport;
+import dev.weft.core.trace.TraceParent;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -70,7 +71,16 @@ public final class Lane implements Outlet {
     private final Timer latency;
     private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
 
+    private final AttemptLog attemptLog;
+
     Lane(EndpointConfig cfg, DispatchConfig dispatch, Parker parking, MeterRegistry registry, Consumer<String> log) {
+        this(cfg, dispatch, parking, registry, log, AttemptLog.OFF);
+    }
+
+    /** @param attemptLog the access log (one line per attempt) and trace context of attempts */
+    Lane(EndpointConfig cfg, DispatchConfig dispatch, Parker parking, MeterRegistry registry, Consumer<String> log,
+         AttemptLog attemptLog) {
+        this.attemptLog = attemptLog;
         this.cfg = cfg;
         this.dispatch = dispatch;
         // A transport (connection pool, bulkhead) of its own: endpoints on one host do not share limits.
@@ -206,12 +216,21 @@ public final class Lane implements Outlet {
         if (cfg.secret() != null) {
             h = h.with("webhook-signature", WebhookSigning.signature(cfg.secret(), d.webhookId(), ts, d.body()));
         }
+        // trace context: the record's trace (its own traceparent, or one of its own), a new span per attempt
+        TraceParent span = AttemptLog.traceOf(d, dispatch.group()).child();
+        h = h.with(TraceParent.HEADER, span.header());
+        String state = AttemptLog.stateOf(d);
+        if (state != null) {
+            h = h.with(TraceParent.STATE_HEADER, state);
+        }
         long t0 = System.nanoTime();
         CallResult r = transport.call(new CallRequest("POST", cfg.url(), h, d.body(), RetryPolicy.NONE, null),
                 cfg.timeout());
-        latency.record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
+        long took = System.nanoTime() - t0;
+        latency.record(took, TimeUnit.NANOSECONDS);
         boolean ok = r.status() >= 200 && r.status() < 300 && r.reason() == null;
         String outcome = ok ? "ok" : r.status() > 0 ? "status-" + r.status() : r.outcome();
+        attemptLog.attempt(cfg.id(), d, span, r, took, outcome);
         attempts.computeIfAbsent(outcome, o -> Counter.builder("weft.dispatch.attempts").tag("endpoint", cfg.id())
                 .tag("outcome", o).description("delivery attempts by outcome").register(registry)).increment();
         if (ok) {

@@ -1,6 +1,8 @@
 package dev.weft.gateway.config;
 
 import dev.weft.client.DestinationConfig;
+import dev.weft.config.ObserveReaders;
+import dev.weft.core.log.LineSink;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
 import dev.weft.gateway.plan.RoutePlan;
@@ -16,8 +18,19 @@ import java.util.Map;
  * @param destinationDefaults applies to every destination not named in {@code destinations}
  * @param tls                 inbound TLS, or null for plain HTTP
  * @param admin               the admin listener, or null: the admin endpoints stay on the main port
+ * @param accessLog           where the access log goes ({@code access_log}); null: off
+ * @param tracing             {@code tracing}: trace context is always propagated; spans exported when it names an
+ *                            OTLP receiver
  */
 public record GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                             DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
-                            List<RoutePlan> routes, TlsConfig tls, AdminConfig admin) {
+                            List<RoutePlan> routes, TlsConfig tls, AdminConfig admin,
+                            LineSink.Target accessLog, ObserveReaders.Tracing tracing) {
+    /** Plain HTTP, admin on the main port, without access log or tracing. */
+    public GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
+                         DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
+                         List<RoutePlan> routes) {
+        this(file, listen, executor, limits, destinationDefaults, destinations, routes, null, null, null,
+                ObserveReaders.Tracing.OFF);
+    }
 }

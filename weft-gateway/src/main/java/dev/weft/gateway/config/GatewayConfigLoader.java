@@ -6,6 +6,8 @@ import dev.weft.client.DestinationConfig;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
 import dev.weft.config.CoreReaders;
+import dev.weft.config.ObserveReaders;
+import dev.weft.core.log.LineSink;
 import dev.weft.config.Problems;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
@@ -66,7 +68,7 @@ public final class GatewayConfigLoader {
 
     private GatewayConfig read(Path file, ConfigNode root) throws ConfigException {
         Map<String, ConfigNode> top = root.entries(Set.of("listen", "executor", "limits", "defaults",
-                "destination_defaults", "destinations", "routes", "tls", "admin"), problems);
+                "destination_defaults", "destinations", "routes", "tls", "admin", "access_log", "tracing"), problems);
         DeployReader deploy = new DeployReader(problems, file, env);
         TlsConfig tls = top.containsKey("tls") ? deploy.tls(top.get("tls")) : null;
         AdminConfig admin = top.containsKey("admin") ? deploy.admin(top.get("admin")) : null;
@@ -123,9 +125,13 @@ public final class GatewayConfigLoader {
                 }
             }
         }
+        LineSink.Target accessLog = top.containsKey("access_log")
+                ? ObserveReaders.accessLog(top.get("access_log"), problems) : null;
+        ObserveReaders.Tracing tracing = top.containsKey("tracing")
+                ? ObserveReaders.tracing(top.get("tracing"), problems) : ObserveReaders.Tracing.OFF;
         problems.throwIfAny();
         return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes),
-                tls, admin);
+                tls, admin, accessLog, tracing);
     }
 
     // ---- routes ------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Headers;
 import dev.weft.client.Transport;
+import dev.weft.gateway.observe.Tracer;
 
 import java.io.IOException;
 import java.net.URI;
@@ -51,6 +52,15 @@ public final class PlanRunner {
      */
     public Run run(RoutePlan plan, Map<String, String> pathParams, Map<String, String> query,
                    Function<String, String> header, Headers forwarded, Deadline deadline) {
+        return run(plan, pathParams, query, header, forwarded, deadline, null);
+    }
+
+    /**
+     * @param trace the request's trace: each call sends its {@code traceparent} (a new span of the same
+     *              trace) and {@code tracestate}; null for none
+     */
+    public Run run(RoutePlan plan, Map<String, String> pathParams, Map<String, String> query,
+                   Function<String, String> header, Headers forwarded, Deadline deadline, Tracer.RequestTrace trace) {
         Map<String, CompletableFuture<CallOutcome>> futures = new LinkedHashMap<>();
         for (CallSpec c : plan.calls()) {
             futures.put(c.name(), new CompletableFuture<>());
@@ -64,7 +74,7 @@ public final class PlanRunner {
         List<CallSpec> calls = plan.calls();
         for (int i = 0; i < calls.size(); i++) {
             CallSpec c = calls.get(i);
-            Runnable call = () -> futures.get(c.name()).complete(runGuarded(c, futures, scope, forwarded, deadline));
+            Runnable call = () -> futures.get(c.name()).complete(runGuarded(c, futures, scope, forwarded, deadline, trace));
             if (i < calls.size() - 1) {
                 Thread.ofVirtual().start(call);
             } else {
@@ -81,16 +91,16 @@ public final class PlanRunner {
     }
 
     private CallOutcome runGuarded(CallSpec c, Map<String, CompletableFuture<CallOutcome>> futures, Scope scope,
-                                   Headers forwarded, Deadline deadline) {
+                                   Headers forwarded, Deadline deadline, Tracer.RequestTrace trace) {
         try {
-            return runCall(c, futures, scope, forwarded, deadline);
+            return runCall(c, futures, scope, forwarded, deadline, trace);
         } catch (RuntimeException e) {
             return CallOutcome.failed(c.name(), new Failure.Internal(e.toString()), 0);
         }
     }
 
     private CallOutcome runCall(CallSpec c, Map<String, CompletableFuture<CallOutcome>> futures, Scope scope,
-                                Headers forwarded, Deadline deadline) {
+                                Headers forwarded, Deadline deadline, Tracer.RequestTrace trace) {
         long t0 = System.nanoTime();
         for (String dep : c.needs()) {
             CallOutcome d = await(futures.get(dep), deadline);
@@ -103,10 +113,12 @@ public final class PlanRunner {
                 return CallOutcome.failed(c.name(), new Failure.Skipped(dep, d.failure()), System.nanoTime() - t0);
             }
         }
-        return c.foreach() == null ? single(c, scope, forwarded, deadline) : fanOut(c, scope, forwarded, deadline);
+        return c.foreach() == null ? single(c, scope, forwarded, deadline, trace)
+                : fanOut(c, scope, forwarded, deadline, trace);
     }
 
-    private CallOutcome fanOut(CallSpec c, Scope scope, Headers forwarded, Deadline deadline) {
+    private CallOutcome fanOut(CallSpec c, Scope scope, Headers forwarded, Deadline deadline,
+                               Tracer.RequestTrace trace) {
         long t0 = System.nanoTime();
         JsonNode items;
         try {
@@ -145,7 +157,7 @@ public final class PlanRunner {
             Scope itemScope = scope.withItem(items.get(i));
             threads.add(Thread.ofVirtual().start(() -> {
                 try {
-                    results[idx] = single(c, itemScope, forwarded, deadline);
+                    results[idx] = single(c, itemScope, forwarded, deadline, trace);
                 } finally {
                     slots.release();
                 }
@@ -178,7 +190,8 @@ public final class PlanRunner {
         return new CallOutcome(c.name(), 200, new byte[0], bodies, null, System.nanoTime() - t0, attempts);
     }
 
-    private CallOutcome single(CallSpec c, Scope scope, Headers forwarded, Deadline deadline) {
+    private CallOutcome single(CallSpec c, Scope scope, Headers forwarded, Deadline deadline,
+                               Tracer.RequestTrace trace) {
         Deadline d = c.timeout() != null ? deadline.atMost(c.timeout()) : deadline;
         String url;
         byte[] body;
@@ -211,7 +224,18 @@ public final class PlanRunner {
         if (body != null) {
             request.body(body, c.body().contentType());
         }
+        Tracer.CallTrace span = null;
+        if (trace != null) {
+            span = trace.call(c.name(), uri);
+            request.header("traceparent", span.traceparent());
+            if (trace.tracestate() != null) {
+                request.header("tracestate", trace.tracestate());
+            }
+        }
         CallResult r = transport.call(request.build(), d);
+        if (span != null) {
+            span.end(r);
+        }
         return new CallOutcome(c.name(), r.status(), r.body(), r.ok() ? null : new Failure.Call(r.failure()),
                 r.timings().totalNanos(), r.attempts().size());
     }

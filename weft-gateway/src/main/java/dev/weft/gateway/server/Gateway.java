@@ -18,6 +18,8 @@ import dev.weft.doctor.InProcess;
 import dev.weft.gateway.compose.Composer;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.observe.GatewayObserver;
+import dev.weft.gateway.observe.Observed;
 import dev.weft.gateway.plan.CallOutcome;
 import dev.weft.gateway.plan.CallSpec;
 import dev.weft.gateway.plan.PlanRunner;
@@ -68,8 +70,12 @@ public final class Gateway implements AutoCloseable {
     /** Counts runaway virtual threads into /-/metrics (three thread dumps every 30 s). */
     private final AutoCloseable runawayWatch;
 
-    private Gateway(GatewayConfig config, Consumer<String> log) {
+    /** Access log and tracer, as the config at start asks (a reload does not change them). */
+    private final GatewayObserver observer;
+
+    private Gateway(GatewayConfig config, Consumer<String> log) throws IOException {
         this.log = log;
+        this.observer = GatewayObserver.start(config, registry);
         this.current = snapshot(config);
         java.time.Duration every = runawayCheck();
         this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every);
@@ -153,6 +159,19 @@ public final class Gateway implements AutoCloseable {
     // ---- requests ----------------------------------------------------------------------------------
 
     ServerResponse handle(ServerRequest r) {
+        long t0 = System.nanoTime();
+        Observed o = observer.begin(r);
+        ServerResponse resp = null;
+        try {
+            resp = answer(r, o);
+            return resp;
+        } finally {
+            // a handler that threw is answered 500 by the server: logged and traced as such
+            observer.end(r, o, resp != null ? resp : ServerResponse.json(500, new byte[0]), t0);
+        }
+    }
+
+    private ServerResponse answer(ServerRequest r, Observed o) {
         if (r.path().startsWith("/-/")) {
             return adminServer == null ? admin(r) : error(404, "no route for " + r.method() + " " + r.path()
                     + "; the /-/ endpoints are served on the admin listener");
@@ -188,8 +207,10 @@ public final class Gateway implements AutoCloseable {
                 forwarded = forwarded.with(h, v);
             }
         }
+        o.route = plan.id();
         Map<String, CallOutcome> outcomes = s.runner().run(plan, params, Query.parse(r.query()), r::header, forwarded,
-                deadline).outcomes();
+                deadline, o.trace).outcomes();
+        o.outcomes = outcomes;
         ServerResponse resp = Composer.compose(plan, outcomes, deadline.expired());
         String id = plan.id();
         requestCounters.computeIfAbsent(id + " " + resp.status(), k -> Counter.builder("weft.gateway.requests")
@@ -308,6 +329,9 @@ public final class Gateway implements AutoCloseable {
             }
             lastReloadError = null;
             GatewayConfig was = old.config();
+            if (!Objects.equals(next.accessLog(), was.accessLog()) || !next.tracing().equals(was.tracing())) {
+                log.accept("reload: access_log and tracing changes take effect at the next start");
+            }
             if (!Objects.equals(next.listen(), was.listen()) || !next.limits().equals(was.limits())
                     || !next.executor().equals(was.executor()) || !Objects.equals(next.tls(), was.tls())
                     || !Objects.equals(next.admin(), was.admin())) {
@@ -384,6 +408,7 @@ public final class Gateway implements AutoCloseable {
         closeDeploy();
         current.transport().close();
         stopWatch();
+        observer.close();
         return clean;
     }
 
@@ -396,6 +421,7 @@ public final class Gateway implements AutoCloseable {
         closeDeploy();
         current.transport().close();
         stopWatch();
+        observer.close();
     }
 
     private void closeDeploy() {

@@ -1,0 +1,107 @@
+package dev.weft.gateway.observe;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
+import dev.weft.core.log.LineSink;
+import dev.weft.gateway.config.GatewayConfig;
+import dev.weft.gateway.plan.CallOutcome;
+import dev.weft.server.ServerRequest;
+import dev.weft.server.ServerResponse;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.time.Instant;
+
+/**
+ * The gateway's access log and tracer, as the config at start asks ({@code access_log}, {@code tracing}).
+ * One JSON object per request and line, written off the request's thread through a bounded buffer
+ * ({@link LineSink}): under overload lines are dropped and counted in {@code weft_access_log_dropped_total},
+ * a request never waits for the log.
+ */
+public final class GatewayObserver implements AutoCloseable {
+    private static final JsonFactory JSON = new JsonFactory();
+
+    private final Tracer tracer;
+    private final LineSink accessLog;
+
+    private GatewayObserver(Tracer tracer, LineSink accessLog) {
+        this.tracer = tracer;
+        this.accessLog = accessLog;
+    }
+
+    /** What {@code config} asks for; the drop counter is registered in {@code registry}. */
+    public static GatewayObserver start(GatewayConfig config, MeterRegistry registry) throws IOException {
+        LineSink sink = config.accessLog() == null ? null
+                : LineSink.open(config.accessLog(), LineSink.DEFAULT_CAPACITY, "weft-access-log");
+        if (sink != null) {
+            FunctionCounter.builder("weft.access_log.dropped", sink, LineSink::dropped)
+                    .description("access-log lines dropped because the log's buffer was full").register(registry);
+            FunctionCounter.builder("weft.access_log.written", sink, LineSink::written)
+                    .description("access-log lines written").register(registry);
+        }
+        return new GatewayObserver(Tracer.of(config.tracing(), "weft-gateway"), sink);
+    }
+
+    /** Starts observing one request. */
+    public Observed begin(ServerRequest r) {
+        return new Observed(tracer.begin(r.header("traceparent"), r.header("tracestate"), r.method(), r.path()));
+    }
+
+    /** The request is answered: ends its span and queues its access-log line. */
+    public void end(ServerRequest r, Observed o, ServerResponse resp, long startNanos) {
+        o.trace.end(o.route, resp.status());
+        if (accessLog != null) {
+            accessLog.offer(line(r, o, resp, System.nanoTime() - startNanos));
+        }
+    }
+
+    static byte[] line(ServerRequest r, Observed o, ServerResponse resp, long nanos) {
+        ByteArrayBuilder buf = new ByteArrayBuilder(256);
+        try (JsonGenerator g = JSON.createGenerator(buf)) {
+            g.writeStartObject();
+            g.writeStringField("ts", Instant.now().toString());
+            g.writeStringField("method", r.method());
+            g.writeStringField("path", r.path());
+            g.writeStringField("route", o.route);
+            g.writeNumberField("status", resp.status());
+            g.writeNumberField("duration_ms", Math.round(nanos / 1000.0) / 1000.0);
+            g.writeNumberField("bytes", resp.body() == null ? 0 : resp.body().length);
+            InetSocketAddress remote = r.remote();
+            g.writeStringField("remote", remote == null ? null
+                    : remote.getAddress().getHostAddress() + ":" + remote.getPort());
+            g.writeStringField("trace_id", o.trace.traceId());
+            boolean completed = resp.status() < 500;
+            for (CallOutcome c : o.outcomes.values()) {
+                completed &= c.ok();
+            }
+            g.writeBooleanField("completed", completed);
+            g.writeArrayFieldStart("failed");
+            for (CallOutcome c : o.outcomes.values()) {
+                if (!c.ok()) {
+                    g.writeStartObject();
+                    g.writeStringField("call", c.name());
+                    g.writeStringField("reason", c.failure().label());
+                    g.writeStringField("message", c.failure().message());
+                    g.writeEndObject();
+                }
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return buf.toByteArray();
+    }
+
+    @Override
+    public void close() {
+        tracer.close();
+        if (accessLog != null) {
+            accessLog.close();
+        }
+    }
+}

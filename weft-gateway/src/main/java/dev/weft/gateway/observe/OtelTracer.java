@@ -1,0 +1,142 @@
+package dev.weft.gateway.observe;
+
+import dev.weft.client.Attempt;
+import dev.weft.client.CallResult;
+import dev.weft.core.trace.TraceParent;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
+import io.opentelemetry.sdk.resources.Resource;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
+import io.opentelemetry.sdk.trace.samplers.Sampler;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Records a span for each request (kind SERVER) and one for each backend call (kind CLIENT, its id the
+ * span id the call sends), exported in batches over OTLP/HTTP protobuf by the OpenTelemetry SDK
+ * ({@link BatchSpanProcessor}, its defaults: a bounded queue of 2048 spans, 512 a batch, every 5 s; spans past the queue
+ * are dropped by the SDK, never waited for). Sampling: the caller's decision when the request carries a
+ * traceparent, else {@code sample} of new traces.
+ */
+final class OtelTracer implements Tracer {
+    static final AttributeKey<String> ROUTE = AttributeKey.stringKey("http.route");
+    static final AttributeKey<String> CALL = AttributeKey.stringKey("weft.call");
+    static final AttributeKey<String> DESTINATION = AttributeKey.stringKey("weft.destination");
+    static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("weft.outcome");
+    static final AttributeKey<List<String>> ATTEMPTS = AttributeKey.stringArrayKey("weft.attempt_kinds");
+    static final AttributeKey<Long> STATUS = AttributeKey.longKey("http.response.status_code");
+    static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
+    static final AttributeKey<String> PATH = AttributeKey.stringKey("url.path");
+
+    private final SdkTracerProvider provider;
+    private final io.opentelemetry.api.trace.Tracer tracer;
+
+    OtelTracer(URI otlp, double sample, String serviceName) {
+        OtlpHttpSpanExporter exporter = OtlpHttpSpanExporter.builder()
+                .setEndpoint(otlp + "/v1/traces")
+                .setTimeout(Duration.ofSeconds(10))
+                .build();
+        provider = SdkTracerProvider.builder()
+                .setResource(Resource.getDefault().merge(Resource.create(Attributes.of(
+                        AttributeKey.stringKey("service.name"), serviceName))))
+                .setSampler(Sampler.parentBased(Sampler.traceIdRatioBased(sample)))
+                .addSpanProcessor(BatchSpanProcessor.builder(exporter).build())
+                .build();
+        tracer = provider.get("dev.weft.gateway");
+    }
+
+    @Override
+    public RequestTrace begin(String traceparent, String tracestate, String method, String path) {
+        TraceParent in = TraceParent.parse(traceparent);
+        Context parent = Context.root();
+        String state = null;
+        if (in != null) {
+            state = TraceParent.cleanState(tracestate);
+            parent = parent.with(Span.wrap(SpanContext.createFromRemoteParent(in.traceId(), in.spanIdHex(),
+                    TraceFlags.fromByte((byte) in.flags()), TraceState.getDefault())));
+        }
+        Span span = tracer.spanBuilder(method).setParent(parent).setSpanKind(SpanKind.SERVER)
+                .setAttribute(METHOD, method).setAttribute(PATH, path).startSpan();
+        Context ctx = parent.with(span);
+        String keptState = state;
+        return new RequestTrace() {
+            @Override
+            public String traceId() {
+                return span.getSpanContext().getTraceId();
+            }
+
+            @Override
+            public String tracestate() {
+                return keptState;
+            }
+
+            @Override
+            public CallTrace call(String name, URI destination) {
+                String dest = destination.getScheme() + "://" + destination.getAuthority();
+                Span c = tracer.spanBuilder(name).setParent(ctx).setSpanKind(SpanKind.CLIENT)
+                        .setAttribute(CALL, name).setAttribute(DESTINATION, dest).startSpan();
+                SpanContext sc = c.getSpanContext();
+                String header = "00-" + sc.getTraceId() + "-" + sc.getSpanId() + "-" + sc.getTraceFlags().asHex();
+                return new CallTrace() {
+                    @Override
+                    public String traceparent() {
+                        return header;
+                    }
+
+                    @Override
+                    public void end(CallResult r) {
+                        if (c.isRecording()) {
+                            c.setAttribute(OUTCOME, r.outcome());
+                            if (r.status() > 0) {
+                                c.setAttribute(STATUS, (long) r.status());
+                            }
+                            List<String> kinds = new ArrayList<>(r.attempts().size());
+                            for (Attempt a : r.attempts()) {
+                                kinds.add(a.kind().name().toLowerCase(java.util.Locale.ROOT));
+                            }
+                            c.setAttribute(ATTEMPTS, kinds);
+                            if (!r.ok()) {
+                                c.setStatus(StatusCode.ERROR, r.outcome());
+                            }
+                        }
+                        c.end();
+                    }
+                };
+            }
+
+            @Override
+            public void end(String route, int status) {
+                if (span.isRecording()) {
+                    if (route != null) {
+                        span.updateName(route);
+                        span.setAttribute(ROUTE, route);
+                    }
+                    span.setAttribute(STATUS, (long) status);
+                    if (status >= 500) {
+                        span.setStatus(StatusCode.ERROR);
+                    }
+                }
+                span.end();
+            }
+        };
+    }
+
+    /** Exports what is queued (up to 10 s), then stops. */
+    @Override
+    public void close() {
+        provider.shutdown().join(10, TimeUnit.SECONDS);
+    }
+}
