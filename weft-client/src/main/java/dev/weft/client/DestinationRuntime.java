@@ -123,10 +123,12 @@ final class DestinationRuntime implements AutoCloseable {
         } finally {
             bulkhead.release();
         }
-        if (o.ok() || (o.reason() == Reason.STATUS && o.status() < 500)) {
+        if (o.ok()) {
             breaker.onSuccess();
-        } else if (o.reason().countsAgainstDestination() || o.reason() == Reason.STATUS) {
+        } else if (o.reason().countsAgainstBackend(o.status())) { // the one rule: Reason#countsAgainstBackend
             breaker.onFailure();
+        } else if (o.reason() == Reason.STATUS) {
+            breaker.onSuccess(); // a 4xx: the backend answered
         } else {
             breaker.onIgnored();
         }
