@@ -4,6 +4,8 @@ import dev.weft.http.HttpCodecException;
 import dev.weft.http.RequestHead;
 
 import dev.weft.core.HostPort;
+import dev.weft.server.admission.Admission;
+import dev.weft.server.admission.FixedAdmission;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,7 +18,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,18 +35,18 @@ public final class HttpServer implements AutoCloseable {
     private final HttpHandler handler;
     private final ExecutorModel model;
     private final ThreadPoolExecutor pool;
-    private final Semaphore admission;
+    private final Admission admission;
     private ConnectionListener listener;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean draining;
     private volatile boolean closed;
 
-    private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler) {
+    private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler, Admission admission) {
         this.limits = limits;
         this.model = model;
         this.handler = handler;
-        this.admission = new Semaphore(limits.maxConcurrent());
+        this.admission = admission;
         if (model instanceof ExecutorModel.Platform p) {
             AtomicInteger n = new AtomicInteger();
             this.pool = new ThreadPoolExecutor(p.threads(), p.threads(), 60, TimeUnit.SECONDS,
@@ -61,7 +62,13 @@ public final class HttpServer implements AutoCloseable {
 
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler) throws IOException {
-        HttpServer s = new HttpServer(limits, model, handler);
+        return start(listen, limits, model, handler, new FixedAdmission(limits.maxConcurrent(), limits.maxWait()));
+    }
+
+    /** As {@link #start(List, ServerLimits, ExecutorModel, HttpHandler)}, with {@code admission} at the front door. */
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, Admission admission) throws IOException {
+        HttpServer s = new HttpServer(limits, model, handler, admission);
         s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
                 limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
                     @Override
@@ -139,16 +146,9 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private ServerResponse admitAndHandle(ServerRequest r) {
-        boolean admitted;
-        try {
-            admitted = admission.tryAcquire(limits.maxWait().toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return error(503, "server is stopping").withHeader("Retry-After", "1");
-        }
-        if (!admitted) {
-            return error(503, "over capacity: " + limits.maxConcurrent() + " requests in flight (max_concurrent)")
-                    .withHeader("Retry-After", "1");
+        Admission.Ticket ticket = admission.enter(r);
+        if (!ticket.admitted()) {
+            return error(503, ticket.refusal()).withHeader("Retry-After", "1");
         }
         inFlight.incrementAndGet();
         try {
@@ -171,7 +171,7 @@ public final class HttpServer implements AutoCloseable {
             return error(500, "internal error: " + e);
         } finally {
             inFlight.decrementAndGet();
-            admission.release();
+            ticket.exit();
         }
     }
 
@@ -238,6 +238,7 @@ public final class HttpServer implements AutoCloseable {
         if (pool != null) {
             pool.shutdownNow();
         }
+        admission.close();
     }
 
 }

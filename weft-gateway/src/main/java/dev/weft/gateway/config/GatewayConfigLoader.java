@@ -58,7 +58,7 @@ public final class GatewayConfigLoader {
 
     private GatewayConfig read(Path file, ConfigNode root) throws ConfigException {
         Map<String, ConfigNode> top = root.entries(Set.of("listen", "executor", "limits", "defaults",
-                "destination_defaults", "destinations", "routes"), problems);
+                "destination_defaults", "destinations", "routes", "admission"), problems);
         InetSocketAddress listen = DEFAULT_LISTEN;
         if (top.containsKey("listen")) {
             listen = guard(top.get("listen"), n -> HostPort.parse(n.text()), DEFAULT_LISTEN);
@@ -112,8 +112,12 @@ public final class GatewayConfigLoader {
                 }
             }
         }
+        dev.weft.server.admission.AdmissionPolicy admission = top.containsKey("admission")
+                ? new AdmissionReader(problems).read(top.get("admission"), routes)
+                : dev.weft.server.admission.AdmissionPolicy.DEFAULT;
         problems.throwIfAny();
-        return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes));
+        return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes),
+                admission);
     }
 
     // ---- routes ------------------------------------------------------------------------------------

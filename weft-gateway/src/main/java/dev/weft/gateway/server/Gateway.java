@@ -92,7 +92,8 @@ public final class Gateway implements AutoCloseable {
                                 Consumer<String> log) throws IOException {
         Gateway g = new Gateway(config, log);
         g.server = HttpServer.start(List.of(listen != null ? listen : config.listen()), config.limits(),
-                executor != null ? executor : config.executor(), g::handle);
+                executor != null ? executor : config.executor(), g::handle,
+                FrontDoor.create(config, g.registry, g::routeOf));
         return g;
     }
 
@@ -121,6 +122,19 @@ public final class Gateway implements AutoCloseable {
     }
 
     // ---- requests ----------------------------------------------------------------------------------
+
+    /** The id of the route {@code r} goes to (for the admission), or null. */
+    private String routeOf(ServerRequest r) {
+        if (r.path().startsWith("/-/")) {
+            return null;
+        }
+        for (RoutePlan p : current.config().routes()) {
+            if (p.method().equals(r.method()) && p.path().match(r.path()) != null) {
+                return p.id();
+            }
+        }
+        return null;
+    }
 
     ServerResponse handle(ServerRequest r) {
         if (r.path().startsWith("/-/")) {
