@@ -57,6 +57,10 @@ final class DestinationRuntime implements AutoCloseable {
                         b -> b.state() == CircuitBreaker.State.OPEN ? 1 : 0)
                 .description("1 while the destination's circuit breaker is open").tag("destination", key)
                 .register(registry));
+        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.breaker_openings", breaker,
+                        CircuitBreaker::timesOpened)
+                .description("times the destination's circuit breaker opened").tag("destination", key)
+                .register(registry));
         this.latency = Timer.builder("weft.call.duration")
                 .description("time from a call's start to its result, retries and hedges included")
                 .tag("destination", key).publishPercentileHistogram().register(registry);
