@@ -18,8 +18,10 @@ import java.util.function.Function;
  *
  * <p>Each key has a limit of requests in flight. Every {@value #INTERVAL_MS} ms the limits are revised from
  * one signal, the {@link SchedulerLag} (how late a ready virtual thread gets a carrier): above
- * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.5, target/lag)}, so the cut is
- * small near the target and halves at most); at or below it, a key whose requests in flight reached 90% of its
+ * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.8, target/lag)}), but never below
+ * what the key serves now: its completions per second (smoothed) times its no-load latency (the shortest of the
+ * last 5 s), plus 10% — so a lag the gateway did not cause (a busy neighbour) cannot talk the limit down
+ * below the goodput, and the limit follows what the key can complete; at or below the target, a key whose requests in flight reached 90% of its
  * limit in the interval gets 10% more (a key that does not use its limit does not grow it). Limits stay within
  * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
  *
@@ -34,6 +36,8 @@ import java.util.function.Function;
  */
 public final class AdaptiveAdmission implements Admission {
     static final long INTERVAL_MS = 100;
+    /** The no-load latency is the shortest seen in this many intervals (5 s). */
+    static final int NO_LOAD_INTERVALS = 50;
 
     private final AdmissionPolicy policy;
     private final FixedAdmission ceiling;
@@ -83,8 +87,9 @@ public final class AdaptiveAdmission implements Admission {
         }
         double lagMs = lag.takeMillis();
         double target = policy.lagTarget().toNanos() / 1e6;
+        double seconds = INTERVAL_MS / 1000.0;
         for (Key key : keys.values()) {
-            key.revise(lagMs, target);
+            key.revise(lagMs, target, seconds);
         }
     }
 
@@ -137,6 +142,19 @@ public final class AdaptiveAdmission implements Admission {
         lag.close();
     }
 
+    /** An admitted request: its key and when it started. */
+    private record Admitted(Key key, long started) implements Ticket {
+        @Override
+        public String refusal() {
+            return null;
+        }
+
+        @Override
+        public void exit() {
+            key.exit(started);
+        }
+    }
+
     private final class Key {
         final String name;
         final int max;
@@ -147,17 +165,13 @@ public final class AdaptiveAdmission implements Admission {
         volatile int inFlight;
         volatile int waiting;
         int peak;
-        final Ticket admitted = new Ticket() {
-            @Override
-            public String refusal() {
-                return null;
-            }
-
-            @Override
-            public void exit() {
-                Key.this.exit();
-            }
-        };
+        /** Per interval: completions and the shortest latency; the served rate and the no-load latency. */
+        int completed;
+        long intervalMin = Long.MAX_VALUE;
+        final long[] mins = new long[NO_LOAD_INTERVALS];
+        int minsPos;
+        double rate;
+        volatile double floor;
 
         Key(String name) {
             this.name = name;
@@ -169,7 +183,7 @@ public final class AdaptiveAdmission implements Admission {
             lock.lock();
             try {
                 if (waiting == 0 && take()) {
-                    return admitted;
+                    return new Admitted(this, System.nanoTime());
                 }
                 if (waiting >= policy.queue()) {
                     return refuse("over capacity: " + inFlight + " requests of " + name + " in flight (limit "
@@ -180,7 +194,7 @@ public final class AdaptiveAdmission implements Admission {
                     long until = System.nanoTime() + policy.maxWait().toNanos();
                     while (true) {
                         if (take()) {
-                            return admitted;
+                            return new Admitted(this, System.nanoTime());
                         }
                         long left = until - System.nanoTime();
                         if (left <= 0) {
@@ -218,10 +232,15 @@ public final class AdaptiveAdmission implements Admission {
             return new Refused(why);
         }
 
-        void exit() {
+        void exit(long started) {
+            long took = System.nanoTime() - started;
             lock.lock();
             try {
                 inFlight--;
+                completed++;
+                if (took < intervalMin) {
+                    intervalMin = took;
+                }
                 ceiling.give();
                 if (waiting > 0) {
                     freed.signal();
@@ -231,12 +250,27 @@ public final class AdaptiveAdmission implements Admission {
             }
         }
 
-        void revise(double lagMs, double targetMs) {
+        void revise(double lagMs, double targetMs, double intervalSeconds) {
             lock.lock();
             try {
+                rate = 0.7 * rate + 0.3 * (completed / intervalSeconds);
+                if (completed > 0) {
+                    mins[minsPos] = intervalMin;
+                    minsPos = (minsPos + 1) % mins.length;
+                }
+                completed = 0;
+                intervalMin = Long.MAX_VALUE;
+                long noLoad = Long.MAX_VALUE;
+                for (long m : mins) {
+                    if (m > 0 && m < noLoad) {
+                        noLoad = m;
+                    }
+                }
+                // what the route serves now, at its no-load latency, with 10% room: a lag never cuts below it
+                floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 double l = limit;
                 if (lagMs > targetMs) {
-                    l = l * Math.max(0.5, targetMs / lagMs);
+                    l = Math.max(floor, l * Math.max(0.8, targetMs / lagMs));
                 } else if (peak >= 0.9 * l) {
                     l = l * 1.1 + 1;
                 }
