@@ -116,6 +116,7 @@ public final class OverloadLab {
         List<Step> steps = new ArrayList<>();
         Map<String, String> skipped = new LinkedHashMap<>();
         double capacity = o.capacity();
+        boolean headerPrinted = false;
         try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
@@ -161,9 +162,11 @@ public final class OverloadLab {
                             out.printf(Locale.ROOT, "capacity: %.0f req/s (closed loop, %d in flight, %s, model %s; "
                                     + "errors %s)%n", capacity, o.maxInFlight(), Durations.format(o.duration()), model,
                                     c.errorsByReason());
-                            out.print(header());
-                            out.flush();
                             Thread.sleep(o.latency().toMillis() + 2000);
+                        }
+                        if (!headerPrinted) {
+                            out.print(header());
+                            headerPrinted = true;
                         }
                         for (double f : o.factors()) {
                             Step s = step(o, model, f, capacity, url, base, client, progress);
