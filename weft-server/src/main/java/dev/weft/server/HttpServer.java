@@ -26,7 +26,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * An HTTP/1.1 keep-alive server: one virtual thread per connection reads requests; the handler runs on
  * that virtual thread ({@link ExecutorModel.Virtual}) or on a fixed pool of platform threads
  * ({@link ExecutorModel.Platform}). Every limit of {@link ServerLimits} is enforced: 431, 413, and
- * 503 with Retry-After when {@code maxConcurrent} requests are in flight for longer than {@code maxWait}.
+ * 503 with Retry-After when the {@link dev.weft.server.admission.Admission} refuses a request (by default
+ * {@link FixedAdmission}: {@code maxConcurrent} requests in flight for longer than {@code maxWait}).
  */
 public final class HttpServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("weft.server");
