@@ -186,8 +186,8 @@ public final class AdaptiveAdmission implements Admission {
                     return new Admitted(this, System.nanoTime());
                 }
                 if (waiting >= policy.queue()) {
-                    return refuse("over capacity: " + inFlight + " requests of " + name + " in flight (limit "
-                            + (int) limit + ") and " + waiting + " waiting (admission.queue)");
+                    return refuse("over capacity: " + inFlight + " requests of " + name + " in flight ("
+                            + limits() + ") and " + waiting + " waiting (admission.queue)");
                 }
                 waiting++;
                 try {
@@ -199,7 +199,7 @@ public final class AdaptiveAdmission implements Admission {
                         long left = until - System.nanoTime();
                         if (left <= 0) {
                             return refuse("over capacity: " + inFlight + " requests of " + name
-                                    + " in flight (limit " + (int) limit + "); waited " + policy.maxWait().toMillis() + " ms");
+                                    + " in flight (" + limits() + "); waited " + policy.maxWait().toMillis() + " ms");
                         }
                         // a place freed by another key under the ceiling signals nobody here: look again every 5 ms
                         freed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(5)));
@@ -213,6 +213,11 @@ public final class AdaptiveAdmission implements Admission {
             } finally {
                 lock.unlock();
             }
+        }
+
+        private String limits() {
+            return "admission limit " + (int) limit + "; " + ceiling.inFlight() + " of limits.max_concurrent "
+                    + ceiling.max() + " in flight in all";
         }
 
         /** Under the lock: a place below the limit and under the ceiling. */
