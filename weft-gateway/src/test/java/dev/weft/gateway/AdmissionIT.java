@@ -65,6 +65,7 @@ class AdmissionIT {
     void aShedRequestGets503WithRetryAfterAndReachesNoBackend() throws Exception {
         start("""
                 admission:
+                  enabled: true
                   queue: 0
                   routes: { "GET /slow": 1 }
                 routes:
@@ -133,12 +134,13 @@ class AdmissionIT {
     void anUnknownRouteInAdmissionIsNamedWithItsPlace() {
         assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", """
                 admission:
+                  enabled: true
                   routes: { "GET /nope": 5 }
                 routes:
                   - get: /p
                     calls:
                       a: { url: "http://127.0.0.1:9/a" }
-                """)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:2")
+                """)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:3:")
                 .hasMessageContaining("GET /nope");
     }
 }

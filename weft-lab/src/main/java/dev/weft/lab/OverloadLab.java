@@ -46,8 +46,8 @@ public final class OverloadLab {
 
     private static Map<String, String> models() {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put("weft", "weft gateway, default config (adaptive admission on)");
-        m.put("weft-static", "weft gateway, admission.enabled: false (only limits.max_concurrent)");
+        m.put("weft", "weft gateway, default config and admission.enabled: true (the adaptive limit)");
+        m.put("weft-static", "weft gateway, default config (admission off: only limits.max_concurrent)");
         m.put("go", "Go net/http with a goroutine per call (lab/peers/go)");
         return java.util.Collections.unmodifiableMap(m);
     }
@@ -96,8 +96,8 @@ public final class OverloadLab {
 
     static String config(List<String> b, boolean admission) {
         StringBuilder sb = new StringBuilder("listen: 127.0.0.1:0\n");
-        if (!admission) {
-            sb.append("admission: { enabled: false }\n");
+        if (admission) {
+            sb.append("admission: { enabled: true }\n");
         }
         sb.append("routes:\n  - get: /a/{id}\n    timeout: 10s\n    calls:\n");
         String[] names = {"b", "c", "d"};

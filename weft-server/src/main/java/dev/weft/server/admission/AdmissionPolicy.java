@@ -6,7 +6,8 @@ import java.util.Map;
 /**
  * The adaptive admission limit of a server (see {@link AdaptiveAdmission}).
  *
- * @param enabled      default true in the gateway; false keeps only the static {@code max_concurrent}
+ * @param enabled      default false (measured: see docs/benchmarks.md, Overload): only the static
+ *                     {@code max_concurrent}; true turns the adaptive limit on
  * @param initialLimit each key's (route's) limit before it has learned one, default 1000
  * @param minLimit     a limit never goes below this, default 10
  * @param queue        requests that may wait for a place per key, default 100; more are refused at once
@@ -16,9 +17,9 @@ import java.util.Map;
  */
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                               Duration lagTarget, Map<String, Integer> routes) {
-    public static final AdmissionPolicy DEFAULT = new AdmissionPolicy(true, 1000, 10, 100, Duration.ofMillis(20),
+    public static final AdmissionPolicy DEFAULT = new AdmissionPolicy(false, 1000, 10, 100, Duration.ofMillis(20),
             Duration.ofMillis(20), Map.of());
-    public static final AdmissionPolicy DISABLED = new AdmissionPolicy(false, 1000, 10, 100, Duration.ofMillis(20),
+    public static final AdmissionPolicy ENABLED = new AdmissionPolicy(true, 1000, 10, 100, Duration.ofMillis(20),
             Duration.ofMillis(20), Map.of());
 
     public AdmissionPolicy {
