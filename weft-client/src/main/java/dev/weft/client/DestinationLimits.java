@@ -5,7 +5,9 @@ import java.time.Duration;
 /**
  * Limits of one destination.
  *
- * @param maxInFlight    calls in flight at once (the bulkhead), default 1024
+ * @param maxInFlight    calls in flight at once (the bulkhead), default 10,000: as high as the gateway's
+ *                       default max_concurrent, so that a destination answering slowly but correctly is not
+ *                       failed with bulkhead-full; overload is shed at the front door (admission) instead
  * @param maxWait        how long a call may wait for a bulkhead permit before it fails with
  *                       {@code bulkhead-full} (never past its deadline), default 100ms
  * @param maxConnections pooled connections, default = maxInFlight (a call never waits for a connection
@@ -17,7 +19,7 @@ import java.time.Duration;
 public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnections, Duration connectTimeout,
                                 Duration idleTimeout, long maxBodyBytes) {
 
-    public static final int DEFAULT_MAX_IN_FLIGHT = 1024;
+    public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
     public static final long DEFAULT_MAX_BODY_BYTES = 10L * 1024 * 1024;
     public static final DestinationLimits DEFAULT = new DestinationLimits(DEFAULT_MAX_IN_FLIGHT,
             Duration.ofMillis(100), DEFAULT_MAX_IN_FLIGHT, Duration.ofSeconds(2), Duration.ofSeconds(30),

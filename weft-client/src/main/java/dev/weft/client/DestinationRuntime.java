@@ -57,6 +57,10 @@ final class DestinationRuntime implements AutoCloseable {
                         b -> b.state() == CircuitBreaker.State.OPEN ? 1 : 0)
                 .description("1 while the destination's circuit breaker is open").tag("destination", key)
                 .register(registry));
+        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.breaker_openings", breaker,
+                        CircuitBreaker::timesOpened)
+                .description("times the destination's circuit breaker opened").tag("destination", key)
+                .register(registry));
         this.latency = Timer.builder("weft.call.duration")
                 .description("time from a call's start to its result, retries and hedges included")
                 .tag("destination", key).publishPercentileHistogram().register(registry);
@@ -123,10 +127,12 @@ final class DestinationRuntime implements AutoCloseable {
         } finally {
             bulkhead.release();
         }
-        if (o.ok() || (o.reason() == Reason.STATUS && o.status() < 500)) {
+        if (o.ok()) {
             breaker.onSuccess();
-        } else if (o.reason().countsAgainstDestination() || o.reason() == Reason.STATUS) {
+        } else if (o.reason().countsAgainstBackend(o.status())) { // the one rule: Reason#countsAgainstBackend
             breaker.onFailure();
+        } else if (o.reason() == Reason.STATUS) {
+            breaker.onSuccess(); // a 4xx: the backend answered
         } else {
             breaker.onIgnored();
         }

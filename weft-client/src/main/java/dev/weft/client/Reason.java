@@ -43,11 +43,28 @@ public enum Reason {
         return label;
     }
 
-    /** Whether this failure says something bad about the destination (for the circuit breaker). */
-    public boolean countsAgainstDestination() {
+    /**
+     * THE rule of which failures count against a backend (its circuit breaker): only what the backend itself
+     * caused. Every reason is named here on purpose (no default branch), so that a new reason must be placed.
+     * <ul>
+     *   <li>counts: refused, reset, protocol error, other I/O errors, unknown host, timeouts of the connect,
+     *       the headers and the body (the call had its own timeout to run; a call the gateway itself starved
+     *       never got one: it fails with {@code deadline} or {@code bulkhead-full} first), and a status of 500
+     *       or more;</li>
+     *   <li>never counts, because the gateway caused it or it says nothing about the backend: a status below
+     *       500, {@code bulkhead-full} (the gateway's own limit), {@code deadline} (the request's time ran out
+     *       before the call could start), {@code circuit-open}, {@code cancelled} (a hedge's loser, a caller
+     *       that gave up), {@code too-large} (the gateway's own body limit).</li>
+     * </ul>
+     *
+     * @param status the answer's status for {@link #STATUS}, ignored otherwise
+     */
+    public boolean countsAgainstBackend(int status) {
         return switch (this) {
-            case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY, REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST -> true;
-            default -> false;
+            case REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST -> true;
+            case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY -> true;
+            case STATUS -> status >= 500;
+            case BULKHEAD_FULL, DEADLINE, CIRCUIT_OPEN, CANCELLED, TOO_LARGE -> false;
         };
     }
 

@@ -117,11 +117,11 @@ public final class CoreReaders {
         try {
             return new BreakerPolicy(
                     b.containsKey("enabled") ? b.get("enabled").bool() : base.enabled(),
-                    b.containsKey("consecutive_failures") ? (int) b.get("consecutive_failures").integer(1, 1_000_000)
+                    b.containsKey("consecutive_failures") ? (int) b.get("consecutive_failures").integer(0, 1_000_000)
                             : base.consecutiveFailures(),
                     b.containsKey("failure_ratio") ? b.get("failure_ratio").number(0.01, 1) : base.failureRatio(),
-                    b.containsKey("window") ? (int) b.get("window").integer(1, 1000) : base.window(),
-                    b.containsKey("min_calls") ? (int) b.get("min_calls").integer(1, 1000) : base.minCalls(),
+                    b.containsKey("window") ? positive(b.get("window"), base.window()) : base.window(),
+                    b.containsKey("min_calls") ? (int) b.get("min_calls").integer(1, 1_000_000) : base.minCalls(),
                     b.containsKey("open_for") ? positive(b.get("open_for"), base.openFor()) : base.openFor(),
                     b.containsKey("probes") ? (int) b.get("probes").integer(1, 1000) : base.probes());
         } catch (ConfigException e) {

@@ -4,6 +4,8 @@ import dev.weft.http.HttpCodecException;
 import dev.weft.http.RequestHead;
 
 import dev.weft.core.HostPort;
+import dev.weft.server.admission.Admission;
+import dev.weft.server.admission.FixedAdmission;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,7 +18,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -25,7 +26,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * An HTTP/1.1 keep-alive server: one virtual thread per connection reads requests; the handler runs on
  * that virtual thread ({@link ExecutorModel.Virtual}) or on a fixed pool of platform threads
  * ({@link ExecutorModel.Platform}). Every limit of {@link ServerLimits} is enforced: 431, 413, and
- * 503 with Retry-After when {@code maxConcurrent} requests are in flight for longer than {@code maxWait}.
+ * 503 with Retry-After when the {@link dev.weft.server.admission.Admission} refuses a request (by default
+ * {@link FixedAdmission}: {@code maxConcurrent} requests in flight for longer than {@code maxWait}).
  */
 public final class HttpServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("weft.server");
@@ -34,7 +36,7 @@ public final class HttpServer implements AutoCloseable {
     private final HttpHandler handler;
     private final ExecutorModel model;
     private final ThreadPoolExecutor pool;
-    private final Semaphore admission;
+    private final Admission admission;
     private ConnectionListener listener;
     /** Null: plain HTTP. */
     private ServerTls tls;
@@ -44,11 +46,11 @@ public final class HttpServer implements AutoCloseable {
     private volatile boolean draining;
     private volatile boolean closed;
 
-    private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler) {
+    private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler, Admission admission) {
         this.limits = limits;
         this.model = model;
         this.handler = handler;
-        this.admission = new Semaphore(limits.maxConcurrent());
+        this.admission = admission;
         if (model instanceof ExecutorModel.Platform p) {
             AtomicInteger n = new AtomicInteger();
             this.pool = new ThreadPoolExecutor(p.threads(), p.threads(), 60, TimeUnit.SECONDS,
@@ -67,6 +69,12 @@ public final class HttpServer implements AutoCloseable {
         return start(listen, limits, model, handler, null, null);
     }
 
+    /** As {@link #start(List, ServerLimits, ExecutorModel, HttpHandler)}, with {@code admission} at the front door. */
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, Admission admission) throws IOException {
+        return start(listen, limits, model, handler, null, null, admission);
+    }
+
     /**
      * @param tls null for plain HTTP; else every connection does its TLS handshake on its own virtual thread
      * @param log where "out of file descriptors" goes (at most once a second), or null for the System.Logger
@@ -74,7 +82,15 @@ public final class HttpServer implements AutoCloseable {
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log)
             throws IOException {
-        HttpServer s = new HttpServer(limits, model, handler);
+        return start(listen, limits, model, handler, tls, log,
+                new FixedAdmission(limits.maxConcurrent(), limits.maxWait()));
+    }
+
+    /** The whole form: TLS (or null), the descriptor log (or null) and the front door's admission. */
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
+                                   Admission admission) throws IOException {
+        HttpServer s = new HttpServer(limits, model, handler, admission);
         s.tls = tls;
         s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
                 limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
@@ -180,16 +196,9 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private ServerResponse admitAndHandle(ServerRequest r) {
-        boolean admitted;
-        try {
-            admitted = admission.tryAcquire(limits.maxWait().toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return error(503, "server is stopping").withHeader("Retry-After", "1");
-        }
-        if (!admitted) {
-            return error(503, "over capacity: " + limits.maxConcurrent() + " requests in flight (max_concurrent)")
-                    .withHeader("Retry-After", "1");
+        Admission.Ticket ticket = admission.enter(r);
+        if (!ticket.admitted()) {
+            return error(503, ticket.refusal()).withHeader("Retry-After", "1");
         }
         inFlight.incrementAndGet();
         try {
@@ -212,7 +221,7 @@ public final class HttpServer implements AutoCloseable {
             return error(500, "internal error: " + e);
         } finally {
             inFlight.decrementAndGet();
-            admission.release();
+            ticket.exit();
         }
     }
 
@@ -284,6 +293,7 @@ public final class HttpServer implements AutoCloseable {
         if (pool != null) {
             pool.shutdownNow();
         }
+        admission.close();
     }
 
 }

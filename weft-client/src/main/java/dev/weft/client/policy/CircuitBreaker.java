@@ -14,18 +14,24 @@ import java.util.function.LongSupplier;
 public final class CircuitBreaker {
     public enum State { CLOSED, OPEN, HALF_OPEN }
 
+    private static final int BUCKETS = 10;
+
     private final BreakerPolicy policy;
     private final LongSupplier clock;
     private final ReentrantLock lock = new ReentrantLock();
-    private final boolean[] ring;
+    private final long bucketNanos;
+    /** Per bucket: the index of the time slice it holds, its calls and failures. */
+    private final long[] bucketSlice = new long[BUCKETS];
+    private final int[] bucketCalls = new int[BUCKETS];
+    private final int[] bucketFailures = new int[BUCKETS];
 
     private State state = State.CLOSED;
-    private int ringPos;
-    private int ringCount;
-    private int ringFailures;
     private int consecutive;
     private long openUntil;
+    private int probesAllowed;
     private int probesInFlight;
+    private int probeResults;
+    private int probeFailures;
     private long opened;
 
     public CircuitBreaker(BreakerPolicy policy) {
@@ -36,7 +42,8 @@ public final class CircuitBreaker {
     CircuitBreaker(BreakerPolicy policy, LongSupplier nanoClock) {
         this.policy = policy;
         this.clock = nanoClock;
-        this.ring = new boolean[policy.window()];
+        this.bucketNanos = Math.max(1, policy.window().toNanos() / BUCKETS);
+        java.util.Arrays.fill(bucketSlice, Long.MIN_VALUE);
     }
 
     /** Whether a call may go out now; if true, report its outcome exactly once. */
@@ -55,9 +62,11 @@ public final class CircuitBreaker {
                     }
                     state = State.HALF_OPEN;
                     probesInFlight = 0;
-                    // fall through: the first caller after openFor becomes a probe
+                    probeResults = 0;
+                    probeFailures = 0;
+                    // fall through: the first callers after openFor become probes
                 case HALF_OPEN:
-                    if (probesInFlight < policy.probes()) {
+                    if (probesInFlight + probeResults < probesAllowed) {
                         probesInFlight++;
                         return true;
                     }
@@ -100,9 +109,17 @@ public final class CircuitBreaker {
         lock.lock();
         try {
             if (state == State.HALF_OPEN) {
+                if (probesInFlight > 0) {
+                    probesInFlight--;
+                }
+                probeResults++;
                 if (failure) {
+                    probeFailures++;
+                }
+                // decide once the batch has answered, or early when the failures alone already reach the ratio
+                if (probeFailures >= policy.failureRatio() * probesAllowed) {
                     open();
-                } else {
+                } else if (probeResults >= probesAllowed) {
                     close();
                 }
                 return;
@@ -111,42 +128,74 @@ public final class CircuitBreaker {
                 return; // a call that started before the breaker opened
             }
             consecutive = failure ? consecutive + 1 : 0;
-            if (ringCount == ring.length) {
-                if (ring[ringPos]) {
-                    ringFailures--;
-                }
-            } else {
-                ringCount++;
+            long slice = Math.floorDiv(clock.getAsLong(), bucketNanos);
+            int i = (int) Math.floorMod(slice, (long) BUCKETS);
+            if (bucketSlice[i] != slice) {
+                bucketSlice[i] = slice;
+                bucketCalls[i] = 0;
+                bucketFailures[i] = 0;
             }
-            ring[ringPos] = failure;
+            bucketCalls[i]++;
             if (failure) {
-                ringFailures++;
+                bucketFailures[i]++;
             }
-            ringPos = (ringPos + 1) % ring.length;
-            if (consecutive >= policy.consecutiveFailures()
-                    || (ringCount >= policy.minCalls() && ringFailures >= policy.failureRatio() * ringCount)) {
+            if (policy.consecutiveFailures() > 0 && consecutive >= policy.consecutiveFailures()) {
                 open();
+                return;
+            }
+            if (failure) {
+                int calls = 0;
+                int failures = 0;
+                for (int b = 0; b < BUCKETS; b++) {
+                    if (bucketSlice[b] != Long.MIN_VALUE && slice - bucketSlice[b] < BUCKETS) {
+                        calls += bucketCalls[b];
+                        failures += bucketFailures[b];
+                    }
+                }
+                if (calls >= policy.minCalls() && failures >= policy.failureRatio() * calls) {
+                    open();
+                }
             }
         } finally {
             lock.unlock();
         }
     }
 
+    /** Calls per second that finished in the window, over the part of the window that saw calls. */
+    private double callRate() {
+        long slice = Math.floorDiv(clock.getAsLong(), bucketNanos);
+        int calls = 0;
+        long oldest = slice;
+        for (int b = 0; b < BUCKETS; b++) {
+            if (bucketSlice[b] != Long.MIN_VALUE && slice - bucketSlice[b] < BUCKETS) {
+                calls += bucketCalls[b];
+                oldest = Math.min(oldest, bucketSlice[b]);
+            }
+        }
+        return calls / ((slice - oldest + 1) * (double) bucketNanos / 1e9);
+    }
+
     private void open() {
+        if (state != State.HALF_OPEN) {
+            probesAllowed = (int) Math.min(BreakerPolicy.MAX_PROBES, Math.max(policy.probes(), Math.round(callRate() / 10)));
+        }
         state = State.OPEN;
         openUntil = clock.getAsLong() + policy.openFor().toNanos();
         probesInFlight = 0;
+        probeResults = 0;
+        probeFailures = 0;
         opened++;
     }
 
     private void close() {
         state = State.CLOSED;
         consecutive = 0;
-        ringPos = 0;
-        ringCount = 0;
-        ringFailures = 0;
-        java.util.Arrays.fill(ring, false);
+        java.util.Arrays.fill(bucketSlice, Long.MIN_VALUE);
+        java.util.Arrays.fill(bucketCalls, 0);
+        java.util.Arrays.fill(bucketFailures, 0);
         probesInFlight = 0;
+        probeResults = 0;
+        probeFailures = 0;
     }
 
     public State state() {
@@ -156,6 +205,16 @@ public final class CircuitBreaker {
                 return State.HALF_OPEN;
             }
             return state;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** How many probe calls the breaker lets through while half-open (after it last opened). */
+    public int probesAllowed() {
+        lock.lock();
+        try {
+            return probesAllowed;
         } finally {
             lock.unlock();
         }

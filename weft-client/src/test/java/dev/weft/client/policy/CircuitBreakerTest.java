@@ -46,10 +46,9 @@ class CircuitBreakerTest {
     }
 
     @Test
-    void opensOnTheFailureRatioOfTheWindow() {
-        CircuitBreaker b = new CircuitBreaker(new BreakerPolicy(true, 100, 0.5, 10, 10, Duration.ofSeconds(1), 1),
-                now::get);
-        for (int i = 0; i < 9; i++) { // alternate: never 100 in a row, but half of the window fails
+    void opensOnTheFailureRatioOfTheTimeWindowOnlyPastMinCalls() {
+        CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT.withOpenFor(Duration.ofSeconds(1)), now::get);
+        for (int i = 0; i < 99; i++) { // alternate: half of the calls fail, but fewer than min_calls (100)
             b.tryAcquire();
             if (i % 2 == 0) {
                 b.onFailure();
@@ -59,8 +58,59 @@ class CircuitBreakerTest {
             assertThat(b.state()).as("below min_calls after %d calls", i + 1).isEqualTo(CircuitBreaker.State.CLOSED);
         }
         b.tryAcquire();
-        b.onSuccess(); // 10 calls, 5 failed: ratio 0.5
+        b.onFailure(); // 100 calls, 51 failed
         assertThat(b.state()).isEqualTo(CircuitBreaker.State.OPEN);
+    }
+
+    @Test
+    void oldCallsLeaveTheWindow() {
+        CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT, now::get);
+        for (int i = 0; i < 99; i++) {
+            b.tryAcquire();
+            b.onFailure();
+        }
+        now.addAndGet(Duration.ofSeconds(11).toNanos()); // past the 10 s window: the 99 failures are forgotten
+        for (int i = 0; i < 99; i++) {
+            b.tryAcquire();
+            b.onSuccess();
+        }
+        b.tryAcquire();
+        b.onFailure();
+        assertThat(b.state()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
+    void byDefaultFailuresInARowDoNotOpenIt() {
+        CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT, now::get);
+        for (int i = 0; i < 50; i++) {
+            b.tryAcquire();
+            b.onFailure();
+        }
+        assertThat(b.state()).as("50 failures, below min_calls").isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
+    void halfOpenProbesScaleWithTraffic() {
+        CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT.withOpenFor(Duration.ofSeconds(1)), now::get);
+        for (int i = 0; i < 1000; i++) { // 1000 calls in the 10 s window: 100 calls/s
+            b.tryAcquire();
+            b.onFailure();
+            now.addAndGet(Duration.ofMillis(5).toNanos());
+        }
+        assertThat(b.state()).isEqualTo(CircuitBreaker.State.OPEN);
+        assertThat(b.probesAllowed()).as("a tenth of the calls per second").isGreaterThanOrEqualTo(10);
+        now.addAndGet(Duration.ofSeconds(1).toNanos());
+        int probes = b.probesAllowed();
+        for (int i = 0; i < probes; i++) {
+            assertThat(b.tryAcquire()).isTrue();
+        }
+        assertThat(b.tryAcquire()).as("no more than the batch").isFalse();
+        for (int i = 0; i < probes - 1; i++) {
+            b.onSuccess();
+            assertThat(b.state()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
+        }
+        b.onSuccess();
+        assertThat(b.state()).isEqualTo(CircuitBreaker.State.CLOSED);
     }
 
     @Test

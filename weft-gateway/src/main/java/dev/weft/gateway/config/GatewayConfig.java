@@ -5,6 +5,7 @@ import dev.weft.config.ObserveReaders;
 import dev.weft.core.log.LineSink;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
+import dev.weft.server.admission.AdmissionPolicy;
 import dev.weft.gateway.plan.RoutePlan;
 
 import java.net.InetSocketAddress;
@@ -21,16 +22,17 @@ import java.util.Map;
  * @param accessLog           where the access log goes ({@code access_log}); null: off
  * @param tracing             {@code tracing}: trace context is always propagated; spans exported when it names an
  *                            OTLP receiver
+ * @param admission           the adaptive admission limit at the front door ({@code admission:})
  */
 public record GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                             DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
                             List<RoutePlan> routes, TlsConfig tls, AdminConfig admin,
-                            LineSink.Target accessLog, ObserveReaders.Tracing tracing) {
-    /** Plain HTTP, admin on the main port, without access log or tracing. */
+                            LineSink.Target accessLog, ObserveReaders.Tracing tracing, AdmissionPolicy admission) {
+    /** Plain HTTP, admin on the main port, without access log or tracing, the default admission. */
     public GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                          DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
                          List<RoutePlan> routes) {
         this(file, listen, executor, limits, destinationDefaults, destinations, routes, null, null, null,
-                ObserveReaders.Tracing.OFF);
+                ObserveReaders.Tracing.OFF, AdmissionPolicy.DEFAULT);
     }
 }

@@ -68,7 +68,8 @@ public final class GatewayConfigLoader {
 
     private GatewayConfig read(Path file, ConfigNode root) throws ConfigException {
         Map<String, ConfigNode> top = root.entries(Set.of("listen", "executor", "limits", "defaults",
-                "destination_defaults", "destinations", "routes", "tls", "admin", "access_log", "tracing"), problems);
+                "destination_defaults", "destinations", "routes", "tls", "admin", "access_log", "tracing",
+                "admission"), problems);
         DeployReader deploy = new DeployReader(problems, file, env);
         TlsConfig tls = top.containsKey("tls") ? deploy.tls(top.get("tls")) : null;
         AdminConfig admin = top.containsKey("admin") ? deploy.admin(top.get("admin")) : null;
@@ -129,9 +130,12 @@ public final class GatewayConfigLoader {
                 ? ObserveReaders.accessLog(top.get("access_log"), problems) : null;
         ObserveReaders.Tracing tracing = top.containsKey("tracing")
                 ? ObserveReaders.tracing(top.get("tracing"), problems) : ObserveReaders.Tracing.OFF;
+        dev.weft.server.admission.AdmissionPolicy admission = top.containsKey("admission")
+                ? new AdmissionReader(problems).read(top.get("admission"), routes)
+                : dev.weft.server.admission.AdmissionPolicy.DEFAULT;
         problems.throwIfAny();
         return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes),
-                tls, admin, accessLog, tracing);
+                tls, admin, accessLog, tracing, admission);
     }
 
     // ---- routes ------------------------------------------------------------------------------------

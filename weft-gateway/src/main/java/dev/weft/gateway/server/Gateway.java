@@ -106,7 +106,8 @@ public final class Gateway implements AutoCloseable {
                 g.tls = Deploy.tls(config.tls(), g.registry, log);
             }
             g.server = HttpServer.start(List.of(main), config.limits(),
-                    executor != null ? executor : config.executor(), g::handle, g.tls, log);
+                    executor != null ? executor : config.executor(), g::handle, g.tls, log,
+                    FrontDoor.create(config, g.registry, g::routeOf));
             Deploy.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.server.Descriptors.limit());
             if (budget != null) {
@@ -157,6 +158,19 @@ public final class Gateway implements AutoCloseable {
     }
 
     // ---- requests ----------------------------------------------------------------------------------
+
+    /** The id of the route {@code r} goes to (for the admission), or null. */
+    private String routeOf(ServerRequest r) {
+        if (r.path().startsWith("/-/")) {
+            return null;
+        }
+        for (RoutePlan p : current.config().routes()) {
+            if (p.method().equals(r.method()) && p.path().match(r.path()) != null) {
+                return p.id();
+            }
+        }
+        return null;
+    }
 
     ServerResponse handle(ServerRequest r) {
         long t0 = System.nanoTime();

@@ -1,0 +1,93 @@
+package dev.weft.cli;
+
+import dev.weft.core.Durations;
+import dev.weft.lab.Machine;
+import dev.weft.lab.OverloadLab;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+@Command(name = "overload",
+        mixinStandardHelpOptions = true,
+        description = {
+                "Offered load past capacity. System A's route (B, C and D called in parallel, weft-sim at --latency on",
+                "127.0.0.2-4); the gateway with its default config but for the route's timeouts. The capacity is",
+                "measured first (closed loop, --max-in-flight requests, on the first model) unless --capacity is",
+                "given; then each model, in a fresh process, gets an open-loop load (fixed schedule) at each",
+                "--factors multiple of it, lowest first. Models:",
+                "  weft         the gateway, default config and admission.enabled: true (the adaptive limit)",
+                "  weft-static  the gateway, default config (admission off: only limits.max_concurrent)",
+                "  go           goroutines and net/http (lab/peers/go; skipped with a note where there is no Go)",
+                "Per step: goodput (answers below 400 per second), 503 share, p50/p99 of the answered requests (from",
+                "their scheduled start), p99 of the 503s, other failures, breaker openings in the gateway. Writes",
+                "<out>/overload-<time>/report.md, results.json and goodput.png (goodput against offered load).",
+                "The default run takes about four minutes.",
+                ""})
+public final class LabOverloadCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",
+            description = "Models, in order. Default: weft,weft-static,go.")
+    List<String> models = new ArrayList<>(OverloadLab.MODELS.keySet());
+
+    @Option(names = "--latency", paramLabel = "D", defaultValue = "1s", description = "Backend latency. Default: ${DEFAULT-VALUE}.")
+    Duration latency;
+
+    @Option(names = "--factors", split = ",", paramLabel = "X[,X...]", defaultValue = "0.5,1,1.5,2,3",
+            description = "Offered load as multiples of the capacity. Default: ${DEFAULT-VALUE}.")
+    List<Double> factors;
+
+    @Option(names = "--capacity", paramLabel = "REQ/S", defaultValue = "0",
+            description = "The capacity (1x) in req/s; 0 measures it. Default: ${DEFAULT-VALUE}.")
+    double capacity;
+
+    @Option(names = "--max-in-flight", paramLabel = "N", defaultValue = "4500",
+            description = "Requests in flight from the load generator at most (1..4800: descriptors). Default: ${DEFAULT-VALUE}.")
+    int maxInFlight;
+
+    @Option(names = "--duration", paramLabel = "D", defaultValue = "6s", description = "Measured time per step. Default: ${DEFAULT-VALUE}.")
+    Duration duration;
+
+    @Option(names = "--warmup", paramLabel = "D", defaultValue = "3s", description = "Unmeasured time before each step. Default: ${DEFAULT-VALUE}.")
+    Duration warmup;
+
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "results", description = "Where overload-<time>/ goes. Default: ${DEFAULT-VALUE}.")
+    Path out;
+
+    @Override
+    public void run() {
+        PrintWriter w = spec.commandLine().getOut();
+        LabArgs.requireKnown("--models", models, OverloadLab.MODELS.keySet());
+        if (maxInFlight < 1 || maxInFlight > 4800) {
+            throw new UserException("--max-in-flight must be 1..4800", null, 2);
+        }
+        if (factors.isEmpty() || factors.stream().anyMatch(f -> !(f > 0 && f <= 20))) {
+            throw new UserException("--factors must be multiples in (0, 20], such as 0.5,1,2", null, 2);
+        }
+        String command = "weft lab overload --models " + String.join(",", models) + " --latency "
+                + Durations.format(latency) + " --factors " + factors.stream().map(String::valueOf)
+                .reduce((a, b) -> a + "," + b).orElse("") + " --capacity " + capacity + " --max-in-flight " + maxInFlight
+                + " --duration " + Durations.format(duration) + " --warmup " + Durations.format(warmup);
+        w.println("command: " + command);
+        w.println("machine: " + Machine.describe());
+        w.println("started: " + Instant.now());
+        w.flush();
+        try {
+            OverloadLab.Report r = OverloadLab.run(new OverloadLab.Options(models, latency, factors, capacity, warmup,
+                    duration, maxInFlight), out, command, w, spec.commandLine().getErr());
+            r.skipped().forEach((m, why) -> w.println("skipped " + m + ": " + why));
+            w.println("wrote " + r.dir().resolve("report.md") + ", results.json, goodput.png");
+        } catch (Exception e) {
+            throw new UserException("lab overload failed: " + e.getMessage(), e);
+        }
+    }
+}

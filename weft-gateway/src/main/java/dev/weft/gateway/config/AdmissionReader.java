@@ -1,0 +1,55 @@
+package dev.weft.gateway.config;
+
+import dev.weft.config.ConfigException;
+import dev.weft.config.ConfigNode;
+import dev.weft.config.Problems;
+import dev.weft.gateway.plan.RoutePlan;
+import dev.weft.server.admission.AdmissionPolicy;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** Reads the gateway's {@code admission:} section over {@link AdmissionPolicy#DEFAULT} (see docs/gateway.md). */
+final class AdmissionReader {
+    private final Problems problems;
+
+    AdmissionReader(Problems problems) {
+        this.problems = problems;
+    }
+
+    AdmissionPolicy read(ConfigNode node, List<RoutePlan> routes) {
+        AdmissionPolicy d = AdmissionPolicy.DEFAULT;
+        try {
+            Map<String, ConfigNode> a = node.entries(Set.of("enabled", "initial_limit", "min_limit", "queue",
+                    "max_wait", "lag_target", "routes"), problems);
+            boolean enabled = a.containsKey("enabled") ? a.get("enabled").bool() : d.enabled();
+            int initial = a.containsKey("initial_limit") ? (int) a.get("initial_limit").integer(1, 1_000_000) : d.initialLimit();
+            int min = a.containsKey("min_limit") ? (int) a.get("min_limit").integer(1, 1_000_000) : d.minLimit();
+            int queue = a.containsKey("queue") ? (int) a.get("queue").integer(0, 100_000) : d.queue();
+            Duration maxWait = a.containsKey("max_wait") ? a.get("max_wait").duration() : d.maxWait();
+            Duration lagTarget = a.containsKey("lag_target") ? a.get("lag_target").duration() : d.lagTarget();
+            Map<String, Integer> perRoute = new LinkedHashMap<>();
+            if (a.containsKey("routes")) {
+                for (Map.Entry<String, ConfigNode> e : a.get("routes").entries().entrySet()) {
+                    if (routes.stream().noneMatch(r -> r.id().equals(e.getKey()))) {
+                        problems.add(e.getValue(), "admission.routes: no route '" + e.getKey()
+                                + "' (name a route as METHOD /path, such as 'GET /orders/{id}')");
+                        continue;
+                    }
+                    perRoute.put(e.getKey(), (int) e.getValue().integer(1, 1_000_000));
+                }
+            }
+            try {
+                return new AdmissionPolicy(enabled, initial, min, queue, maxWait, lagTarget, perRoute);
+            } catch (IllegalArgumentException e) {
+                problems.add(node, e.getMessage());
+            }
+        } catch (ConfigException e) {
+            problems.addAll(e);
+        }
+        return d;
+    }
+}

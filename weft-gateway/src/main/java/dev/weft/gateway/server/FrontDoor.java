@@ -1,0 +1,56 @@
+package dev.weft.gateway.server;
+
+import dev.weft.gateway.config.GatewayConfig;
+import dev.weft.server.ServerRequest;
+import dev.weft.server.admission.AdaptiveAdmission;
+import dev.weft.server.admission.Admission;
+import dev.weft.server.admission.FixedAdmission;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.util.function.Function;
+
+/**
+ * The gateway's admission at the front door and its metrics: {@code admission:} (an adaptive limit per route
+ * under {@code limits.max_concurrent}), or the static {@code max_concurrent} + {@code max_wait} alone when
+ * {@code admission.enabled: false}. Read at start; a reload does not change it.
+ */
+final class FrontDoor {
+    private FrontDoor() {
+    }
+
+    /** @param routeOf a request's route id, or null (admin paths, unknown routes: the ceiling alone) */
+    static Admission create(GatewayConfig config, MeterRegistry registry, Function<ServerRequest, String> routeOf) {
+        FixedAdmission ceiling = new FixedAdmission(config.limits().maxConcurrent(), config.limits().maxWait());
+        Admission a;
+        if (config.admission().enabled()) {
+            AdaptiveAdmission[] self = new AdaptiveAdmission[1];
+            self[0] = new AdaptiveAdmission(config.admission(), ceiling, routeOf, route -> {
+                AdaptiveAdmission ad = self[0];
+                Gauge.builder("weft.admission.limit", ad, x -> x.limit(route))
+                        .description("the route's adaptive limit of requests in flight").tag("route", route).register(registry);
+                Gauge.builder("weft.admission.in_flight", ad, x -> x.inFlight(route))
+                        .description("the route's admitted requests in flight").tag("route", route).register(registry);
+                Gauge.builder("weft.admission.queued", ad, x -> x.queued(route))
+                        .description("the route's requests waiting for a place (admission.queue)").tag("route", route)
+                        .register(registry);
+                FunctionCounter.builder("weft.admission.shed", ad, x -> x.shed(route))
+                        .description("the route's requests answered 503 by the admission").tag("route", route)
+                        .register(registry);
+            });
+            Gauge.builder("weft.admission.lag", self[0], x -> x.lagMillis() / 1000)
+                    .description("how late a ready virtual thread got a carrier (seconds, mean over the last 100 ms): "
+                            + "the signal the adaptive limits follow").baseUnit("seconds").register(registry);
+            a = self[0];
+        } else {
+            a = ceiling;
+        }
+        Gauge.builder("weft.admission.ceiling", ceiling, FixedAdmission::inFlight)
+                .description("requests in flight under limits.max_concurrent").tag("max", Integer.toString(
+                        config.limits().maxConcurrent())).register(registry);
+        FunctionCounter.builder("weft.admission.shed.all", a, Admission::shed)
+                .description("every request answered 503 by the admission").register(registry);
+        return a;
+    }
+}

@@ -1,0 +1,146 @@
+package dev.weft.gateway;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.config.ConfigException;
+import dev.weft.gateway.config.GatewayConfig;
+import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.server.Gateway;
+import dev.weft.sim.SimConfig;
+import dev.weft.sim.SimServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The admission at the gateway's front door, in-process, against a weft-sim backend over loopback. */
+class AdmissionIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private SimServer sim;
+    private Gateway gw;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void startBackend() throws Exception {
+        sim = SimServer.start(SimConfig.local());
+    }
+
+    @AfterEach
+    void stop() {
+        if (gw != null) {
+            gw.close();
+        }
+        sim.close();
+        http.close();
+    }
+
+    private void start(String yaml) throws Exception {
+        Path f = dir.resolve("gw.yaml");
+        Files.writeString(f, yaml.replace("SIM", sim.url()));
+        GatewayConfig cfg = GatewayConfigLoader.load(f);
+        gw = Gateway.start(cfg, new InetSocketAddress("127.0.0.1", 0), null, line -> { });
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(gw.url() + path)).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void aShedRequestGets503WithRetryAfterAndReachesNoBackend() throws Exception {
+        start("""
+                admission:
+                  enabled: true
+                  queue: 0
+                  routes: { "GET /slow": 1 }
+                routes:
+                  - get: /slow
+                    timeout: 20s
+                    calls:
+                      a: { url: "SIM/a?latency=2s", timeout: 20s }
+                  - get: /fast
+                    calls:
+                      b: { url: "SIM/b" }
+                """);
+        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
+                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (sim.stats().requests("/a") < 1) {
+            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
+            Thread.sleep(5);
+        }
+        HttpResponse<String> shed = get("/slow");
+        assertThat(shed.statusCode()).isEqualTo(503);
+        assertThat(shed.headers().firstValue("retry-after")).contains("1");
+        assertThat(shed.headers().firstValue("content-type").orElse("")).startsWith("application/json");
+        assertThat(JSON.readTree(shed.body()).get("error").asText()).contains("GET /slow").contains("limit 1");
+
+        assertThat(get("/fast").statusCode()).as("another route has its own limit").isEqualTo(200);
+
+        assertThat(first.get().statusCode()).isEqualTo(200);
+        assertThat(sim.stats().requests("/a")).as("the shed request called no backend").isEqualTo(1);
+        assertThat(get("/slow").statusCode()).as("the place is free again").isEqualTo(200);
+
+        String metrics = get("/-/metrics").body();
+        assertThat(metrics).contains("weft_admission_shed_total{route=\"GET /slow\"} 1.0");
+        assertThat(metrics).contains("weft_admission_limit{route=\"GET /slow\"} 1.0");
+        assertThat(metrics).contains("weft_admission_in_flight{route=\"GET /fast\"}");
+        assertThat(metrics).contains("weft_admission_lag_seconds");
+        assertThat(metrics).contains("weft_admission_shed_all_total 1.0");
+    }
+
+    @Test
+    void withoutTheAdaptiveLimitMaxConcurrentStillSheds() throws Exception {
+        start("""
+                limits: { max_concurrent: 1, max_wait: 0ms }
+                admission: { enabled: false }
+                routes:
+                  - get: /slow
+                    timeout: 20s
+                    calls:
+                      a: { url: "SIM/a?latency=2s", timeout: 20s }
+                """);
+        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
+                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (sim.stats().requests("/a") < 1) {
+            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
+            Thread.sleep(5);
+        }
+        HttpResponse<String> shed = get("/slow");
+        assertThat(shed.statusCode()).isEqualTo(503);
+        assertThat(shed.headers().firstValue("retry-after")).contains("1");
+        assertThat(shed.body()).contains("max_concurrent");
+        assertThat(first.get().statusCode()).isEqualTo(200);
+        assertThat(sim.stats().requests("/a")).isEqualTo(1);
+    }
+
+    @Test
+    void anUnknownRouteInAdmissionIsNamedWithItsPlace() {
+        assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", """
+                admission:
+                  enabled: true
+                  routes: { "GET /nope": 5 }
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:3:")
+                .hasMessageContaining("GET /nope");
+    }
+}

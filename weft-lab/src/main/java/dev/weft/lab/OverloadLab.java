@@ -1,0 +1,287 @@
+package dev.weft.lab;
+
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
+import dev.weft.config.Json;
+import dev.weft.core.Durations;
+import dev.weft.devtools.ChildProcess;
+import dev.weft.devtools.SimProcess;
+import dev.weft.lab.peers.GoPeers;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * {@code weft lab overload}: offered load past capacity. System A's route (B, C and D called in parallel, weft-sim
+ * at latency L on 127.0.0.2-4), the gateway with its default config but for the route's timeouts. The capacity is
+ * measured first (closed loop on Weft with the admission limit); then each model, in a fresh process, gets an
+ * open-loop load (a fixed schedule, {@link Bench}) at each multiple of it, lowest first. Per step: goodput (answers
+ * below 400 per second), the share of 503s, p50/p99 of the answered requests (from their scheduled start), p99 of
+ * the 503s (from their send), other failures, and the breaker openings in the gateway over the step.
+ */
+public final class OverloadLab {
+    public static final Map<String, String> MODELS = models();
+
+    private static Map<String, String> models() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("weft", "weft gateway, default config and admission.enabled: true (the adaptive limit)");
+        m.put("weft-static", "weft gateway, default config (admission off: only limits.max_concurrent)");
+        m.put("go", "Go net/http with a goroutine per call (lab/peers/go)");
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
+    public record Options(List<String> models, Duration latency, List<Double> factors, double capacity,
+                          Duration warmup, Duration duration, int maxInFlight) {
+    }
+
+    public record Step(String model, double factor, double offered, Bench.Result result, double shedP99Millis,
+                       long breakerOpenings) {
+        long count(String outcome) {
+            return result.errorsByReason().getOrDefault(outcome, 0L);
+        }
+
+        double share503() {
+            return result.requests() == 0 ? 0 : count("status-503") / (double) result.requests();
+        }
+
+        long otherFailures() {
+            return result.errors() - count("status-503") + result.notSent();
+        }
+
+        Map<String, Object> json() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("model", model);
+            m.put("factor", factor);
+            m.put("offered", Math.round(offered));
+            m.put("goodput", Math.round(result.throughput()));
+            m.put("share_503", Math.round(share503() * 1000) / 1000.0);
+            m.put("p50_ms", result.percentileMillis(50));
+            m.put("p99_ms", result.percentileMillis(99));
+            m.put("p99_503_ms", Double.isNaN(shedP99Millis) ? null : shedP99Millis);
+            m.put("other_failures", otherFailures());
+            m.put("errors_by_reason", result.errorsByReason());
+            m.put("not_sent", result.notSent());
+            m.put("breaker_openings", breakerOpenings < 0 ? null : breakerOpenings);
+            return m;
+        }
+    }
+
+    public record Report(double capacity, List<Step> steps, Map<String, String> skipped, Path dir) {
+    }
+
+    private OverloadLab() {
+    }
+
+    static String config(List<String> b, boolean admission) {
+        StringBuilder sb = new StringBuilder("listen: 127.0.0.1:0\n");
+        if (admission) {
+            sb.append("admission: { enabled: true }\n");
+        }
+        sb.append("routes:\n  - get: /a/{id}\n    timeout: 10s\n    calls:\n");
+        String[] names = {"b", "c", "d"};
+        for (int i = 0; i < 3; i++) {
+            sb.append("      ").append(names[i]).append(": { url: \"").append(b.get(i)).append('/').append(names[i])
+                    .append("/{path.id}?latency={query.latency}\", timeout: 5s }\n");
+        }
+        return sb.toString();
+    }
+
+    public static Report run(Options o, Path resultsRoot, String command, PrintWriter out, PrintWriter progress)
+            throws Exception {
+        String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC).format(Instant.now());
+        Path dir = resultsRoot.resolve("overload-" + stamp);
+        Files.createDirectories(dir);
+        List<Step> steps = new ArrayList<>();
+        Map<String, String> skipped = new LinkedHashMap<>();
+        double capacity = o.capacity();
+        boolean headerPrinted = false;
+        try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
+                new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
+            List<String> b = backends.urls();
+            Path withAdmission = Files.createTempFile("weft-lab-overload", ".yaml");
+            Path without = Files.createTempFile("weft-lab-overload-static", ".yaml");
+            Files.writeString(withAdmission, config(b, true));
+            Files.writeString(without, config(b, false));
+            try {
+                for (String model : o.models()) {
+                    ChildProcess svc;
+                    try {
+                        svc = switch (model) {
+                            case "weft" -> ChildProcess.startJvm(SystemALab.serviceJvmFlags(), GatewayProcess.class,
+                                    List.of(withAdmission.toString(), "virtual"));
+                            case "weft-static" -> ChildProcess.startJvm(SystemALab.serviceJvmFlags(), GatewayProcess.class,
+                                    List.of(without.toString(), "virtual"));
+                            case "go" -> ChildProcess.start(List.of(GoPeers.build("go").toString(), b.get(0), b.get(1),
+                                    b.get(2), String.valueOf(o.maxInFlight() + 100)), "the Go peer");
+                            default -> throw new IllegalArgumentException("unknown model " + model);
+                        };
+                    } catch (GoPeers.Unavailable e) {
+                        skipped.put(model, e.getMessage());
+                        progress.println("lab overload: SKIPPED " + model + ": " + e.getMessage());
+                        progress.flush();
+                        continue;
+                    }
+                    try (svc; Transport client = LoadClient.transport(o.maxInFlight())) {
+                        String base = svc.ready();
+                        CallResult first = client.call(CallRequest.get(base + "/a/1?latency=0ms"), Duration.ofSeconds(30));
+                        if (!first.ok()) {
+                            throw new IOException(model + " failed its first request: " + first);
+                        }
+                        String warm = base + "/a/1?latency=0ms";
+                        Bench.run(new Bench.Options(List.of(warm), "GET", Headers.EMPTY, null, 0, 200, Duration.ZERO,
+                                SystemALab.JIT_WARMUP, Duration.ofSeconds(60)),
+                                Bench.sender(client, List.of(CallRequest.get(warm)), Duration.ofSeconds(60)), null, false);
+                        String url = base + "/a/1?latency=" + Durations.format(o.latency());
+                        if (capacity <= 0) {
+                            Bench.Result c = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0,
+                                    o.maxInFlight(), o.warmup(), o.duration(), Duration.ofSeconds(60)),
+                                    Bench.sender(client, List.of(CallRequest.get(url)), Duration.ofSeconds(60)), null, false);
+                            capacity = c.throughput();
+                            out.printf(Locale.ROOT, "capacity: %.0f req/s (closed loop, %d in flight, %s, model %s; "
+                                    + "errors %s)%n", capacity, o.maxInFlight(), Durations.format(o.duration()), model,
+                                    c.errorsByReason());
+                            Thread.sleep(o.latency().toMillis() + 2000);
+                        }
+                        if (!headerPrinted) {
+                            out.print(header());
+                            headerPrinted = true;
+                        }
+                        for (double f : o.factors()) {
+                            Step s = step(o, model, f, capacity, url, base, client, progress);
+                            steps.add(s);
+                            out.print(line(s));
+                            out.flush();
+                            Thread.sleep(o.latency().toMillis() + 2000); // let the step's requests drain
+                        }
+                    }
+                }
+            } finally {
+                Files.deleteIfExists(withAdmission);
+                Files.deleteIfExists(without);
+            }
+        }
+        Report r = new Report(capacity, steps, skipped, dir);
+        write(r, o, command);
+        return r;
+    }
+
+    private static Step step(Options o, String model, double factor, double capacity, String url, String base,
+                             Transport client, PrintWriter progress) throws InterruptedException {
+        double rate = factor * capacity;
+        progress.printf(Locale.ROOT, "lab overload: %s at %.1fx = %.0f req/s offered, %s + %s ...%n", model, factor, rate,
+                Durations.format(o.warmup()), Durations.format(o.duration()));
+        progress.flush();
+        long opened0 = breakerOpenings(client, base);
+        Recorder shed = new Recorder(3);
+        CallRequest req = CallRequest.get(url);
+        Bench.Sender sender = target -> {
+            long t0 = System.nanoTime();
+            CallResult r = client.call(req, dev.weft.core.Deadline.in(Duration.ofSeconds(30)));
+            if (r.ok()) {
+                return null;
+            }
+            if (r.status() == 503) {
+                shed.recordValue(Math.max(1, (System.nanoTime() - t0) / 1000));
+            }
+            return r.outcome();
+        };
+        Bench.Result res = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, rate, o.maxInFlight(),
+                o.warmup(), o.duration(), Duration.ofSeconds(30)), sender, null, false);
+        long opened1 = breakerOpenings(client, base);
+        Histogram h = shed.getIntervalHistogram();
+        double shedP99 = h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(99) / 1000.0;
+        return new Step(model, factor, rate, res, shedP99, opened0 < 0 || opened1 < 0 ? -1 : opened1 - opened0);
+    }
+
+    private static final Pattern OPENINGS = Pattern.compile("^weft_destination_breaker_openings_total\\{[^}]*} ([0-9.eE+]+)$",
+            Pattern.MULTILINE);
+
+    /** The gateway's breaker openings so far (all destinations), or -1 when the model has none (the Go peer). */
+    static long breakerOpenings(Transport client, String base) {
+        CallResult r = client.call(CallRequest.get(base + "/-/metrics"), Duration.ofSeconds(10));
+        if (r.status() != 200) {
+            return -1;
+        }
+        Matcher m = OPENINGS.matcher(r.bodyText());
+        double n = 0;
+        boolean any = false;
+        while (m.find()) {
+            n += Double.parseDouble(m.group(1));
+            any = true;
+        }
+        return any ? Math.round(n) : 0;
+    }
+
+    public static String header() {
+        return "| model | offered | offered req/s | goodput req/s | 503 share | p50 ms | p99 ms | 503 p99 ms | other failures | breaker openings |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+    }
+
+    public static String line(Step s) {
+        Bench.Result x = s.result();
+        Map<String, Long> other = new LinkedHashMap<>(x.errorsByReason());
+        other.remove("status-503");
+        if (x.notSent() > 0) {
+            other.put("not-sent", x.notSent());
+        }
+        return String.format(Locale.ROOT, "| %s | %.1fx | %.0f | %.0f | %.1f%% | %.0f | %.0f | %s | %d%s | %s |%n", s.model(),
+                s.factor(), s.offered(), x.throughput(), 100 * s.share503(), x.percentileMillis(50), x.percentileMillis(99),
+                Double.isNaN(s.shedP99Millis()) ? "-" : String.format(Locale.ROOT, "%.1f", s.shedP99Millis()),
+                s.otherFailures(), other.isEmpty() ? "" : " " + other, s.breakerOpenings() < 0 ? "n/a" : Long.toString(s.breakerOpenings()));
+    }
+
+    private static void write(Report r, Options o, String command) throws IOException {
+        StringBuilder md = new StringBuilder("# weft lab overload\n\n- command: `" + command + "`\n- machine: "
+                + Machine.describe() + "\n- capacity: " + Math.round(r.capacity()) + " req/s\n\n");
+        md.append(header());
+        r.steps().forEach(s -> md.append(line(s)));
+        r.skipped().forEach((m, why) -> md.append("\nSkipped ").append(m).append(": ").append(why).append('\n'));
+        md.append("\n![goodput against offered load](goodput.png)\n");
+        Files.writeString(r.dir().resolve("report.md"), md.toString());
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("command", command);
+        json.put("machine", Machine.describe());
+        json.put("capacity", Math.round(r.capacity()));
+        json.put("latency_ms", o.latency().toMillis());
+        json.put("skipped", r.skipped());
+        json.put("steps", r.steps().stream().map(Step::json).toList());
+        Json.MAPPER.writerWithDefaultPrettyPrinter().writeValue(r.dir().resolve("results.json").toFile(), json);
+        System.setProperty("java.awt.headless", "true");
+        XYChart chart = new XYChartBuilder().width(900).height(540).title("Overload: goodput against offered load")
+                .xAxisTitle("offered load (req/s)").yAxisTitle("goodput (answers below 400 per second)").build();
+        chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.OutsideE);
+        Map<String, List<double[]>> by = new LinkedHashMap<>();
+        for (Step s : r.steps()) {
+            by.computeIfAbsent(s.model(), k -> new ArrayList<>()).add(new double[] {s.offered(), s.result().throughput()});
+        }
+        for (Map.Entry<String, List<double[]>> e : by.entrySet()) {
+            chart.addSeries(e.getKey(), e.getValue().stream().mapToDouble(p -> p[0]).toArray(),
+                    e.getValue().stream().mapToDouble(p -> p[1]).toArray()).setMarker(SeriesMarkers.CIRCLE);
+        }
+        if (!by.isEmpty()) {
+            BitmapEncoder.saveBitmap(chart, r.dir().resolve("goodput.png").toString(), BitmapEncoder.BitmapFormat.PNG);
+        }
+    }
+}

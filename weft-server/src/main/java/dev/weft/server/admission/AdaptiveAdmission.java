@@ -1,0 +1,292 @@
+package dev.weft.server.admission;
+
+import dev.weft.server.ServerRequest;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * An adaptive concurrency limit per key (a route), under a static ceiling ({@link FixedAdmission}).
+ *
+ * <p>Each key has a limit of requests in flight. Every {@value #INTERVAL_MS} ms the limits are revised from
+ * one signal, the {@link SchedulerLag} (how late a ready virtual thread gets a carrier): above
+ * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.8, target/lag)}), but never below
+ * what the key serves now: its completions per second (smoothed) times its no-load latency (the shortest of the
+ * last 5 s), plus 10% — so a lag the gateway did not cause (a busy neighbour) cannot talk the limit down
+ * below the goodput, and the limit follows what the key can complete; at or below the target, a key whose requests in flight reached 90% of its
+ * limit in the interval gets 10% more (a key that does not use its limit does not grow it). Limits stay within
+ * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
+ *
+ * <p>Why not the requests' latency, as Netflix's Gradient or Vegas limits do: behind a gateway the latency is
+ * the backends'. A backend that slows from 1 s to 2 s needs twice the requests in flight for the same rate
+ * (Little's law); a latency-gradient limit would do the opposite and shed a load the gateway could carry. The
+ * scheduling delay grows only when this process is short of CPU, which is exactly when admitting more makes
+ * every request slower.
+ *
+ * <p>Past its limit a request waits (at most {@code queue} of them per key) up to {@code maxWait} for a place;
+ * past the queue it is refused at once. Requests without a key (the admin endpoints) pass the ceiling only.
+ */
+public final class AdaptiveAdmission implements Admission {
+    static final long INTERVAL_MS = 100;
+    /** The no-load latency is the shortest seen in this many intervals (5 s). */
+    static final int NO_LOAD_INTERVALS = 50;
+
+    private final AdmissionPolicy policy;
+    private final FixedAdmission ceiling;
+    private final Function<ServerRequest, String> keyOf;
+    private final Consumer<String> onNewKey;
+    private final SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10));
+    private final Map<String, Key> keys = new ConcurrentHashMap<>();
+    private final AtomicLong nextUpdate = new AtomicLong(System.nanoTime());
+    private final AtomicLong shedNoKey = new AtomicLong();
+
+    /**
+     * @param keyOf    a request's key (its route), or null for none
+     * @param onNewKey told once per key the first time it is seen (to register its metrics)
+     */
+    public AdaptiveAdmission(AdmissionPolicy policy, FixedAdmission ceiling, Function<ServerRequest, String> keyOf,
+                             Consumer<String> onNewKey) {
+        this.policy = policy;
+        this.ceiling = ceiling;
+        this.keyOf = keyOf;
+        this.onNewKey = onNewKey;
+    }
+
+    @Override
+    public Ticket enter(ServerRequest r) {
+        String k = keyOf.apply(r);
+        if (k == null) {
+            Ticket t = ceiling.enter(r);
+            if (!t.admitted()) {
+                shedNoKey.incrementAndGet();
+            }
+            return t;
+        }
+        revise();
+        Key key = keys.get(k);
+        if (key == null) {
+            key = keys.computeIfAbsent(k, Key::new);
+            onNewKey.accept(k);
+        }
+        return key.enter();
+    }
+
+    private void revise() {
+        long now = System.nanoTime();
+        long due = nextUpdate.get();
+        if (now - due < 0 || !nextUpdate.compareAndSet(due, now + TimeUnit.MILLISECONDS.toNanos(INTERVAL_MS))) {
+            return;
+        }
+        double lagMs = lag.takeMillis();
+        double target = policy.lagTarget().toNanos() / 1e6;
+        double seconds = INTERVAL_MS / 1000.0;
+        for (Key key : keys.values()) {
+            key.revise(lagMs, target, seconds);
+        }
+    }
+
+    /** The key's current limit (0 when unknown). */
+    public int limit(String key) {
+        Key k = keys.get(key);
+        return k == null ? 0 : (int) k.limit;
+    }
+
+    public int inFlight(String key) {
+        Key k = keys.get(key);
+        return k == null ? 0 : k.inFlight;
+    }
+
+    public int queued(String key) {
+        Key k = keys.get(key);
+        return k == null ? 0 : k.waiting;
+    }
+
+    public long shed(String key) {
+        Key k = keys.get(key);
+        return k == null ? 0 : k.shed.get();
+    }
+
+    public Collection<String> keys() {
+        return keys.keySet();
+    }
+
+    /** The scheduling delay (ms) at the last revision. */
+    public double lagMillis() {
+        return lag.lastMillis();
+    }
+
+    @Override
+    public int inFlight() {
+        return ceiling.inFlight();
+    }
+
+    @Override
+    public long shed() {
+        long n = shedNoKey.get();
+        for (Key k : keys.values()) {
+            n += k.shed.get();
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        lag.close();
+    }
+
+    /** An admitted request: its key and when it started. */
+    private record Admitted(Key key, long started) implements Ticket {
+        @Override
+        public String refusal() {
+            return null;
+        }
+
+        @Override
+        public void exit() {
+            key.exit(started);
+        }
+    }
+
+    private final class Key {
+        final String name;
+        final int max;
+        final ReentrantLock lock = new ReentrantLock();
+        final Condition freed = lock.newCondition();
+        final AtomicLong shed = new AtomicLong();
+        volatile double limit;
+        volatile int inFlight;
+        volatile int waiting;
+        int peak;
+        /** Per interval: completions and the shortest latency; the served rate and the no-load latency. */
+        int completed;
+        long intervalMin = Long.MAX_VALUE;
+        final long[] mins = new long[NO_LOAD_INTERVALS];
+        int minsPos;
+        double rate;
+        volatile double floor;
+
+        Key(String name) {
+            this.name = name;
+            this.max = Math.min(ceiling.max(), policy.routes().getOrDefault(name, Integer.MAX_VALUE));
+            this.limit = Math.max(Math.min(policy.initialLimit(), max), Math.min(policy.minLimit(), max));
+        }
+
+        Ticket enter() {
+            lock.lock();
+            try {
+                if (waiting == 0 && take()) {
+                    return new Admitted(this, System.nanoTime());
+                }
+                if (waiting >= policy.queue()) {
+                    return refuse("over capacity: " + inFlight + " requests of " + name + " in flight ("
+                            + limits() + ") and " + waiting + " waiting (admission.queue)");
+                }
+                waiting++;
+                try {
+                    long until = System.nanoTime() + policy.maxWait().toNanos();
+                    while (true) {
+                        if (take()) {
+                            return new Admitted(this, System.nanoTime());
+                        }
+                        long left = until - System.nanoTime();
+                        if (left <= 0) {
+                            return refuse("over capacity: " + inFlight + " requests of " + name
+                                    + " in flight (" + limits() + "); waited " + policy.maxWait().toMillis() + " ms");
+                        }
+                        // a place freed by another key under the ceiling signals nobody here: look again every 5 ms
+                        freed.awaitNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(5)));
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return refuse("server is stopping");
+                } finally {
+                    waiting--;
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private String limits() {
+            return "admission limit " + (int) limit + "; " + ceiling.inFlight() + " of limits.max_concurrent "
+                    + ceiling.max() + " in flight in all";
+        }
+
+        /** Under the lock: a place below the limit and under the ceiling. */
+        private boolean take() {
+            if (inFlight >= (int) limit || !ceiling.tryTake()) {
+                return false;
+            }
+            inFlight++;
+            if (inFlight > peak) {
+                peak = inFlight;
+            }
+            return true;
+        }
+
+        private Ticket refuse(String why) {
+            shed.incrementAndGet();
+            return new Refused(why);
+        }
+
+        void exit(long started) {
+            long took = System.nanoTime() - started;
+            lock.lock();
+            try {
+                inFlight--;
+                completed++;
+                if (took < intervalMin) {
+                    intervalMin = took;
+                }
+                ceiling.give();
+                if (waiting > 0) {
+                    freed.signal();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        void revise(double lagMs, double targetMs, double intervalSeconds) {
+            lock.lock();
+            try {
+                rate = 0.7 * rate + 0.3 * (completed / intervalSeconds);
+                if (completed > 0) {
+                    mins[minsPos] = intervalMin;
+                    minsPos = (minsPos + 1) % mins.length;
+                }
+                completed = 0;
+                intervalMin = Long.MAX_VALUE;
+                long noLoad = Long.MAX_VALUE;
+                for (long m : mins) {
+                    if (m > 0 && m < noLoad) {
+                        noLoad = m;
+                    }
+                }
+                // what the route serves now, at its no-load latency, with 10% room: a lag never cuts below it
+                floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
+                double l = limit;
+                if (lagMs > targetMs) {
+                    l = Math.max(floor, l * Math.max(0.8, targetMs / lagMs));
+                } else if (peak >= 0.9 * l) {
+                    l = l * 1.1 + 1;
+                }
+                limit = Math.max(Math.min(policy.minLimit(), max), Math.min(max, l));
+                peak = inFlight;
+                if (waiting > 0 && inFlight < (int) limit) {
+                    freed.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package dev.weft.server.admission;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The adaptive admission limit of a server (see {@link AdaptiveAdmission}).
+ *
+ * @param enabled      default false (measured: see docs/benchmarks.md, Overload): only the static
+ *                     {@code max_concurrent}; true turns the adaptive limit on
+ * @param initialLimit each key's (route's) limit before it has learned one, default 1000
+ * @param minLimit     a limit never goes below this, default 10
+ * @param queue        requests that may wait for a place per key, default 100; more are refused at once
+ * @param maxWait      how long a request waits in the queue before it is refused, default 20ms
+ * @param lagTarget    the scheduling delay the gateway accepts before it lowers its limits, default 20ms
+ * @param routes       per key (route id such as {@code GET /orders/{id}}): a fixed upper bound of its limit
+ */
+public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
+                              Duration lagTarget, Map<String, Integer> routes) {
+    public static final AdmissionPolicy DEFAULT = new AdmissionPolicy(false, 1000, 10, 100, Duration.ofMillis(20),
+            Duration.ofMillis(20), Map.of());
+    public static final AdmissionPolicy ENABLED = new AdmissionPolicy(true, 1000, 10, 100, Duration.ofMillis(20),
+            Duration.ofMillis(20), Map.of());
+
+    public AdmissionPolicy {
+        if (minLimit < 1 || initialLimit < minLimit) {
+            throw new IllegalArgumentException("admission min_limit must be at least 1 and initial_limit at least min_limit");
+        }
+        if (queue < 0 || queue > 100_000) {
+            throw new IllegalArgumentException("admission queue must be 0..100000");
+        }
+        if (maxWait.isNegative() || lagTarget.isNegative() || lagTarget.isZero()) {
+            throw new IllegalArgumentException("admission max_wait must be 0 or more and lag_target above zero");
+        }
+        routes = Map.copyOf(routes);
+        for (Map.Entry<String, Integer> e : routes.entrySet()) {
+            if (e.getValue() < 1) {
+                throw new IllegalArgumentException("admission limit of route " + e.getKey() + " must be at least 1");
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package dev.weft.server.admission;
+
+import dev.weft.server.ServerRequest;
+
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The static admission: at most {@code maxConcurrent} requests at once; past it a request waits up to
+ * {@code maxWait} for a place, then is refused. The ceiling under every admission, and the whole admission
+ * of servers that have no adaptive one (weft-sim, status servers, the gateway with {@code admission.enabled: false}).
+ */
+public final class FixedAdmission implements Admission {
+    private final int maxConcurrent;
+    private final long maxWaitNanos;
+    private final Semaphore permits;
+    private final AtomicLong shed = new AtomicLong();
+    private final Ticket admitted;
+
+    public FixedAdmission(int maxConcurrent, Duration maxWait) {
+        this.maxConcurrent = maxConcurrent;
+        this.maxWaitNanos = maxWait.toNanos();
+        this.permits = new Semaphore(maxConcurrent);
+        this.admitted = new Ticket() {
+            @Override
+            public String refusal() {
+                return null;
+            }
+
+            @Override
+            public void exit() {
+                permits.release();
+            }
+        };
+    }
+
+    @Override
+    public Ticket enter(ServerRequest r) {
+        boolean ok;
+        try {
+            ok = permits.tryAcquire(maxWaitNanos, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            shed.incrementAndGet();
+            return new Refused("server is stopping");
+        }
+        if (!ok) {
+            shed.incrementAndGet();
+            return new Refused("over capacity: " + maxConcurrent + " requests in flight (max_concurrent)");
+        }
+        return admitted;
+    }
+
+    /** Takes a place without waiting; false when all are taken. */
+    boolean tryTake() {
+        return permits.tryAcquire();
+    }
+
+    void give() {
+        permits.release();
+    }
+
+    int max() {
+        return maxConcurrent;
+    }
+
+    @Override
+    public int inFlight() {
+        return maxConcurrent - permits.availablePermits();
+    }
+
+    @Override
+    public long shed() {
+        return shed.get();
+    }
+}
