@@ -47,7 +47,7 @@ final class DestinationRuntime implements AutoCloseable {
         DestinationLimits limits = config.limits();
         this.bulkhead = new Semaphore(limits.maxInFlight());
         this.breaker = new CircuitBreaker(config.breaker());
-        this.pool = new ConnectionPool(destination, limits);
+        this.pool = new ConnectionPool(destination, limits, config.tls());
         String key = destination.key();
         meters.add(Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
                 .description("calls in flight to the destination").tag("destination", key).register(registry));
@@ -57,6 +57,23 @@ final class DestinationRuntime implements AutoCloseable {
                         b -> b.state() == CircuitBreaker.State.OPEN ? 1 : 0)
                 .description("1 while the destination's circuit breaker is open").tag("destination", key)
                 .register(registry));
+        meters.add(Gauge.builder("weft.destination.connecting", pool, ConnectionPool::connecting)
+                .description("connections being opened to the destination now (TCP connect and TLS handshake;"
+                        + " at most max_connecting)").tag("destination", key).register(registry));
+        meters.add(Gauge.builder("weft.destination.connect_waiting", pool, ConnectionPool::waiting)
+                .description("calls waiting for a pooled or new connection to the destination")
+                .tag("destination", key).register(registry));
+        meters.add(Gauge.builder("weft.destination.connections", pool, ConnectionPool::openConnections)
+                .description("connections open to the destination (leased and idle)").tag("destination", key)
+                .register(registry));
+        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.connects", pool,
+                        ConnectionPool::connectsOk)
+                .description("connections opened (TCP and TLS) by result").tag("destination", key).tag("result", "ok")
+                .register(registry));
+        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.connects", pool,
+                        ConnectionPool::connectsFailed)
+                .description("connections opened (TCP and TLS) by result").tag("destination", key)
+                .tag("result", "failed").register(registry));
         this.latency = Timer.builder("weft.call.duration")
                 .description("time from a call's start to its result, retries and hedges included")
                 .tag("destination", key).publishPercentileHistogram().register(registry);
@@ -123,7 +140,9 @@ final class DestinationRuntime implements AutoCloseable {
         } finally {
             bulkhead.release();
         }
-        if (o.ok() || (o.reason() == Reason.STATUS && o.status() < 500)) {
+        if (o.reason() == Reason.CONNECT_WAIT) {
+            breaker.onIgnored(); // the gateway's own wait for a connection (max_connecting, max_connections)
+        } else if (o.ok() || (o.reason() == Reason.STATUS && o.status() < 500)) {
             breaker.onSuccess();
         } else if (o.reason().countsAgainstDestination() || o.reason() == Reason.STATUS) {
             breaker.onFailure();
@@ -131,6 +150,11 @@ final class DestinationRuntime implements AutoCloseable {
             breaker.onIgnored();
         }
         return o.withWait(waited);
+    }
+
+    /** Opens the warm pool ({@code min_idle}) in the background; nothing when it is 0. */
+    void warm() {
+        pool.startWarmer();
     }
 
     ConnectionPool pool() {

@@ -4,8 +4,17 @@ package dev.weft.client;
  * Why a call failed. {@link #label()} is the stable name shown in answers, logs and metrics.
  */
 public enum Reason {
-    /** The TCP connect (or the wait for a pooled connection) did not finish in time. */
+    /** The TCP connect (and TLS handshake) did not finish within the destination's connect timeout. */
     TIMEOUT_CONNECT("timeout-connect"),
+    /**
+     * The gateway's own wait: no pooled connection became free and no new one was made for this call
+     * before its deadline (the destination's {@code max_connections} or {@code max_connecting} held it
+     * back). A connect is never cut short by a caller's deadline; it finishes for the pool. Never counts
+     * against the destination.
+     */
+    CONNECT_WAIT("connect-wait"),
+    /** The TLS handshake failed: the certificate was not trusted or did not name the host, or no common protocol. */
+    TLS("tls-error"),
     /** Connected, but the response headers did not arrive in time. */
     TIMEOUT_HEADERS("timeout-headers"),
     /** Headers arrived, but the body did not finish in time (a dripping backend). */
@@ -46,12 +55,13 @@ public enum Reason {
     /** Whether this failure says something bad about the destination (for the circuit breaker). */
     public boolean countsAgainstDestination() {
         return switch (this) {
-            case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY, REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST -> true;
+            case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY, REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST, TLS -> true;
+            // CONNECT_WAIT is the gateway's own queue, never the backend's fault
             default -> false;
         };
     }
 
     public boolean isTimeout() {
-        return this == TIMEOUT_CONNECT || this == TIMEOUT_HEADERS || this == TIMEOUT_BODY || this == DEADLINE;
+        return this == TIMEOUT_CONNECT || this == CONNECT_WAIT || this == TIMEOUT_HEADERS || this == TIMEOUT_BODY || this == DEADLINE;
     }
 }
