@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,7 +31,7 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>A call that finds no idle connection queues as a waiter. Connections are opened by connectors,
  *       virtual threads of the pool, at most {@code max_connecting} at once (TCP connect and TLS handshake
  *       together, under {@code connect_timeout}); a waiter takes whichever comes first: a new connection,
- *       or one another call gives back. So a cold start of N calls starts at most
+ *       or one another call gives back. The newest waiter is served first (it has the most budget left). So a cold start of N calls starts at most
  *       {@code max_connecting} handshakes, not N, and a handshake is never thrown away because one
  *       caller's deadline passed: its connection goes to the next waiter or to the idle list.</li>
  *   <li>A connect that fails is handed to one waiter, so a refused or unreachable backend fails calls with
@@ -63,7 +62,11 @@ final class ConnectionPool implements AutoCloseable {
     private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
     private final Set<Connection> open = ConcurrentHashMap.newKeySet();
     private final Set<Socket> connectingSockets = ConcurrentHashMap.newKeySet();
-    private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
+    /**
+     * Waiting calls, newest first: a connection goes to the call with the most budget left (the oldest may be
+     * about to give up; handing it the connection would waste the connection too, as its deadline aborts it).
+     */
+    private final ConcurrentLinkedDeque<Waiter> waiters = new ConcurrentLinkedDeque<>();
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger connecting = new AtomicInteger();
     private final LongAdder connectsOk = new LongAdder();
@@ -193,7 +196,7 @@ final class ConnectionPool implements AutoCloseable {
 
     private Connection await(Exchange exchange, long budgetNanos, boolean fresh) throws IOException {
         Waiter w = new Waiter(fresh, waiting);
-        waiters.add(w);
+        waiters.addFirst(w);
         long until = System.nanoTime() + Math.max(0, budgetNanos);
         try {
             exchange.waiting(w);

@@ -14,7 +14,7 @@ import java.time.Duration;
  *                       so a caller's deadline never cuts it short (the caller stops waiting instead)
  * @param idleTimeout    a pooled connection idle this long is not reused, default 30s
  * @param maxBodyBytes   largest response body read, default 10 MiB; larger fails with {@code too-large}
- * @param maxConnecting  connections being opened (TCP connect and TLS handshake) at once, default 32;
+ * @param maxConnecting  connections being opened (TCP connect and TLS handshake) at once, default 4;
  *                       other calls wait, within their deadline, for one of them or for a pooled
  *                       connection to come back instead of each starting its own connect
  * @param minIdle        connections opened in the background at start and kept open while idle
@@ -25,7 +25,7 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
 
     public static final int DEFAULT_MAX_IN_FLIGHT = 1024;
     public static final long DEFAULT_MAX_BODY_BYTES = 10L * 1024 * 1024;
-    public static final int DEFAULT_MAX_CONNECTING = 32;
+    public static final int DEFAULT_MAX_CONNECTING = 4;
     public static final int MAX_MAX_CONNECTING = 10_000;
     public static final DestinationLimits DEFAULT = new DestinationLimits(DEFAULT_MAX_IN_FLIGHT,
             Duration.ofMillis(100), DEFAULT_MAX_IN_FLIGHT, Duration.ofSeconds(2), Duration.ofSeconds(30),
@@ -55,7 +55,7 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
         }
     }
 
-    /** The limits before max_connecting and min_idle (their defaults: 32 and 0). */
+    /** The limits before max_connecting and min_idle (their defaults: 4 and 0). */
     public DestinationLimits(int maxInFlight, Duration maxWait, int maxConnections, Duration connectTimeout,
                              Duration idleTimeout, long maxBodyBytes) {
         this(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,

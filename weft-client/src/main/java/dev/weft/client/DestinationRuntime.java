@@ -140,7 +140,7 @@ final class DestinationRuntime implements AutoCloseable {
         } finally {
             bulkhead.release();
         }
-        if (o.reason() == Reason.CONNECT_WAIT) {
+        if (o.reason() == Reason.CONNECT_WAIT || starvedByThePool(o)) {
             breaker.onIgnored(); // the gateway's own wait for a connection (max_connecting, max_connections)
         } else if (o.ok() || (o.reason() == Reason.STATUS && o.status() < 500)) {
             breaker.onSuccess();
@@ -155,6 +155,16 @@ final class DestinationRuntime implements AutoCloseable {
     /** Opens the warm pool ({@code min_idle}) in the background; nothing when it is 0. */
     void warm() {
         pool.startWarmer();
+    }
+
+    /**
+     * A timeout of an attempt that spent more than half of its time waiting for a connection of the pool: the
+     * backend had less than half of the budget, so the gateway starved the call, not the backend.
+     */
+    static boolean starvedByThePool(CallResult o) {
+        CallResult.Timings t = o.timings();
+        return o.reason() != null && o.reason().isTimeout() && t.connectNanos() > 0
+                && t.connectNanos() > t.totalNanos() / 2;
     }
 
     ConnectionPool pool() {

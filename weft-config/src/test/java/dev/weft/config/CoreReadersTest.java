@@ -69,7 +69,7 @@ class CoreReadersTest {
         assertThat(d.limits().minIdle()).isEqualTo(4);
         assertThat(d.tls().ca()).isEqualTo(ca);
         assertThat(d.tls().insecureSkipVerify()).isFalse();
-        assertThat(DestinationConfig.DEFAULT.limits().maxConnecting()).as("documented default").isEqualTo(32);
+        assertThat(DestinationConfig.DEFAULT.limits().maxConnecting()).as("documented default").isEqualTo(4);
     }
 
     @Test

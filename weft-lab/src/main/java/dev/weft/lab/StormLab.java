@@ -44,8 +44,12 @@ public final class StormLab {
      * @param plain       length of the plain-HTTP phase
      * @param https       length of the HTTPS phase; the backends drop every connection at its middle
      * @param beforeJar   a weft-lab.jar of an older build to run first (null: only this build)
+     * @param maxConnecting this build's {@code max_connecting} for every destination (0: its default)
+     * @param breakerOff    both builds run with the circuit breaker off (to see the connection storm apart
+     *                      from what the breaker makes of it)
      */
-    public record Options(int connections, Duration latency, Duration plain, Duration https, Path beforeJar) {
+    public record Options(int connections, Duration latency, Duration plain, Duration https, Path beforeJar,
+                          int maxConnecting, boolean breakerOff) {
     }
 
     /** Per-second counts of one phase. */
@@ -94,13 +98,21 @@ public final class StormLab {
         List<ModelResult> results = new ArrayList<>();
         try (SimProcess tlsSim = SimProcess.startTls(three, certs);
              SimProcess plainSim = SimProcess.start(three);
-             Transport client = LoadClient.transport(o.connections() + 16)) {
+             Transport client = LoadClient.transport(o.connections() + 16);
+             Transport admin = Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
+                     new dev.weft.client.TlsOptions(certs.cert(), false))).build()) {
             Path config = dir.resolve("storm.yaml");
-            Files.writeString(config, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections()));
+            Files.writeString(config, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(), 0, o.breakerOff()));
+            Path afterConfig = config;
+            if (o.maxConnecting() > 0) {
+                afterConfig = dir.resolve("storm-after.yaml");
+                Files.writeString(afterConfig, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(),
+                        o.maxConnecting(), o.breakerOff()));
+            }
             out.println("backends: HTTPS " + tlsSim.urls() + " (pid " + tlsSim.pid() + "), plain " + plainSim.urls()
                     + " (pid " + plainSim.pid() + "), latency " + o.latency().toMillis() + " ms");
-            out.println("gateway config (" + config + "):");
-            out.println(Files.readString(config).indent(4));
+            out.println("gateway config (" + afterConfig + "):");
+            out.println(Files.readString(afterConfig).indent(4));
             out.flush();
             List<String> flags = List.of("-Xmx2g", "-XX:+UseG1GC", "-Djavax.net.ssl.trustStore=" + trust,
                     "-Djavax.net.ssl.trustStorePassword=changeit", "-Djavax.net.ssl.trustStoreType=PKCS12");
@@ -113,18 +125,25 @@ public final class StormLab {
                 List<String> cmd = new ArrayList<>();
                 cmd.add(ProcessHandle.current().info().command().orElse("java"));
                 cmd.addAll(flags);
-                cmd.addAll(List.of("-cp", m[1], GatewayProcess.class.getName(), config.toString(), "virtual"));
+                cmd.addAll(List.of("-cp", m[1], GatewayProcess.class.getName(),
+                        (m[0].equals("after") ? afterConfig : config).toString(), "virtual"));
                 try (ChildProcess gw = ChildProcess.start(cmd, "gateway (" + m[0] + ")")) {
                     String url = gw.ready();
                     progress.println("lab storm: " + m[0] + ": gateway pid " + gw.pid() + " at " + url + "; plain phase, "
                             + o.connections() + " clients, cold ...");
                     progress.flush();
-                    Phase plain = phase("plain", client, url + "/plain/1", o.connections(), o.plain(), null, url, progress);
+                    Phase plain = phase("plain", client, url + "/plain/1", o.connections(), o.plain(), null, admin, url,
+                            progress);
                     progress.println("lab storm: " + m[0] + ": HTTPS phase, cold; the backends drop every connection at "
                             + o.https().dividedBy(2).toSeconds() + " s ...");
                     progress.flush();
                     Phase https = phase("https", client, url + "/tls/1", o.connections(), o.https(),
-                            tlsSim.url() + "/-/drop", url, progress);
+                            tlsSim.url() + "/-/drop", admin, url, progress);
+                    CallResult st = admin.call(CallRequest.get(tlsSim.url() + "/-/stats"), Duration.ofSeconds(20));
+                    String stats = st.ok() ? st.bodyText() : st.toString();
+                    int t = stats.indexOf("\"tls\"");
+                    out.println("HTTPS backends' handshakes so far: " + (t < 0 ? stats : stats.substring(t)));
+                    admin.call(CallRequest.builder("POST", tlsSim.url() + "/-/reset").build(), Duration.ofSeconds(20));
                     ModelResult r = new ModelResult(m[0], plain, https);
                     results.add(r);
                     out.println(report(r));
@@ -147,13 +166,16 @@ public final class StormLab {
         return file;
     }
 
-    static String config(List<String> tls, List<String> plain, Duration latency, int connections) {
+    static String config(List<String> tls, List<String> plain, Duration latency, int connections, int maxConnecting,
+                         boolean breakerOff) {
         StringBuilder b = new StringBuilder();
         b.append("listen: 127.0.0.1:0\n");
         b.append("limits: { max_connections: ").append(connections + 1000).append(", max_concurrent: ")
                 .append(connections + 1000).append(" }\n");
         b.append("# the bulkhead is the admission helper's question; here it is out of the way\n");
-        b.append("destination_defaults: { max_in_flight: ").append(connections + 500).append(" }\n");
+        b.append("destination_defaults: { max_in_flight: ").append(connections + 500)
+                .append(maxConnecting > 0 ? ", max_connecting: " + maxConnecting : "")
+                .append(breakerOff ? ", breaker: { enabled: false }" : "").append(" }\n");
         b.append("routes:\n");
         for (String[] r : new String[][] {{"/tls/{id}", "tls"}, {"/plain/{id}", "plain"}}) {
             List<String> urls = r[1].equals("tls") ? tls : plain;
@@ -168,7 +190,8 @@ public final class StormLab {
     }
 
     private static Phase phase(String name, Transport client, String url, int connections, Duration length,
-                               String dropUrl, String gatewayUrl, PrintWriter progress) throws InterruptedException {
+                               String dropUrl, Transport admin, String gatewayUrl, PrintWriter progress)
+            throws InterruptedException {
         int seconds = (int) Math.max(1, length.toSeconds());
         AtomicLongArray ok = new AtomicLongArray(seconds);
         AtomicLongArray errors = new AtomicLongArray(seconds);
@@ -204,8 +227,8 @@ public final class StormLab {
         if (dropUrl != null) {
             Thread.sleep(length.dividedBy(2));
             drop = (int) ((System.nanoTime() - start) / 1_000_000_000L);
-            CallResult d = client.call(CallRequest.builder("POST", dropUrl).build(), Duration.ofSeconds(10));
-            progress.println("lab storm: backends dropped their connections at " + drop + " s: " + d.bodyText());
+            CallResult d = admin.call(CallRequest.builder("POST", dropUrl).build(), Duration.ofSeconds(10));
+            progress.println("lab storm: backends dropped their connections at " + drop + " s (" + d.outcome() + ")");
             progress.flush();
         }
         long left = end - System.nanoTime();
