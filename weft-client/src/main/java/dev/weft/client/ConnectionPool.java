@@ -59,6 +59,8 @@ final class ConnectionPool implements AutoCloseable {
     private final DestinationLimits limits;
     private final TlsOptions tlsOptions;
     private final Semaphore leases;
+    /** Connects in progress at most: max_connecting, or the scheme's default. */
+    private final int maxConnecting;
     private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
     private final Set<Connection> open = ConcurrentHashMap.newKeySet();
     private final Set<Socket> connectingSockets = ConcurrentHashMap.newKeySet();
@@ -83,6 +85,7 @@ final class ConnectionPool implements AutoCloseable {
         this.limits = limits;
         this.tlsOptions = tlsOptions;
         this.leases = new Semaphore(limits.maxConnections());
+        this.maxConnecting = limits.maxConnectingFor(destination.scheme());
         SSLSocketFactory f = null;
         IOException problem = null;
         if (destination.scheme().equals("https")) {
@@ -127,8 +130,8 @@ final class ConnectionPool implements AutoCloseable {
         }
 
         /** Wakes the waiting call with nothing (its exchange was cancelled or reached its deadline). */
-        void cancel() {
-            offer(CANCELLED);
+        boolean cancel() {
+            return offer(CANCELLED);
         }
     }
 
@@ -198,13 +201,21 @@ final class ConnectionPool implements AutoCloseable {
         Waiter w = new Waiter(fresh, waiting);
         waiters.addFirst(w);
         long until = System.nanoTime() + Math.max(0, budgetNanos);
+        // Who filled the slot unlinks the waiter: a hand-off unlinks it through its iterator (O(1)); when the
+        // waiter filled it itself (an idle connection, a timeout), it unlinks itself here. A scan of the whole
+        // deque per waiter would cost O(n^2) with thousands of calls waiting at a cold start.
+        boolean self = false;
         try {
             exchange.waiting(w);
             while (true) {
                 if (!fresh && w.slot.get() == null) {
                     Connection c = takeIdle();
-                    if (c != null && !w.offer(c)) {
-                        giveBack(c);
+                    if (c != null) {
+                        if (w.offer(c)) {
+                            self = true;
+                        } else {
+                            giveBack(c);
+                        }
                     }
                 }
                 startConnectors();
@@ -212,13 +223,13 @@ final class ConnectionPool implements AutoCloseable {
                 if (got == null) {
                     long left = until - System.nanoTime();
                     if (left <= 0 || closed) {
-                        w.cancel();
+                        self |= w.cancel();
                         got = w.slot.get();
                     } else {
                         LockSupport.parkNanos(this, Math.min(left, RECHECK_NANOS));
                         if (Thread.interrupted()) {
                             Thread.currentThread().interrupt();
-                            w.cancel();
+                            self |= w.cancel();
                         }
                         continue;
                     }
@@ -241,12 +252,14 @@ final class ConnectionPool implements AutoCloseable {
                 }
                 throw new ConnectWaitException("no connection to " + destination.key() + " became free and no new one"
                         + " was made in time (" + connecting.get() + " connects in progress, max_connecting "
-                        + limits.maxConnecting() + "; " + open.size() + " open, max_connections "
+                        + maxConnecting + "; " + open.size() + " open, max_connections "
                         + limits.maxConnections() + ")");
             }
         } finally {
-            w.cancel(); // no-op when served
-            waiters.remove(w);
+            self |= w.cancel(); // false when it was served or cancelled from outside
+            if (self || w.slot.get() == CANCELLED) {
+                waiters.removeLastOccurrence(w); // the oldest waiters are at the tail
+            }
             exchange.waiting(null);
         }
     }
@@ -284,8 +297,10 @@ final class ConnectionPool implements AutoCloseable {
      */
     private void handOff(Connection c, boolean brandNew) {
         if (!waiters.isEmpty()) {
-            for (Waiter w : waiters) {
+            for (java.util.Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+                Waiter w = it.next();
                 if ((brandNew || !w.fresh) && w.offer(c)) {
+                    it.remove();
                     return;
                 }
             }
@@ -305,7 +320,7 @@ final class ConnectionPool implements AutoCloseable {
     private void startConnectors() {
         while (!closed) {
             int n = connecting.get();
-            if (n >= limits.maxConnecting() || n >= waiting.get()) {
+            if (n >= maxConnecting || n >= waiting.get()) {
                 return;
             }
             if (connecting.compareAndSet(n, n + 1)) {
@@ -343,8 +358,9 @@ final class ConnectionPool implements AutoCloseable {
                 handOff(c, true);
             }
         } else {
-            for (Waiter w : waiters) {
-                if (w.offer(result)) {
+            for (java.util.Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+                if (it.next().offer(result)) {
+                    it.remove();
                     break;
                 }
             }
@@ -460,7 +476,7 @@ final class ConnectionPool implements AutoCloseable {
             missing = Math.min(missing, limits.maxConnections() - open.size());
             while (missing-- > 0 && !closed) {
                 int n = connecting.get();
-                if (n >= limits.maxConnecting()) {
+                if (n >= maxConnecting) {
                     break;
                 }
                 if (connecting.compareAndSet(n, n + 1)) {

@@ -14,9 +14,11 @@ import java.time.Duration;
  *                       so a caller's deadline never cuts it short (the caller stops waiting instead)
  * @param idleTimeout    a pooled connection idle this long is not reused, default 30s
  * @param maxBodyBytes   largest response body read, default 10 MiB; larger fails with {@code too-large}
- * @param maxConnecting  connections being opened (TCP connect and TLS handshake) at once, default 4;
- *                       other calls wait, within their deadline, for one of them or for a pooled
- *                       connection to come back instead of each starting its own connect
+ * @param maxConnecting  connections being opened (TCP connect and TLS handshake) at once; other calls
+ *                       wait, within their deadline, for one of them or for a pooled connection to come
+ *                       back instead of each starting its own connect. 0 (the default) means by scheme:
+ *                       4 for https (a handshake costs both sides CPU), 64 for http (a connect costs a
+ *                       round trip); see {@link #maxConnectingFor}
  * @param minIdle        connections opened in the background at start and kept open while idle
  *                       (a warm pool), default 0; at most maxConnections
  */
@@ -25,7 +27,10 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
 
     public static final int DEFAULT_MAX_IN_FLIGHT = 1024;
     public static final long DEFAULT_MAX_BODY_BYTES = 10L * 1024 * 1024;
-    public static final int DEFAULT_MAX_CONNECTING = 4;
+    /** max_connecting by scheme: {@link #DEFAULT_MAX_CONNECTING_HTTPS} or {@link #DEFAULT_MAX_CONNECTING_HTTP}. */
+    public static final int DEFAULT_MAX_CONNECTING = 0;
+    public static final int DEFAULT_MAX_CONNECTING_HTTPS = 4;
+    public static final int DEFAULT_MAX_CONNECTING_HTTP = 64;
     public static final int MAX_MAX_CONNECTING = 10_000;
     public static final DestinationLimits DEFAULT = new DestinationLimits(DEFAULT_MAX_IN_FLIGHT,
             Duration.ofMillis(100), DEFAULT_MAX_IN_FLIGHT, Duration.ofSeconds(2), Duration.ofSeconds(30),
@@ -45,7 +50,7 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
         if (maxBodyBytes < 0 || maxBodyBytes > Integer.MAX_VALUE - 16) {
             throw new IllegalArgumentException("max_body must be 0.." + (Integer.MAX_VALUE - 16) + " bytes");
         }
-        if (maxConnecting < 1 || maxConnecting > MAX_MAX_CONNECTING) {
+        if (maxConnecting < 0 || maxConnecting > MAX_MAX_CONNECTING) {
             throw new IllegalArgumentException("max_connecting must be 1.." + MAX_MAX_CONNECTING + ", got "
                     + maxConnecting);
         }
@@ -55,7 +60,7 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
         }
     }
 
-    /** The limits before max_connecting and min_idle (their defaults: 4 and 0). */
+    /** The limits before max_connecting and min_idle (their defaults: by scheme, and 0). */
     public DestinationLimits(int maxInFlight, Duration maxWait, int maxConnections, Duration connectTimeout,
                              Duration idleTimeout, long maxBodyBytes) {
         this(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
@@ -86,6 +91,14 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
     public DestinationLimits withMaxBodyBytes(long n) {
         return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, n,
                 maxConnecting, minIdle);
+    }
+
+    /** The bound on connects in progress for a destination of {@code scheme}: the set one, or the scheme's default. */
+    public int maxConnectingFor(String scheme) {
+        if (maxConnecting > 0) {
+            return maxConnecting;
+        }
+        return scheme.equals("https") ? DEFAULT_MAX_CONNECTING_HTTPS : DEFAULT_MAX_CONNECTING_HTTP;
     }
 
     public DestinationLimits withMaxConnecting(int n) {

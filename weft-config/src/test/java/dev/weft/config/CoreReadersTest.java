@@ -69,7 +69,9 @@ class CoreReadersTest {
         assertThat(d.limits().minIdle()).isEqualTo(4);
         assertThat(d.tls().ca()).isEqualTo(ca);
         assertThat(d.tls().insecureSkipVerify()).isFalse();
-        assertThat(DestinationConfig.DEFAULT.limits().maxConnecting()).as("documented default").isEqualTo(4);
+        assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("https")).as("documented default").isEqualTo(4);
+        assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("http")).as("documented default").isEqualTo(64);
+        assertThat(d.limits().maxConnectingFor("https")).as("set").isEqualTo(8);
     }
 
     @Test

@@ -139,11 +139,14 @@ public final class StormLab {
                     progress.flush();
                     Phase https = phase("https", client, url + "/tls/1", o.connections(), o.https(),
                             tlsSim.url() + "/-/drop", admin, url, progress);
-                    CallResult st = admin.call(CallRequest.get(tlsSim.url() + "/-/stats"), Duration.ofSeconds(20));
+                    CallResult st = patiently(admin, CallRequest.get(tlsSim.url() + "/-/stats"));
                     String stats = st.ok() ? st.bodyText() : st.toString();
                     int t = stats.indexOf("\"tls\"");
                     out.println("HTTPS backends' handshakes so far: " + (t < 0 ? stats : stats.substring(t)));
-                    admin.call(CallRequest.builder("POST", tlsSim.url() + "/-/reset").build(), Duration.ofSeconds(20));
+                    CallResult reset = patiently(admin, CallRequest.builder("POST", tlsSim.url() + "/-/reset").build());
+                    if (!reset.ok()) {
+                        out.println("(the backends' counts could not be reset: " + reset + "; the next counts include these)");
+                    }
                     ModelResult r = new ModelResult(m[0], plain, https);
                     results.add(r);
                     out.println(report(r));
@@ -153,6 +156,19 @@ public final class StormLab {
         }
         out.println(summary(results));
         return results;
+    }
+
+    /** An admin call to a backend that may still be busy with the load just stopped: up to 10 tries. */
+    private static CallResult patiently(Transport admin, CallRequest r) throws InterruptedException {
+        CallResult last = null;
+        for (int i = 0; i < 10; i++) {
+            last = admin.call(r, Duration.ofSeconds(20));
+            if (last.ok()) {
+                return last;
+            }
+            Thread.sleep(1000);
+        }
+        return last;
     }
 
     /** A PKCS#12 trust store holding the test certificate, for both builds' gateways (the JDK's own mechanism). */
