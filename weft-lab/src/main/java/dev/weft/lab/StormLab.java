@@ -91,6 +91,16 @@ public final class StormLab {
 
     public static List<ModelResult> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
         Path dir = Files.createTempDirectory("weft-lab-storm");
+        try {
+            return run(o, out, progress, dir);
+        } finally {
+            try (var files = Files.walk(dir)) { // the test certificate, its key and the configs
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    private static List<ModelResult> run(Options o, PrintWriter out, PrintWriter progress, Path dir) throws Exception {
         TestCerts certs = TestCerts.selfSigned(dir);
         Path trust = trustStore(certs.cert(), dir.resolve("trust.p12"));
         List<InetSocketAddress> three = List.of(new InetSocketAddress("127.0.0.1", 0),
