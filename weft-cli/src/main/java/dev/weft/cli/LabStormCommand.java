@@ -21,7 +21,7 @@ import java.time.Instant;
                 "self-signed RSA-2048 certificate, --latency each), another route the same three over plain HTTP.",
                 "N clients (closed loop, one connection each) start cold on the plain route, then cold on the HTTPS",
                 "route; halfway through the HTTPS phase the backends reset every connection they hold (a restart).",
-                "Prints good answers and errors per second, the steady rate, the seconds to reach 90% of it, the",
+                "Prints good answers and errors per second, the steady rate, the seconds to reach 90%% of it, the",
                 "error share, the gateway's backend calls by outcome, and HTTPS / plain. --before-jar runs an older",
                 "build's gateway (its weft-lab.jar) the same way first, in the same run.",
                 ""})
