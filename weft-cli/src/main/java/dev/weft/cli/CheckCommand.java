@@ -40,6 +40,7 @@ public final class CheckCommand implements Runnable {
             if (top.containsKey("routes")) {
                 GatewayConfig g = GatewayConfigLoader.load(file);
                 out.println(file + ": OK, gateway config with " + g.routes().size() + " routes");
+                dev.weft.gateway.config.DestinationWarnings.of(g).forEach(w -> out.println("warning: " + w));
                 for (RoutePlan r : g.routes()) {
                     out.println("  " + r.id() + "  timeout " + Durations.format(r.timeout()) + ", calls in order: "
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()

@@ -30,7 +30,11 @@ import java.util.stream.Collectors;
                 "  fault=hang | reset | close | drip     drip=1s (byte interval)     hang=10m (hold time)",
                 "",
                 "Admin: GET /-/health, GET /-/stats (totals by path and answer, distinct webhook-id values;",
-                "?ids=true lists them), POST /-/reset.",
+                "?ids=true lists them; with --tls the handshakes: full, resumed, peak in progress), POST /-/reset,",
+                "POST /-/drop (resets every open connection, as a backend restart would).",
+                "",
+                "HTTPS: --tls-cert cert.pem --tls-key key.pem (PEM chain, unencrypted PKCS#8 key; a test pair:",
+                "openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -subj /CN=localhost).",
                 "",
                 "Example:",
                 "  weft upstream --listen 127.0.0.1:9001",
@@ -49,6 +53,13 @@ public final class UpstreamCommand implements Runnable {
     @Option(names = "--max-connections", paramLabel = "N",
             description = "Connections held at once; more are closed at accept. Default: ${DEFAULT-VALUE}.")
     int maxConnections = SimConfig.DEFAULT_MAX_CONNECTIONS;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM",
+            description = "Serve HTTPS with this certificate chain (needs --tls-key).")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "The private key of --tls-cert (PKCS#8 PEM).")
+    Path tlsKey;
 
     @Option(names = "--quiet", description = "Do not print a line of counts every 10 seconds.")
     boolean quiet;
@@ -81,9 +92,20 @@ public final class UpstreamCommand implements Runnable {
             throw new UserException("--max-connections must be at least 1", null, 2);
         }
         cfg = new SimConfig(cfg.listen(), cfg.defaults(), cfg.paths(), maxConnections, cfg.idleTimeout());
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new UserException("--tls-cert and --tls-key go together", null, 2);
+        }
+        dev.weft.sim.SimTls tls = null;
+        if (tlsCert != null) {
+            try {
+                tls = dev.weft.sim.SimTls.fromPem(tlsCert, tlsKey);
+            } catch (IOException e) {
+                throw new UserException(e.getMessage(), e, 2);
+            }
+        }
         SimServer server;
         try {
-            server = SimServer.start(cfg);
+            server = SimServer.start(cfg, tls);
         } catch (IOException e) {
             throw new UserException(e.getMessage(), e);
         }
@@ -92,7 +114,7 @@ public final class UpstreamCommand implements Runnable {
             server.close();
             stopped.countDown();
         }, "weft-upstream-shutdown"));
-        String urls = server.addresses().stream().map(a -> "http://" + HostPort.format(a))
+        String urls = server.addresses().stream().map(a -> (tlsCert != null ? "https://" : "http://") + HostPort.format(a))
                 .collect(Collectors.joining(", "));
         out.println("weft upstream: listening on " + urls + (config != null ? " (config " + config + ")" : ""));
         out.println("weft upstream: try  curl '" + server.url("/b?latency=300ms") + "'   stats: " + server.url("/-/stats"));

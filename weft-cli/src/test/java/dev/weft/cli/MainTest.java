@@ -165,6 +165,31 @@ class MainTest {
     }
 
     @Test
+    void checkKnowsTheConnectionKeysAndWarnsAboutInsecureSkipVerify(@TempDir Path dir) throws Exception {
+        Path f = Files.writeString(dir.resolve("gw.yaml"), """
+                destination_defaults: { max_connecting: 8 }
+                destinations:
+                  "https://127.0.0.1:9443": { min_idle: 2, insecure_skip_verify: true }
+                routes:
+                  - get: /x
+                    calls:
+                      a: { url: "https://127.0.0.1:9443/a" }
+                """);
+        assertThat(run("check", f.toString())).as(err.toString()).isZero();
+        assertThat(out.toString()).contains("warning: destination https://127.0.0.1:9443: insecure_skip_verify is on");
+        Path bad = Files.writeString(dir.resolve("bad.yaml"), """
+                destination_defaults: { insecure_skip_verify: true, ca: missing.pem }
+                routes:
+                  - get: /x
+                    calls:
+                      a: { url: "https://127.0.0.1:9443/a" }
+                """);
+        assertThat(run("check", bad.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains(bad + ":1:47: insecure_skip_verify is allowed only on one destination")
+                .contains(bad + ":1:57: ca: no such file");
+    }
+
+    @Test
     void gatewayRefusesABadExecutor() {
         assertThat(run("gateway", "--config", "../examples/system-a.yaml", "--executor", "pool")).isEqualTo(2);
         assertThat(err.toString()).contains("expected virtual or platform:N");

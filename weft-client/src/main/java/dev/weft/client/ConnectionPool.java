@@ -1,63 +1,183 @@
 package dev.weft.client;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * The keep-alive connections of one destination. At most {@code max_connections} are leased at once
- * (a lease waits, within the call's budget, for one to come back); idle ones are reused newest first,
- * and one idle for longer than {@code idle_timeout} is closed instead of reused. A connection is only
- * created when no idle one is left, so the pool holds about {@code max_connections} at most.
+ * The keep-alive connections of one destination.
+ *
+ * <ul>
+ *   <li>At most {@code max_connections} are leased at once (a lease waits, within the call's budget, for
+ *       one to come back); idle ones are reused newest first, and one idle for longer than
+ *       {@code idle_timeout} is closed instead of reused.</li>
+ *   <li>A call that finds no idle connection queues as a waiter. Connections are opened by connectors,
+ *       virtual threads of the pool, at most {@code max_connecting} at once (TCP connect and TLS handshake
+ *       together, under {@code connect_timeout}); a waiter takes whichever comes first: a new connection,
+ *       or one another call gives back. The newest waiter is served first (it has the most budget left). So a cold start of N calls starts at most
+ *       {@code max_connecting} handshakes, not N, and a handshake is never thrown away because one
+ *       caller's deadline passed: its connection goes to the next waiter or to the idle list.</li>
+ *   <li>A connect that fails is handed to one waiter, so a refused or unreachable backend fails calls with
+ *       its own reason (and feeds the breaker); a waiter whose deadline passes first fails with
+ *       {@code connect-wait}, which is the gateway's own and never counts against the backend.</li>
+ *   <li>https: one {@link SSLContext} per destination, whose client session cache resumes sessions
+ *       (the socket is created with the destination's host and port, the cache's key).</li>
+ *   <li>{@code min_idle}: a warmer opens that many connections in the background at start and tops the
+ *       idle list up again once a second (replacing idle ones older than {@code idle_timeout}).</li>
+ * </ul>
  */
 final class ConnectionPool implements AutoCloseable {
-    /** A lease could not get a connection within its budget. */
-    static final class LeaseTimeoutException extends IOException {
-        LeaseTimeoutException() {
-            super("no pooled connection became free in time (max_connections)");
+    /** No pooled connection, and no new one, became available within the call's budget. */
+    static final class ConnectWaitException extends IOException {
+        ConnectWaitException(String message) {
+            super(message);
         }
     }
 
+    /** How often a waiter looks again on its own, in case a hand-off raced past it. */
+    private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final Object CANCELLED = new Object();
+
     private final Destination destination;
     private final DestinationLimits limits;
+    private final TlsOptions tlsOptions;
     private final Semaphore leases;
+    /** Connects in progress at most: max_connecting, or the scheme's default. */
+    private final int maxConnecting;
     private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
     private final Set<Connection> open = ConcurrentHashMap.newKeySet();
+    private final Set<Socket> connectingSockets = ConcurrentHashMap.newKeySet();
+    /**
+     * Waiting calls, newest first: a connection goes to the call with the most budget left (the oldest may be
+     * about to give up; handing it the connection would waste the connection too, as its deadline aborts it).
+     */
+    private final ConcurrentLinkedDeque<Waiter> waiters = new ConcurrentLinkedDeque<>();
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicInteger connecting = new AtomicInteger();
+    private final LongAdder connectsOk = new LongAdder();
+    private final LongAdder connectsFailed = new LongAdder();
+    /** https: the destination's own context's factory (its session cache resumes sessions); null for http. */
+    private final SSLSocketFactory tls;
+    /** Why the TLS context could not be built (a CA file that went away); every connect fails with it. */
+    private final IOException tlsProblem;
     private volatile boolean closed;
+    private volatile Thread warmer;
 
-    ConnectionPool(Destination destination, DestinationLimits limits) {
+    ConnectionPool(Destination destination, DestinationLimits limits, TlsOptions tlsOptions) {
         this.destination = destination;
         this.limits = limits;
+        this.tlsOptions = tlsOptions;
         this.leases = new Semaphore(limits.maxConnections());
+        this.maxConnecting = limits.maxConnectingFor(destination.scheme());
+        SSLSocketFactory f = null;
+        IOException problem = null;
+        if (destination.scheme().equals("https")) {
+            try {
+                f = tlsOptions.context().getSocketFactory();
+            } catch (IOException e) {
+                problem = e;
+            }
+        }
+        this.tls = f;
+        this.tlsProblem = problem;
+    }
+
+    ConnectionPool(Destination destination, DestinationLimits limits) {
+        this(destination, limits, TlsOptions.DEFAULT);
     }
 
     /**
-     * A connection for one exchange: an idle one, or a new one (connected within {@code connectNanos}).
-     * {@code exchange} learns the connection's socket before it connects, so that its deadline can abort
-     * the connect too.
-     *
-     * @param fresh do not reuse an idle connection
+     * One waiting call: a connection, a connect failure, or {@link #CANCELLED} is put in its slot once; the
+     * pool's count of waiting calls drops at that moment (so that no connector starts for a call already served).
      */
-    Connection lease(Exchange exchange, long budgetNanos, long connectNanos, boolean fresh) throws IOException {
+    static final class Waiter {
+        final Thread thread = Thread.currentThread();
+        /** Takes only a connection made for it (a retry after a stale pooled connection). */
+        final boolean fresh;
+        final AtomicReference<Object> slot = new AtomicReference<>();
+        private final AtomicInteger waiting;
+
+        Waiter(boolean fresh, AtomicInteger waiting) {
+            this.fresh = fresh;
+            this.waiting = waiting;
+            waiting.incrementAndGet();
+        }
+
+        boolean offer(Object o) {
+            if (slot.compareAndSet(null, o)) {
+                waiting.decrementAndGet();
+                LockSupport.unpark(thread);
+                return true;
+            }
+            return false;
+        }
+
+        /** Wakes the waiting call with nothing (its exchange was cancelled or reached its deadline). */
+        boolean cancel() {
+            return offer(CANCELLED);
+        }
+    }
+
+    /** Calls waiting for a connection now. */
+    int waiting() {
+        return waiting.get();
+    }
+
+    /** Connects (TCP and TLS) in progress now. */
+    int connecting() {
+        return connecting.get();
+    }
+
+    /** Connections open now (leased and idle). */
+    int openConnections() {
+        return open.size();
+    }
+
+    long connectsOk() {
+        return connectsOk.sum();
+    }
+
+    long connectsFailed() {
+        return connectsFailed.sum();
+    }
+
+    /**
+     * A connection for one exchange: an idle one, or one handed over or newly opened while the call
+     * waits (at most {@code budgetNanos}). {@code exchange} learns the waiter, so that its deadline or a
+     * cancel wakes the wait.
+     *
+     * @param fresh do not reuse an idle connection (only one opened for this call)
+     */
+    Connection lease(Exchange exchange, long budgetNanos, boolean fresh) throws IOException {
+        long start = System.nanoTime();
         if (!leases.tryAcquire()) {
             boolean got;
             try {
                 got = leases.tryAcquire(Math.max(0, budgetNanos), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted while waiting for a connection");
+                throw new InterruptedIOException("interrupted while waiting for a connection");
             }
             if (!got) {
-                throw new LeaseTimeoutException();
+                throw new ConnectWaitException("all " + limits.maxConnections() + " connections to "
+                        + destination.key() + " stayed leased (max_connections)");
             }
         }
         try {
@@ -65,32 +185,104 @@ final class ConnectionPool implements AutoCloseable {
                 throw new IOException("the transport is closed");
             }
             if (!fresh) {
-                long now = System.nanoTime();
-                Connection c;
-                while ((c = idle.pollFirst()) != null) {
-                    if (!c.isClosed() && now - c.idleSince < limits.idleTimeout().toNanos()) {
-                        c.reused = true;
-                        return c;
-                    }
-                    discard(c);
+                Connection c = takeIdle();
+                if (c != null) {
+                    return c;
                 }
             }
-            return connect(exchange, connectNanos);
+            return await(exchange, budgetNanos - (System.nanoTime() - start), fresh);
         } catch (IOException | RuntimeException e) {
             leases.release();
             throw e;
         }
     }
 
+    private Connection await(Exchange exchange, long budgetNanos, boolean fresh) throws IOException {
+        Waiter w = new Waiter(fresh, waiting);
+        waiters.addFirst(w);
+        long until = System.nanoTime() + Math.max(0, budgetNanos);
+        // Who filled the slot unlinks the waiter: a hand-off unlinks it through its iterator (O(1)); when the
+        // waiter filled it itself (an idle connection, a timeout), it unlinks itself here. A scan of the whole
+        // deque per waiter would cost O(n^2) with thousands of calls waiting at a cold start.
+        boolean self = false;
+        try {
+            exchange.waiting(w);
+            while (true) {
+                if (!fresh && w.slot.get() == null) {
+                    Connection c = takeIdle();
+                    if (c != null) {
+                        if (w.offer(c)) {
+                            self = true;
+                        } else {
+                            giveBack(c);
+                        }
+                    }
+                }
+                startConnectors();
+                Object got = w.slot.get();
+                if (got == null) {
+                    long left = until - System.nanoTime();
+                    if (left <= 0 || closed) {
+                        self |= w.cancel();
+                        got = w.slot.get();
+                    } else {
+                        LockSupport.parkNanos(this, Math.min(left, RECHECK_NANOS));
+                        if (Thread.interrupted()) {
+                            Thread.currentThread().interrupt();
+                            self |= w.cancel();
+                        }
+                        continue;
+                    }
+                }
+                if (got instanceof Connection c) {
+                    if (exchange.stopped()) { // its deadline or a cancel came first: the next waiter has it
+                        handOff(c, !c.reused);
+                        throw new ConnectWaitException("stopped while a connection was handed over");
+                    }
+                    return c;
+                }
+                if (got instanceof IOException e) {
+                    throw e;
+                }
+                if (got instanceof RuntimeException e) {
+                    throw e;
+                }
+                if (closed) {
+                    throw new IOException("the transport is closed");
+                }
+                throw new ConnectWaitException("no connection to " + destination.key() + " became free and no new one"
+                        + " was made in time (" + connecting.get() + " connects in progress, max_connecting "
+                        + maxConnecting + "; " + open.size() + " open, max_connections "
+                        + limits.maxConnections() + ")");
+            }
+        } finally {
+            self |= w.cancel(); // false when it was served or cancelled from outside
+            if (self || w.slot.get() == CANCELLED) {
+                waiters.removeLastOccurrence(w); // the oldest waiters are at the tail
+            }
+            exchange.waiting(null);
+        }
+    }
+
+    private Connection takeIdle() {
+        long now = System.nanoTime();
+        Connection c;
+        while ((c = idle.pollFirst()) != null) {
+            if (!c.isClosed() && now - c.idleSince < limits.idleTimeout().toNanos()) {
+                c.reused = true;
+                return c;
+            }
+            discard(c);
+        }
+        return null;
+    }
+
     /** Gives a leased connection back: kept for reuse when {@code reusable}, closed otherwise. */
     void release(Connection c, boolean reusable) {
         try {
             if (reusable && !closed && !c.isClosed()) {
-                c.idleSince = System.nanoTime();
-                idle.offerFirst(c);
-                if (closed && idle.remove(c)) { // closed meanwhile: close() may have missed it
-                    discard(c);
-                }
+                c.reused = true;
+                handOff(c, false);
             } else {
                 discard(c);
             }
@@ -99,24 +291,115 @@ final class ConnectionPool implements AutoCloseable {
         }
     }
 
-    private Connection connect(Exchange exchange, long connectNanos) throws IOException {
+    /**
+     * Hands {@code c} to a waiting call, or files it as idle. {@code brandNew}: just opened, so a waiter
+     * that wants a fresh connection may take it.
+     */
+    private void handOff(Connection c, boolean brandNew) {
+        if (!waiters.isEmpty()) {
+            for (java.util.Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+                Waiter w = it.next();
+                if ((brandNew || !w.fresh) && w.offer(c)) {
+                    it.remove();
+                    return;
+                }
+            }
+        }
+        giveBack(c);
+    }
+
+    private void giveBack(Connection c) {
+        c.idleSince = System.nanoTime();
+        idle.offerFirst(c);
+        if (closed && idle.remove(c)) { // closed meanwhile: close() may have missed it
+            discard(c);
+        }
+    }
+
+    /** Starts connectors while calls wait for more connections than are being opened, up to max_connecting. */
+    private void startConnectors() {
+        while (!closed) {
+            int n = connecting.get();
+            if (n >= maxConnecting || n >= waiting.get()) {
+                return;
+            }
+            if (connecting.compareAndSet(n, n + 1)) {
+                startConnector();
+            }
+        }
+    }
+
+    private void startConnector() {
+        try {
+            Thread.ofVirtual().name("weft-connect").start(this::connectOne);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            connecting.decrementAndGet();
+            throw e;
+        }
+    }
+
+    /** One connector: opens a connection and hands it (or its failure) to a waiting call. */
+    private void connectOne() {
+        Object result;
+        try {
+            Connection c = open();
+            connectsOk.increment();
+            result = c;
+        } catch (IOException | RuntimeException e) {
+            connectsFailed.increment();
+            result = e;
+        } finally {
+            connecting.decrementAndGet();
+        }
+        if (result instanceof Connection c) {
+            if (closed) {
+                discard(c);
+            } else {
+                handOff(c, true);
+            }
+        } else {
+            for (java.util.Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+                if (it.next().offer(result)) {
+                    it.remove();
+                    break;
+                }
+            }
+        }
+        startConnectors();
+    }
+
+    /** TCP connect and, for https, the TLS handshake, together under connect_timeout. */
+    private Connection open() throws IOException {
         InetSocketAddress address = new InetSocketAddress(destination.host(), destination.port());
         if (address.isUnresolved()) {
             throw new UnknownHostException(destination.host() + ": no such host");
         }
+        long timeout = limits.connectTimeout().toNanos();
+        long start = System.nanoTime();
         Socket raw = new Socket();
-        exchange.connecting(raw);
+        connectingSockets.add(raw);
         try {
+            if (closed) {
+                throw new IOException("the transport is closed");
+            }
             raw.setTcpNoDelay(true);
-            raw.connect(address, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(connectNanos)));
+            raw.connect(address, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout)));
             Socket socket = raw;
             if (destination.scheme().equals("https")) {
-                SSLSocket ssl = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault())
-                        .createSocket(raw, destination.host(), destination.port(), true);
-                SSLParameters p = ssl.getSSLParameters();
-                p.setEndpointIdentificationAlgorithm("HTTPS");
-                ssl.setSSLParameters(p);
-                ssl.startHandshake();
+                long left = timeout - (System.nanoTime() - start);
+                raw.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                SSLSocket ssl = (SSLSocket) tlsFactory().createSocket(raw, destination.host(), destination.port(), true);
+                if (tlsOptions.verifyHostname()) {
+                    SSLParameters p = ssl.getSSLParameters();
+                    p.setEndpointIdentificationAlgorithm("HTTPS");
+                    ssl.setSSLParameters(p);
+                }
+                try {
+                    ssl.startHandshake();
+                } catch (SSLHandshakeException e) {
+                    throw handshakeFailure(e);
+                }
+                raw.setSoTimeout(0); // reads are untimed: the watchdog enforces each call's deadline
                 socket = ssl;
             }
             Connection c = new Connection(socket, raw);
@@ -133,7 +416,31 @@ final class ConnectionPool implements AutoCloseable {
                 // the connect failed anyway
             }
             throw e;
+        } finally {
+            connectingSockets.remove(raw);
         }
+    }
+
+    private SSLSocketFactory tlsFactory() throws IOException {
+        if (tls == null) {
+            throw new IOException("no TLS context for " + destination.key() + ": " + tlsProblem.getMessage(), tlsProblem);
+        }
+        return tls;
+    }
+
+    private SSLHandshakeException handshakeFailure(SSLHandshakeException e) {
+        String m = String.valueOf(e.getMessage());
+        String hint = "";
+        if (m.contains("PKIX") || m.contains("certification path")) {
+            hint = " (the certificate of " + destination.key() + " is not signed by a trusted root: add its CA"
+                    + " with 'ca: FILE.pem' on the destination)";
+        } else if (m.contains("No subject alternative") || m.contains("No name matching")) {
+            hint = " (the certificate does not name " + destination.host() + ")";
+        }
+        SSLHandshakeException out = new SSLHandshakeException("TLS handshake with " + destination.key()
+                + " failed: " + m + hint);
+        out.initCause(e);
+        return out;
     }
 
     private void discard(Connection c) {
@@ -141,12 +448,71 @@ final class ConnectionPool implements AutoCloseable {
         c.close();
     }
 
-    /** Closes every connection, leased ones too (their exchanges fail at once). */
+    /**
+     * Starts the warm pool when {@code min_idle} is set: a virtual thread opens connections until that
+     * many are idle, and checks again once a second.
+     */
+    void startWarmer() {
+        if (limits.minIdle() == 0 || warmer != null) {
+            return;
+        }
+        warmer = Thread.ofVirtual().name("weft-warm-" + destination.key()).start(this::warm);
+    }
+
+    private void warm() {
+        while (!closed) {
+            long now = System.nanoTime();
+            int fresh = 0;
+            for (Connection c : idle) {
+                if (c.isClosed() || now - c.idleSince >= limits.idleTimeout().toNanos()) {
+                    if (idle.remove(c)) {
+                        discard(c);
+                    }
+                } else {
+                    fresh++;
+                }
+            }
+            int missing = limits.minIdle() - fresh - connecting.get();
+            missing = Math.min(missing, limits.maxConnections() - open.size());
+            while (missing-- > 0 && !closed) {
+                int n = connecting.get();
+                if (n >= maxConnecting) {
+                    break;
+                }
+                if (connecting.compareAndSet(n, n + 1)) {
+                    startConnector();
+                } else {
+                    missing++;
+                }
+            }
+            try {
+                Thread.sleep(Duration.ofSeconds(1));
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** Closes every connection, leased ones too (their exchanges fail at once), and wakes every waiter. */
     @Override
     public void close() {
         closed = true;
+        Thread w = warmer;
+        if (w != null) {
+            w.interrupt();
+        }
         for (Connection c : open) {
             c.abort();
+        }
+        for (Socket s : connectingSockets) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing is all we wanted
+            }
+        }
+        for (Waiter waiter : waiters) {
+            waiter.offer(new IOException("the transport is closed"));
         }
         open.clear();
         idle.clear();

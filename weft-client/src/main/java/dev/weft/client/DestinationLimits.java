@@ -12,18 +12,31 @@ import java.time.Duration;
  *                       {@code bulkhead-full} (never past its deadline), default 100ms
  * @param maxConnections pooled connections, default = maxInFlight (a call never waits for a connection
  *                       when it holds a permit)
- * @param connectTimeout longest TCP connect, default 2s (the deadline may cut it shorter)
+ * @param connectTimeout longest TCP connect plus TLS handshake, default 2s; a connect runs for the pool,
+ *                       so a caller's deadline never cuts it short (the caller stops waiting instead)
  * @param idleTimeout    a pooled connection idle this long is not reused, default 30s
  * @param maxBodyBytes   largest response body read, default 10 MiB; larger fails with {@code too-large}
+ * @param maxConnecting  connections being opened (TCP connect and TLS handshake) at once; other calls
+ *                       wait, within their deadline, for one of them or for a pooled connection to come
+ *                       back instead of each starting its own connect. 0 (the default) means by scheme:
+ *                       4 for https (a handshake costs both sides CPU), 64 for http (a connect costs a
+ *                       round trip); see {@link #maxConnectingFor}
+ * @param minIdle        connections opened in the background at start and kept open while idle
+ *                       (a warm pool), default 0; at most maxConnections
  */
 public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnections, Duration connectTimeout,
-                                Duration idleTimeout, long maxBodyBytes) {
+                                Duration idleTimeout, long maxBodyBytes, int maxConnecting, int minIdle) {
 
     public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
     public static final long DEFAULT_MAX_BODY_BYTES = 10L * 1024 * 1024;
+    /** max_connecting by scheme: {@link #DEFAULT_MAX_CONNECTING_HTTPS} or {@link #DEFAULT_MAX_CONNECTING_HTTP}. */
+    public static final int DEFAULT_MAX_CONNECTING = 0;
+    public static final int DEFAULT_MAX_CONNECTING_HTTPS = 4;
+    public static final int DEFAULT_MAX_CONNECTING_HTTP = 64;
+    public static final int MAX_MAX_CONNECTING = 10_000;
     public static final DestinationLimits DEFAULT = new DestinationLimits(DEFAULT_MAX_IN_FLIGHT,
             Duration.ofMillis(100), DEFAULT_MAX_IN_FLIGHT, Duration.ofSeconds(2), Duration.ofSeconds(30),
-            DEFAULT_MAX_BODY_BYTES);
+            DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTING, 0);
 
     public DestinationLimits {
         if (maxInFlight < 1 || maxInFlight > 100_000) {
@@ -39,26 +52,64 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
         if (maxBodyBytes < 0 || maxBodyBytes > Integer.MAX_VALUE - 16) {
             throw new IllegalArgumentException("max_body must be 0.." + (Integer.MAX_VALUE - 16) + " bytes");
         }
+        if (maxConnecting < 0 || maxConnecting > MAX_MAX_CONNECTING) {
+            throw new IllegalArgumentException("max_connecting must be 1.." + MAX_MAX_CONNECTING + ", got "
+                    + maxConnecting);
+        }
+        if (minIdle < 0 || minIdle > maxConnections) {
+            throw new IllegalArgumentException("min_idle must be 0..max_connections (" + maxConnections + "), got "
+                    + minIdle);
+        }
+    }
+
+    /** The limits before max_connecting and min_idle (their defaults: by scheme, and 0). */
+    public DestinationLimits(int maxInFlight, Duration maxWait, int maxConnections, Duration connectTimeout,
+                             Duration idleTimeout, long maxBodyBytes) {
+        this(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
+                DEFAULT_MAX_CONNECTING, 0);
     }
 
     /** Sets the bulkhead and, with it, the connection pool to {@code n}. */
     public DestinationLimits withMaxInFlight(int n) {
-        return new DestinationLimits(n, maxWait, n, connectTimeout, idleTimeout, maxBodyBytes);
+        return new DestinationLimits(n, maxWait, n, connectTimeout, idleTimeout, maxBodyBytes, maxConnecting,
+                Math.min(minIdle, n));
     }
 
     public DestinationLimits withMaxWait(Duration d) {
-        return new DestinationLimits(maxInFlight, d, maxConnections, connectTimeout, idleTimeout, maxBodyBytes);
+        return new DestinationLimits(maxInFlight, d, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
+                maxConnecting, minIdle);
     }
 
     public DestinationLimits withMaxConnections(int n) {
-        return new DestinationLimits(maxInFlight, maxWait, n, connectTimeout, idleTimeout, maxBodyBytes);
+        return new DestinationLimits(maxInFlight, maxWait, n, connectTimeout, idleTimeout, maxBodyBytes,
+                maxConnecting, Math.min(minIdle, n));
     }
 
     public DestinationLimits withConnectTimeout(Duration d) {
-        return new DestinationLimits(maxInFlight, maxWait, maxConnections, d, idleTimeout, maxBodyBytes);
+        return new DestinationLimits(maxInFlight, maxWait, maxConnections, d, idleTimeout, maxBodyBytes,
+                maxConnecting, minIdle);
     }
 
     public DestinationLimits withMaxBodyBytes(long n) {
-        return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, n);
+        return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, n,
+                maxConnecting, minIdle);
+    }
+
+    /** The bound on connects in progress for a destination of {@code scheme}: the set one, or the scheme's default. */
+    public int maxConnectingFor(String scheme) {
+        if (maxConnecting > 0) {
+            return maxConnecting;
+        }
+        return scheme.equals("https") ? DEFAULT_MAX_CONNECTING_HTTPS : DEFAULT_MAX_CONNECTING_HTTP;
+    }
+
+    public DestinationLimits withMaxConnecting(int n) {
+        return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
+                n, minIdle);
+    }
+
+    public DestinationLimits withMinIdle(int n) {
+        return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
+                maxConnecting, n);
     }
 }

@@ -47,7 +47,7 @@ final class DestinationRuntime implements AutoCloseable {
         DestinationLimits limits = config.limits();
         this.bulkhead = new Semaphore(limits.maxInFlight());
         this.breaker = new CircuitBreaker(config.breaker());
-        this.pool = new ConnectionPool(destination, limits);
+        this.pool = new ConnectionPool(destination, limits, config.tls());
         String key = destination.key();
         meters.add(Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
                 .description("calls in flight to the destination").tag("destination", key).register(registry));
@@ -61,6 +61,23 @@ final class DestinationRuntime implements AutoCloseable {
                         CircuitBreaker::timesOpened)
                 .description("times the destination's circuit breaker opened").tag("destination", key)
                 .register(registry));
+        meters.add(Gauge.builder("weft.destination.connecting", pool, ConnectionPool::connecting)
+                .description("connections being opened to the destination now (TCP connect and TLS handshake;"
+                        + " at most max_connecting)").tag("destination", key).register(registry));
+        meters.add(Gauge.builder("weft.destination.connect_waiting", pool, ConnectionPool::waiting)
+                .description("calls waiting for a pooled or new connection to the destination")
+                .tag("destination", key).register(registry));
+        meters.add(Gauge.builder("weft.destination.connections", pool, ConnectionPool::openConnections)
+                .description("connections open to the destination (leased and idle)").tag("destination", key)
+                .register(registry));
+        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.connects", pool,
+                        ConnectionPool::connectsOk)
+                .description("connections opened (TCP and TLS) by result").tag("destination", key).tag("result", "ok")
+                .register(registry));
+        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.connects", pool,
+                        ConnectionPool::connectsFailed)
+                .description("connections opened (TCP and TLS) by result").tag("destination", key)
+                .tag("result", "failed").register(registry));
         this.latency = Timer.builder("weft.call.duration")
                 .description("time from a call's start to its result, retries and hedges included")
                 .tag("destination", key).publishPercentileHistogram().register(registry);
@@ -127,7 +144,9 @@ final class DestinationRuntime implements AutoCloseable {
         } finally {
             bulkhead.release();
         }
-        if (o.ok()) {
+        if (o.reason() == Reason.CONNECT_WAIT || starvedByThePool(o)) {
+            breaker.onIgnored(); // the gateway's own wait for a connection (max_connecting, max_connections)
+        } else if (o.ok()) {
             breaker.onSuccess();
         } else if (o.reason().countsAgainstBackend(o.status())) { // the one rule: Reason#countsAgainstBackend
             breaker.onFailure();
@@ -137,6 +156,21 @@ final class DestinationRuntime implements AutoCloseable {
             breaker.onIgnored();
         }
         return o.withWait(waited);
+    }
+
+    /** Opens the warm pool ({@code min_idle}) in the background; nothing when it is 0. */
+    void warm() {
+        pool.startWarmer();
+    }
+
+    /**
+     * A timeout of an attempt that spent more than half of its time waiting for a connection of the pool: the
+     * backend had less than half of the budget, so the gateway starved the call, not the backend.
+     */
+    static boolean starvedByThePool(CallResult o) {
+        CallResult.Timings t = o.timings();
+        return o.reason() != null && o.reason().isTimeout() && t.connectNanos() > 0
+                && t.connectNanos() > t.totalNanos() / 2;
     }
 
     ConnectionPool pool() {

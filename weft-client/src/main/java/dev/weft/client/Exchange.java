@@ -6,7 +6,6 @@ import dev.weft.client.policy.RetryPolicy;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
-import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
@@ -37,7 +36,7 @@ final class Exchange {
     private volatile int phase = PHASE_CONNECTING;
     private volatile boolean timedOut;
     private volatile boolean cancelled;
-    private volatile Socket socket;
+    private volatile ConnectionPool.Waiter waiter;
     private volatile Connection connection;
     private long startNanos;
     private volatile long deadlineNanos;
@@ -49,12 +48,17 @@ final class Exchange {
         this.call = call;
     }
 
-    /** The pool tells the exchange which socket it is connecting, so that an abort can close it. */
-    void connecting(Socket s) {
-        socket = s;
-        if (timedOut || cancelled) {
-            closeQuietly(s);
+    /** The pool tells the exchange that it waits for a connection (null: no longer), so that an abort wakes it. */
+    void waiting(ConnectionPool.Waiter w) {
+        waiter = w;
+        if (w != null && stopped()) {
+            w.cancel();
         }
+    }
+
+    /** Whether the deadline or a cancel has stopped this attempt. */
+    boolean stopped() {
+        return timedOut || cancelled;
     }
 
     /** Cancels this attempt from any thread (the loser of a hedge). */
@@ -79,9 +83,9 @@ final class Exchange {
         if (c != null) {
             c.abort();
         }
-        Socket s = socket;
-        if (s != null) {
-            closeQuietly(s);
+        ConnectionPool.Waiter w = waiter;
+        if (w != null) {
+            w.cancel();
         }
     }
 
@@ -159,11 +163,8 @@ final class Exchange {
     private Connection lease(ConnectionPool pool, DestinationLimits limits, Deadline deadline, boolean fresh)
             throws IOException {
         phase = PHASE_CONNECTING;
-        long budget = deadline.remainingNanos();
-        long connect = Math.min(limits.connectTimeout().toNanos(), budget);
-        Connection c = pool.lease(this, budget, connect, fresh);
+        Connection c = pool.lease(this, deadline.remainingNanos(), fresh);
         connection = c;
-        socket = null;
         if (timedOut || cancelled) {
             c.abort(); // aborted while it connected; the caller's read fails at once
         }
@@ -228,14 +229,6 @@ final class Exchange {
         }
     }
 
-    private static void closeQuietly(Socket s) {
-        try {
-            s.close();
-        } catch (IOException ignored) {
-            // closing is all we wanted
-        }
-    }
-
     private CallResult answer(int status, Headers headers, byte[] body, CallFailure failure) {
         return new CallResult(destination, status, headers, body, failure,
                 new CallResult.Timings(System.nanoTime() - startNanos, 0, connectedNanos, headersNanos), List.of());
@@ -250,12 +243,18 @@ final class Exchange {
             return failure(Reason.CANCELLED, "cancelled");
         }
         if (timedOut) {
+            if (phase == PHASE_CONNECTING) { // waiting for the pool: the gateway's own wait, not the backend's
+                return failure(Reason.CONNECT_WAIT, "deadline reached while waiting for a connection to "
+                        + destination.key() + " (" + e.getMessage() + ")");
+            }
             return failure(timeoutForPhase(), "deadline reached " + phaseName());
         }
         Reason reason;
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        if (e instanceof ConnectionPool.LeaseTimeoutException) {
-            reason = Reason.TIMEOUT_CONNECT;
+        if (e instanceof ConnectionPool.ConnectWaitException) {
+            reason = Reason.CONNECT_WAIT;
+        } else if (e instanceof javax.net.ssl.SSLHandshakeException) {
+            reason = Reason.TLS;
         } else if (e instanceof SocketTimeoutException) {
             reason = timeoutForPhase();
         } else if (e instanceof ConnectException || e instanceof NoRouteToHostException) {

@@ -4,8 +4,17 @@ package dev.weft.client;
  * Why a call failed. {@link #label()} is the stable name shown in answers, logs and metrics.
  */
 public enum Reason {
-    /** The TCP connect (or the wait for a pooled connection) did not finish in time. */
+    /** The TCP connect (and TLS handshake) did not finish within the destination's connect timeout. */
     TIMEOUT_CONNECT("timeout-connect"),
+    /**
+     * The gateway's own wait: no pooled connection became free and no new one was made for this call
+     * before its deadline (the destination's {@code max_connections} or {@code max_connecting} held it
+     * back). A connect is never cut short by a caller's deadline; it finishes for the pool. Never counts
+     * against the destination.
+     */
+    CONNECT_WAIT("connect-wait"),
+    /** The TLS handshake failed: the certificate was not trusted or did not name the host, or no common protocol. */
+    TLS("tls-error"),
     /** Connected, but the response headers did not arrive in time. */
     TIMEOUT_HEADERS("timeout-headers"),
     /** Headers arrived, but the body did not finish in time (a dripping backend). */
@@ -47,28 +56,31 @@ public enum Reason {
      * THE rule of which failures count against a backend (its circuit breaker): only what the backend itself
      * caused. Every reason is named here on purpose (no default branch), so that a new reason must be placed.
      * <ul>
-     *   <li>counts: refused, reset, protocol error, other I/O errors, unknown host, timeouts of the connect,
-     *       the headers and the body (the call had its own timeout to run; a call the gateway itself starved
+     *   <li>counts: refused, reset, protocol error, a failed TLS handshake, other I/O errors, unknown host,
+     *       timeouts of the connect, the headers and the body (the call had its own timeout to run; a call the gateway itself starved
      *       never got one: it fails with {@code deadline} or {@code bulkhead-full} first), and a status of 500
      *       or more;</li>
      *   <li>never counts, because the gateway caused it or it says nothing about the backend: a status below
      *       500, {@code bulkhead-full} (the gateway's own limit), {@code deadline} (the request's time ran out
      *       before the call could start), {@code circuit-open}, {@code cancelled} (a hedge's loser, a caller
-     *       that gave up), {@code too-large} (the gateway's own body limit).</li>
+     *       that gave up), {@code too-large} (the gateway's own body limit), {@code connect-wait} (the gateway's
+     *       own wait for a connection: {@code max_connecting}, {@code max_connections}).</li>
      * </ul>
+     * The client also ignores a timeout whose attempt spent more than half its time waiting for a pooled
+     * connection ({@code DestinationRuntime.starvedByThePool}): the gateway starved that call, not the backend.
      *
      * @param status the answer's status for {@link #STATUS}, ignored otherwise
      */
     public boolean countsAgainstBackend(int status) {
         return switch (this) {
-            case REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST -> true;
+            case REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST, TLS -> true;
             case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY -> true;
             case STATUS -> status >= 500;
-            case BULKHEAD_FULL, DEADLINE, CIRCUIT_OPEN, CANCELLED, TOO_LARGE -> false;
+            case BULKHEAD_FULL, DEADLINE, CIRCUIT_OPEN, CANCELLED, TOO_LARGE, CONNECT_WAIT -> false;
         };
     }
 
     public boolean isTimeout() {
-        return this == TIMEOUT_CONNECT || this == TIMEOUT_HEADERS || this == TIMEOUT_BODY || this == DEADLINE;
+        return this == TIMEOUT_CONNECT || this == CONNECT_WAIT || this == TIMEOUT_HEADERS || this == TIMEOUT_BODY || this == DEADLINE;
     }
 }

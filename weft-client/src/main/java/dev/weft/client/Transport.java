@@ -48,6 +48,14 @@ public final class Transport implements AutoCloseable {
         this.registry = b.registry;
         this.userAgent = b.userAgent;
         this.maxDestinations = b.maxDestinations;
+        for (Map.Entry<Destination, DestinationConfig> e : configured.entrySet()) {
+            if (e.getValue().limits().minIdle() > 0) { // min_idle: the warm pool opens at start
+                DestinationRuntime rt = runtime(e.getKey());
+                if (rt != null) {
+                    rt.warm();
+                }
+            }
+        }
     }
 
     public static Builder builder() {

@@ -2,11 +2,16 @@ package dev.weft.config;
 
 import dev.weft.client.DestinationConfig;
 import dev.weft.client.DestinationLimits;
+import dev.weft.client.TlsOptions;
+import dev.weft.core.tls.Pem;
 import dev.weft.client.policy.BreakerPolicy;
 import dev.weft.client.policy.HedgePolicy;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.server.ServerLimits;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -26,12 +31,26 @@ public final class CoreReaders {
     }
 
     /**
-     * A destination's keys ({@code max_in_flight}, {@code max_wait}, {@code max_connections},
-     * {@code connect_timeout}, {@code max_body}, {@code retry}, {@code hedge}, {@code breaker}) over {@code base}.
+     * One destination's keys ({@code max_in_flight}, {@code max_wait}, {@code max_connections},
+     * {@code max_connecting}, {@code min_idle}, {@code connect_timeout}, {@code max_body}, {@code retry},
+     * {@code hedge}, {@code breaker}, {@code ca}, {@code insecure_skip_verify}) over {@code base}.
      */
     public DestinationConfig destination(ConfigNode node, DestinationConfig base) {
+        return destination(node, base, true);
+    }
+
+    /**
+     * The keys every destination gets by default: as {@link #destination}, but {@code insecure_skip_verify}
+     * is refused there (it may only switch off the checks of one named destination).
+     */
+    public DestinationConfig destinationDefaults(ConfigNode node, DestinationConfig base) {
+        return destination(node, base, false);
+    }
+
+    private DestinationConfig destination(ConfigNode node, DestinationConfig base, boolean one) {
         Map<String, ConfigNode> d = entries(node, Set.of("max_in_flight", "max_wait", "max_connections",
-                "connect_timeout", "max_body", "retry", "hedge", "breaker"));
+                "max_connecting", "min_idle", "connect_timeout", "max_body", "retry", "hedge", "breaker", "ca",
+                "insecure_skip_verify"));
         DestinationLimits l = base.limits();
         try {
             if (d.containsKey("max_in_flight")) {
@@ -49,10 +68,24 @@ public final class CoreReaders {
             if (d.containsKey("max_body")) {
                 l = l.withMaxBodyBytes(d.get("max_body").bytes(Integer.MAX_VALUE - 16));
             }
+            if (d.containsKey("max_connecting")) {
+                l = l.withMaxConnecting((int) d.get("max_connecting").integer(1, DestinationLimits.MAX_MAX_CONNECTING));
+            }
+            if (d.containsKey("min_idle")) {
+                ConfigNode n = d.get("min_idle");
+                int minIdle = (int) n.integer(0, 100_000);
+                if (minIdle > l.maxConnections()) {
+                    problems.add(n, "min_idle (" + minIdle + ") is more than max_connections (" + l.maxConnections()
+                            + ")");
+                } else {
+                    l = l.withMinIdle(minIdle);
+                }
+            }
         } catch (ConfigException e) {
             problems.addAll(e);
         }
         DestinationConfig out = base.withLimits(l);
+        out = out.withTls(tls(d, base.tls(), one));
         if (d.containsKey("retry")) {
             out = out.withRetry(retry(d.get("retry"), base.retry()));
         }
@@ -63,6 +96,44 @@ public final class CoreReaders {
             out = out.withBreaker(breaker(d.get("breaker"), base.breaker()));
         }
         return out;
+    }
+
+    /** {@code ca} (a PEM of extra roots, relative to the config file) and {@code insecure_skip_verify}. */
+    private TlsOptions tls(Map<String, ConfigNode> d, TlsOptions base, boolean one) {
+        Path ca = base.ca();
+        boolean insecure = base.insecureSkipVerify();
+        if (d.containsKey("ca")) {
+            ConfigNode n = d.get("ca");
+            try {
+                Path p = Path.of(n.text());
+                Path dir = Path.of(n.source()).toAbsolutePath().getParent();
+                if (!p.isAbsolute() && dir != null && Files.isDirectory(dir)) {
+                    p = dir.resolve(p);
+                }
+                Pem.certificates(p); // checked now, so that a bad file is a config error with its place
+                ca = p;
+            } catch (ConfigException e) {
+                problems.addAll(e);
+            } catch (IOException | java.nio.file.InvalidPathException e) {
+                problems.add(n, "ca: " + (e instanceof java.nio.file.NoSuchFileException ? "no such file " : "")
+                        + e.getMessage());
+            }
+        }
+        if (d.containsKey("insecure_skip_verify")) {
+            ConfigNode n = d.get("insecure_skip_verify");
+            try {
+                boolean v = n.bool();
+                if (v && !one) {
+                    problems.add(n, "insecure_skip_verify is allowed only on one destination under 'destinations:',"
+                            + " not for every destination");
+                } else {
+                    insecure = v;
+                }
+            } catch (ConfigException e) {
+                problems.addAll(e);
+            }
+        }
+        return new TlsOptions(ca, insecure);
     }
 
     /** {@code attempts}, {@code backoff}, {@code max_backoff}, {@code statuses}, {@code non_idempotent} over {@code base}. */

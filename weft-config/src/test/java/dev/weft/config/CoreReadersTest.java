@@ -46,4 +46,50 @@ class CoreReadersTest {
                 .hasMessageContaining("s.yaml:1:17: expected a whole number from 1 to 1000000");
         assertThat(problems.size()).as("the unknown key, then the first bad value of the limits").isEqualTo(2);
     }
+
+    @Test
+    void readsTheConnectionKeysOfADestination(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        // any PEM certificate will do: one of the JDK's own roots
+        java.security.KeyStore ks = java.security.KeyStore.getInstance(java.nio.file.Path.of(
+                System.getProperty("java.home"), "lib", "security", "cacerts").toFile(), "changeit".toCharArray());
+        java.security.cert.Certificate root = ks.getCertificate(ks.aliases().nextElement());
+        java.nio.file.Path ca = dir.resolve("ca.pem");
+        java.nio.file.Files.writeString(ca, "-----BEGIN CERTIFICATE-----\n" + java.util.Base64.getMimeEncoder(64,
+                new byte[] {'\n'}).encodeToString(root.getEncoded()) + "\n-----END CERTIFICATE-----\n");
+        ConfigNode n = ConfigNode.parse("d.yaml", """
+                max_connecting: 8
+                min_idle: 4
+                ca: %s
+                insecure_skip_verify: false
+                """.formatted(ca));
+        Problems problems = new Problems();
+        DestinationConfig d = new CoreReaders(problems).destination(n, DestinationConfig.DEFAULT);
+        problems.throwIfAny();
+        assertThat(d.limits().maxConnecting()).isEqualTo(8);
+        assertThat(d.limits().minIdle()).isEqualTo(4);
+        assertThat(d.tls().ca()).isEqualTo(ca);
+        assertThat(d.tls().insecureSkipVerify()).isFalse();
+        assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("https")).as("documented default").isEqualTo(4);
+        assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("http")).as("documented default").isEqualTo(64);
+        assertThat(d.limits().maxConnectingFor("https")).as("set").isEqualTo(8);
+    }
+
+    @Test
+    void refusesBadConnectionKeysWithTheirPlace() throws Exception {
+        ConfigNode n = ConfigNode.parse("d.yaml", """
+                max_connections: 10
+                min_idle: 11
+                ca: /no/such/ca.pem
+                insecure_skip_verify: true
+                """);
+        Problems problems = new Problems();
+        new CoreReaders(problems).destinationDefaults(n, DestinationConfig.DEFAULT);
+        assertThatThrownBy(problems::throwIfAny)
+                .hasMessageContaining("d.yaml:2:11: min_idle (11) is more than max_connections (10)")
+                .hasMessageContaining("d.yaml:3:5: ca: no such file /no/such/ca.pem")
+                .hasMessageContaining("d.yaml:4:23: insecure_skip_verify is allowed only on one destination");
+        Problems p2 = new Problems();
+        new CoreReaders(p2).destination(ConfigNode.parse("e.yaml", "max_connecting: 0\n"), DestinationConfig.DEFAULT);
+        assertThatThrownBy(p2::throwIfAny).hasMessageContaining("e.yaml:1:17: expected a whole number from 1 to 10000");
+    }
 }

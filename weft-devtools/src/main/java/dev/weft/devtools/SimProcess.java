@@ -32,7 +32,16 @@ public final class SimProcess implements AutoCloseable {
         return new SimProcess(ChildProcess.startJvm(List.of("-XX:+UseParallelGC", "-Xss256k"), SimProcess.class, args));
     }
 
-    /** {@code http://host:port} of the first address. */
+    /** As {@link #start}, serving HTTPS with {@code certs} ({@link TestCerts#selfSigned}, or any PEM pair). */
+    public static SimProcess startTls(List<InetSocketAddress> addresses, TestCerts certs) throws IOException {
+        List<String> args = new ArrayList<>(List.of("--tls", certs.cert().toString(), certs.key().toString()));
+        for (InetSocketAddress a : addresses) {
+            args.add(HostPort.format(a));
+        }
+        return new SimProcess(ChildProcess.startJvm(List.of("-XX:+UseParallelGC", "-Xss256k"), SimProcess.class, args));
+    }
+
+    /** {@code http://host:port} (https with TLS) of the first address. */
     public String url() {
         return urls.getFirst();
     }
@@ -56,15 +65,22 @@ public final class SimProcess implements AutoCloseable {
         jvm.close();
     }
 
-    /** The child's entry point: {@code SimProcess HOST:PORT...}. */
+    /** The child's entry point: {@code SimProcess [--tls CERT KEY] HOST:PORT...}. */
     public static void main(String[] args) throws Exception {
         List<InetSocketAddress> addresses = new ArrayList<>();
-        for (String a : args) {
-            addresses.add(HostPort.parse(a));
+        dev.weft.sim.SimTls tls = null;
+        int i = 0;
+        if (args.length >= 3 && args[0].equals("--tls")) {
+            tls = dev.weft.sim.SimTls.fromPem(java.nio.file.Path.of(args[1]), java.nio.file.Path.of(args[2]));
+            i = 3;
         }
-        try (SimServer sim = SimServer.start(SimConfig.local().withListen(addresses))) {
+        for (; i < args.length; i++) {
+            addresses.add(HostPort.parse(args[i]));
+        }
+        String scheme = tls == null ? "http://" : "https://";
+        try (SimServer sim = SimServer.start(SimConfig.local().withListen(addresses), tls)) {
             System.out.println("READY " + String.join(",", sim.addresses().stream()
-                    .map(a -> "http://" + HostPort.format(a)).toList()));
+                    .map(a -> scheme + HostPort.format(a)).toList()));
             System.out.flush();
             while (System.in.read() >= 0) {
                 // run until the parent closes our standard input (or dies)

@@ -244,7 +244,11 @@ final class SimConnection {
                 if (!r.method().equals("GET")) {
                     writeJson(405, Map.of("error", "use GET /-/stats"), keepAlive, null);
                 } else {
-                    writeJson(200, stats.snapshot("true".equals(q.get("ids"))), keepAlive, null);
+                    Map<String, Object> snap = stats.snapshot("true".equals(q.get("ids")));
+                    if (server.tls() != null) {
+                        snap.put("tls", server.tls().snapshot());
+                    }
+                    writeJson(200, snap, keepAlive, null);
                 }
             }
             case "/-/reset" -> {
@@ -253,11 +257,24 @@ final class SimConnection {
                 } else {
                     stats.reset();
                     server.resetTurns();
+                    if (server.tls() != null) {
+                        server.tls().reset();
+                    }
                     writeJson(200, Map.of("reset", true), keepAlive, null);
                 }
             }
+            case "/-/drop" -> {
+                if (!r.method().equals("POST")) {
+                    writeJson(405, Map.of("error", "use POST /-/drop"), keepAlive, null);
+                } else {
+                    // a backend restart: every connection (this one too, once answered) is reset
+                    writeJson(200, Map.of("dropping", stats.snapshot(false).get("connections")), false, null);
+                    server.dropConnections();
+                    return false;
+                }
+            }
             default -> writeJson(404, Map.of("error", "unknown admin path " + r.path()
-                    + "; try /-/health, /-/stats or POST /-/reset"), keepAlive, null);
+                    + "; try /-/health, /-/stats, POST /-/reset or POST /-/drop"), keepAlive, null);
         }
         return true;
     }

@@ -29,9 +29,14 @@ public final class SimServer implements AutoCloseable {
     private final ConcurrentHashMap<String, AtomicLong> turns = new ConcurrentHashMap<>();
     private final AtomicLong overflowTurns = new AtomicLong();
     private ConnectionListener listener;
+    /** HTTPS (null: plain HTTP). */
+    private final SimTls tls;
+    /** The TCP sockets of the connections open now ({@code POST /-/drop} closes them all). */
+    private final java.util.Set<java.net.Socket> sockets = ConcurrentHashMap.newKeySet();
 
-    private SimServer(SimConfig config) {
+    private SimServer(SimConfig config, SimTls tls) {
         this.config = config;
+        this.tls = tls;
     }
 
     /**
@@ -40,9 +45,17 @@ public final class SimServer implements AutoCloseable {
      * @throws java.net.BindException naming the address when one cannot be bound (nothing stays open then)
      */
     public static SimServer start(SimConfig config) throws IOException {
-        SimServer s = new SimServer(config);
+        return start(config, null);
+    }
+
+    /**
+     * As {@link #start(SimConfig)}, serving HTTPS when {@code tls} is not null (every address of the
+     * config; the handshake runs on the connection's own virtual thread).
+     */
+    public static SimServer start(SimConfig config, SimTls tls) throws IOException {
+        SimServer s = new SimServer(config, tls);
         s.listener = ConnectionListener.start(config.listen(), config.maxConnections(), config.idleTimeout(),
-                "weft-sim", (socket, activity) -> new SimConnection(s, socket, activity).run(),
+                "weft-sim", (socket, activity) -> s.serve(socket, activity),
                 new ConnectionListener.Events() {
                     @Override
                     public void opened() {
@@ -60,6 +73,39 @@ public final class SimServer implements AutoCloseable {
                     }
                 });
         return s;
+    }
+
+    private void serve(java.net.Socket raw, ConnectionListener.Activity activity) throws IOException {
+        sockets.add(raw);
+        try {
+            java.net.Socket socket = tls == null ? raw : tls.accept(raw);
+            new SimConnection(this, socket, activity).run();
+        } finally {
+            sockets.remove(raw);
+        }
+    }
+
+    /**
+     * Closes every open connection at once (keeps listening), as a backend restart would: what a client
+     * has pooled is gone. The number closed.
+     */
+    public int dropConnections() {
+        int n = 0;
+        for (java.net.Socket s : sockets) {
+            try {
+                s.setSoLinger(true, 0); // a reset, as when the process behind it dies
+                s.close();
+                n++;
+            } catch (IOException ignored) {
+                // already gone
+            }
+        }
+        return n;
+    }
+
+    /** HTTPS handshake counts; null when serving plain HTTP. */
+    public SimTls tls() {
+        return tls;
     }
 
     SimConfig config() {
@@ -84,9 +130,9 @@ public final class SimServer implements AutoCloseable {
         return listener.addresses();
     }
 
-    /** {@code http://host:port} of the first address. */
+    /** {@code http://host:port} (https when serving TLS) of the first address. */
     public String url() {
-        return "http://" + HostPort.format(listener.addresses().getFirst());
+        return (tls == null ? "http://" : "https://") + HostPort.format(listener.addresses().getFirst());
     }
 
     /** {@code http://host:port} + path (with its query). */

@@ -12,6 +12,7 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -46,6 +47,29 @@ class SimServerTest {
             b.headers(headers);
         }
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void dropResetsEveryOpenConnectionAsARestartWould() throws Exception {
+        try (java.net.Socket held = new java.net.Socket("127.0.0.1", sim.addresses().getFirst().getPort())) {
+            held.getOutputStream().write("GET /a HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            java.io.InputStream in = held.getInputStream();
+            byte[] buf = new byte[4096];
+            assertThat(in.read(buf)).isPositive(); // answered; the connection stays open (keep-alive)
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(sim.url("/-/drop")))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).contains("dropping");
+            held.setSoTimeout(10_000);
+            int n;
+            try {
+                n = in.read(buf);
+            } catch (java.net.SocketException e) {
+                n = -1; // reset
+            }
+            assertThat(n).as("the held connection was closed by the drop").isEqualTo(-1);
+        }
+        assertThat(get("/b").statusCode()).as("still listening").isEqualTo(200);
     }
 
     @Test

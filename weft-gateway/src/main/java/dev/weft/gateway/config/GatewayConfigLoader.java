@@ -94,7 +94,7 @@ public final class GatewayConfigLoader {
             }
         }
         DestinationConfig destDefaults = top.containsKey("destination_defaults")
-                ? core.destination(top.get("destination_defaults"), DestinationConfig.DEFAULT) : DestinationConfig.DEFAULT;
+                ? core.destinationDefaults(top.get("destination_defaults"), DestinationConfig.DEFAULT) : DestinationConfig.DEFAULT;
         Map<String, DestinationConfig> destinations = new LinkedHashMap<>();
         if (top.containsKey("destinations")) {
             for (Map.Entry<String, ConfigNode> e : entries(top.get("destinations"), null).entrySet()) {

@@ -129,6 +129,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     private Snapshot snapshot(GatewayConfig config) {
+        dev.weft.gateway.config.DestinationWarnings.of(config).forEach(w -> log.accept("warning: " + w));
         Transport.Builder b = Transport.builder().defaults(config.destinationDefaults()).meterRegistry(registry)
                 .userAgent("weft-gateway");
         config.destinations().forEach(b::destination);

@@ -1,0 +1,90 @@
+package dev.weft.cli;
+
+import dev.weft.core.Durations;
+import dev.weft.lab.Machine;
+import dev.weft.lab.StormLab;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+
+@Command(name = "storm",
+        mixinStandardHelpOptions = true,
+        description = {
+                "The HTTPS connection storm of issue 13: a gateway route calls three HTTPS backends (weft-sim, a",
+                "self-signed RSA-2048 certificate, --latency each), another route the same three over plain HTTP.",
+                "N clients (closed loop, one connection each) start cold on the plain route, then cold on the HTTPS",
+                "route; halfway through the HTTPS phase the backends reset every connection they hold (a restart).",
+                "Prints good answers and errors per second, the steady rate, the seconds to reach 90%% of it, the",
+                "error share, the gateway's backend calls by outcome, and HTTPS / plain. --before-jar runs an older",
+                "build's gateway (its weft-lab.jar) the same way first, in the same run.",
+                ""})
+public final class LabStormCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--connections", paramLabel = "N", defaultValue = "2000",
+            description = "Clients, each one connection to the gateway. Default: ${DEFAULT-VALUE}.")
+    int connections;
+
+    @Option(names = "--latency", paramLabel = "D", defaultValue = "100ms",
+            description = "The backends' latency. Default: ${DEFAULT-VALUE}.")
+    Duration latency;
+
+    @Option(names = "--plain", paramLabel = "D", defaultValue = "12s",
+            description = "Length of the plain-HTTP phase. Default: ${DEFAULT-VALUE}.")
+    Duration plain;
+
+    @Option(names = "--https", paramLabel = "D", defaultValue = "24s",
+            description = "Length of the HTTPS phase (the drop at its middle). Default: ${DEFAULT-VALUE}.")
+    Duration https;
+
+    @Option(names = "--before-jar", paramLabel = "JAR",
+            description = "weft-lab.jar of an older build: its gateway runs first, the same way.")
+    Path beforeJar;
+
+    @Option(names = "--max-connecting", paramLabel = "N", defaultValue = "0",
+            description = "This build's max_connecting for every destination (0: its default). Not given to --before-jar.")
+    int maxConnecting;
+
+    @Option(names = "--breaker-off",
+            description = "Both builds run with the circuit breaker off: the connection storm apart from the breaker.")
+    boolean breakerOff;
+
+    @Override
+    public void run() {
+        PrintWriter out = spec.commandLine().getOut();
+        if (connections < 1 || connections > 4000) {
+            throw new UserException("--connections must be 1..4000 (the gateway holds one inbound and up to six "
+                    + "outbound sockets per client, within 20,000 descriptors)", null, 2);
+        }
+        if (plain.toSeconds() < 2 || https.toSeconds() < 4 || plain.plus(https).toSeconds() > 120) {
+            throw new UserException("--plain must be at least 2s, --https at least 4s, together at most 120s", null, 2);
+        }
+        if (maxConnecting < 0 || maxConnecting > 10_000) {
+            throw new UserException("--max-connecting must be 0..10000", null, 2);
+        }
+        if (beforeJar != null && !Files.isRegularFile(beforeJar)) {
+            throw new UserException("--before-jar: no such file " + beforeJar, null, 2);
+        }
+        out.println("command: weft lab storm --connections " + connections + " --latency " + Durations.format(latency)
+                + " --plain " + Durations.format(plain) + " --https " + Durations.format(https)
+                + (beforeJar != null ? " --before-jar " + beforeJar : "")
+                + (maxConnecting > 0 ? " --max-connecting " + maxConnecting : "") + (breakerOff ? " --breaker-off" : ""));
+        out.println("machine: " + Machine.describe());
+        out.println("started: " + Instant.now());
+        out.flush();
+        try {
+            StormLab.run(new StormLab.Options(connections, latency, plain, https, beforeJar, maxConnecting, breakerOff), out,
+                    spec.commandLine().getErr());
+        } catch (Exception e) {
+            throw new UserException("lab storm failed: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.weft.client;
+
+import dev.weft.core.tls.Pem;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
+
+/**
+ * How an https destination's certificate is checked.
+ *
+ * @param ca                 a PEM file of extra CA roots trusted besides the JDK's (null: the JDK's only)
+ * @param insecureSkipVerify accept any certificate for any host name: for tests and labs only (the
+ *                           connection is encrypted but not authenticated); the gateway warns at start
+ */
+public record TlsOptions(Path ca, boolean insecureSkipVerify) {
+    public static final TlsOptions DEFAULT = new TlsOptions(null, false);
+
+    /** Whether the host name in the certificate is checked against the destination's host. */
+    public boolean verifyHostname() {
+        return !insecureSkipVerify;
+    }
+
+    /**
+     * A new client context for these options: one per destination, so that its session cache resumes the
+     * destination's TLS sessions.
+     */
+    public SSLContext context() throws IOException {
+        if (!insecureSkipVerify) {
+            return Pem.clientContext(ca);
+        }
+        try {
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, new TrustManager[] {new TrustAll()}, null);
+            return ctx;
+        } catch (GeneralSecurityException e) {
+            throw new IOException("cannot build a TLS client context: " + e.getMessage(), e);
+        }
+    }
+
+    /** insecure_skip_verify: trusts every chain (the host name check is switched off apart). */
+    private static final class TrustAll implements X509TrustManager {
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) {
+            // a client context never checks clients
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) {
+            // insecure_skip_verify: accepted on purpose
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[0];
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package dev.weft.client;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Which failures the breaker does not hear about because the gateway's own pool starved the attempt. */
+class StarvedByThePoolTest {
+    private static final Destination D = Destination.of("https://127.0.0.1:9443");
+
+    private static CallResult result(Reason reason, long totalMs, long connectMs) {
+        return new CallResult(D, 0, Headers.EMPTY, CallResult.NO_BODY, CallFailure.of(reason, "m"),
+                new CallResult.Timings(totalMs * 1_000_000, 0, connectMs < 0 ? -1 : connectMs * 1_000_000, -1), List.of());
+    }
+
+    @Test
+    void aTimeoutAfterWaitingMoreThanHalfTheTimeForAConnectionIsTheGatewaysOwn() {
+        assertThat(DestinationRuntime.starvedByThePool(result(Reason.TIMEOUT_HEADERS, 1000, 700))).isTrue();
+        assertThat(DestinationRuntime.starvedByThePool(result(Reason.TIMEOUT_BODY, 1000, 501))).isTrue();
+    }
+
+    @Test
+    void aTimeoutWithTheBudgetMostlyLeftToTheBackendCounts() {
+        assertThat(DestinationRuntime.starvedByThePool(result(Reason.TIMEOUT_HEADERS, 1000, 100))).isFalse();
+        assertThat(DestinationRuntime.starvedByThePool(result(Reason.TIMEOUT_HEADERS, 1000, -1))).isFalse();
+    }
+
+    @Test
+    void onlyTimeoutsAreExcused() {
+        assertThat(DestinationRuntime.starvedByThePool(result(Reason.RESET, 1000, 900))).isFalse();
+        assertThat(DestinationRuntime.starvedByThePool(result(Reason.REFUSED, 1000, 900))).isFalse();
+    }
+
+    @Test
+    void connectWaitNeverCountsAgainstTheDestination() {
+        assertThat(Reason.CONNECT_WAIT.countsAgainstBackend(0)).isFalse();
+        assertThat(Reason.CONNECT_WAIT.label()).isEqualTo("connect-wait");
+        assertThat(Reason.TLS.countsAgainstBackend(0)).isTrue();
+    }
+}
