@@ -64,6 +64,7 @@ public final class Dispatcher implements AutoCloseable {
     private volatile boolean running = true;
     private volatile String failure;
     private volatile int assigned;
+    private volatile int groupPartitions = 1; // of every subscribed topic: the denominator of rate_limit shares
     private long lastCommit; // consumer thread only
 
     private Dispatcher(DispatchConfig cfg, String bootstrap, MeterRegistry registry, Consumer<String> log) {
@@ -85,6 +86,10 @@ public final class Dispatcher implements AutoCloseable {
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) SESSION_TIMEOUT.toMillis());
         props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 2000);
+        // Incremental rebalances: only the partitions that change owner are revoked (docs/dispatch.md, "Several
+        // instances"); the classic protocol keeps the session timeout in the dispatcher's hands.
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                org.apache.kafka.clients.consumer.CooperativeStickyAssignor.class.getName());
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         this.consumer = new KafkaConsumer<>(props);
@@ -127,10 +132,12 @@ public final class Dispatcher implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new DispatchException(e.getMessage(), e);
         }
-        Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log);
-        d.lanes.values().forEach(Lane::start);
         List<String> all = new ArrayList<>(cfg.topics());
         all.addAll(cfg.parkingTopics());
+        int groupPartitions = RateShare.partitions(bootstrap, all);
+        Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log);
+        d.groupPartitions = groupPartitions;
+        d.lanes.values().forEach(Lane::start);
         d.consumer.subscribe(all, d.new Rebalance());
         d.thread.start();
         return d;
@@ -262,6 +269,12 @@ public final class Dispatcher implements AutoCloseable {
                         .description("records in the partition after the consumer's position").register(registry));
             }
             assigned = flow.assigned().size();
+            shareRates();
+        }
+
+        private void shareRates() {
+            double share = RateShare.share(flow.assigned().size(), groupPartitions);
+            lanes.values().forEach(l -> l.share(share));
         }
 
         private void forget(Collection<TopicPartition> partitions) {
@@ -274,6 +287,7 @@ public final class Dispatcher implements AutoCloseable {
                 }
             }
             assigned = flow.assigned().size();
+            shareRates();
         }
     }
 

@@ -162,6 +162,7 @@ class PartitionFlowTest {
         try {
             DispatchConfig cfg = DispatchConfigLoader.parse("f.yaml", """
                     source: { bootstrap: "127.0.0.1:9092", topics: [events], group: g, max_outstanding: %d }
+                    defaults: { allow_private: true }
                     endpoints:
                       - { id: a, url: "http://127.0.0.1:1/a", retry: [1s] }
                       - { id: b, url: "http://127.0.0.1:1/b", match: { pointer: /to, equals: b }, retry: [1s] }
