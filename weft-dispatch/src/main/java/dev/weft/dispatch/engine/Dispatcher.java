@@ -86,6 +86,9 @@ public final class Dispatcher implements AutoCloseable {
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) SESSION_TIMEOUT.toMillis());
         props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 2000);
+        // A paused partition that resumes (due parked work, room in a lane) is fetched with the next fetch request,
+        // which waits for the one in flight: at most this long when the other partitions have nothing new.
+        props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
         // Incremental rebalances: only the partitions that change owner are revoked (docs/dispatch.md, "Several
         // instances"); the classic protocol keeps the session timeout in the dispatcher's hands.
         props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
@@ -103,6 +106,11 @@ public final class Dispatcher implements AutoCloseable {
             @Override
             public void resume(Collection<TopicPartition> tps) {
                 consumer.resume(tps);
+            }
+
+            @Override
+            public void pause(TopicPartition tp) {
+                consumer.pause(List.of(tp));
             }
         }, Clock.systemUTC(), log);
         Gauge.builder("weft.dispatch.partitions.paused", flow, PartitionFlow::held)
@@ -186,7 +194,8 @@ public final class Dispatcher implements AutoCloseable {
     private void run() {
         try {
             while (running) {
-                ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200 : 50));
+                ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200
+                        : flow.feeding() ? 10 : 50));
                 for (TopicPartition tp : batch.partitions()) {
                     flow.take(tp, batch.records(tp));
                 }
