@@ -56,7 +56,9 @@ public final class CheckCommand implements Runnable {
                         + (d.bootstrap() != null ? " on " + d.bootstrap() : " on the development broker") + ", "
                         + d.endpoints().size() + " endpoints");
                 for (EndpointConfig e : d.endpoints()) {
-                    out.println("  " + e.id() + "  " + e.url() + "  " + e.match() + (e.secret() != null ? ", signed" : ""));
+                    out.println("  " + e.id() + "  " + e.url() + "  " + e.match() + (e.secret() != null ? ", signed" : "")
+                            + (e.rateLimit() != null ? ", rate_limit " + e.rateLimit() : "")
+                            + (e.allowPrivate() ? ", private target allowed" : ""));
                 }
             } else if (top.containsKey("paths") || top.containsKey("defaults")) {
                 SimConfig s = SimConfig.load(file);

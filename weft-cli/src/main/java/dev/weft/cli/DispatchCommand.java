@@ -96,7 +96,8 @@ public final class DispatchCommand implements Runnable {
         for (EndpointConfig e : cfg.endpoints()) {
             out.println("  " + e.id() + "  " + e.url() + "  (" + e.match() + "; " + e.maxInFlight() + " in flight, timeout "
                     + Durations.format(e.timeout()) + ", " + e.maxAttempts() + " attempts" + (e.secret() != null
-                    ? ", signed" : "") + ")");
+                    ? ", signed" : "") + (e.rateLimit() != null ? ", rate_limit " + e.rateLimit() : "")
+                    + (e.allowPrivate() ? ", private target allowed" : "") + ")");
         }
         out.println("weft dispatch: retry topics " + cfg.retryDelays().stream().map(cfg::retryTopic).toList()
                 + ", dead letters " + cfg.deadLetterTopic());

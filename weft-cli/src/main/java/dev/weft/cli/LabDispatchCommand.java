@@ -25,7 +25,10 @@ import java.util.List;
                 "Scenarios: all endpoints at --latency, then the last one at --slow-latency. Deliveries are the",
                 "requests weft-sim received in the measured window; 'fast vs all fast' is the fast endpoints' rate",
                 "against the same design's all-fast run. A first, unmeasured pass of each design (--warmup long)",
-                "warms up the JVMs.", ""})
+                "warms up the JVMs.",
+                "--backlog N runs issue 16's backlog case instead: N records for one endpoint with --max-in-flight",
+                "requests at once answering in --latency, drained by weft dispatch; its rate against the lane's",
+                "capacity (max_in_flight / latency).", ""})
 public final class LabDispatchCommand implements Runnable {
     @Spec
     CommandSpec spec;
@@ -62,6 +65,14 @@ public final class LabDispatchCommand implements Runnable {
             description = "Measured time per run. Default: ${DEFAULT-VALUE}.")
     Duration duration;
 
+    @Option(names = "--backlog", paramLabel = "N", defaultValue = "0",
+            description = "Run the backlog case with N records instead of the designs side by side. Default: off.")
+    int backlog;
+
+    @Option(names = "--max-in-flight", paramLabel = "N", defaultValue = "20",
+            description = "Backlog case: the endpoint's max_in_flight. Default: ${DEFAULT-VALUE}.")
+    int maxInFlight;
+
     @Override
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
@@ -71,6 +82,22 @@ public final class LabDispatchCommand implements Runnable {
         }
         if (records < 1 || records > 5_000_000 || partitions < 1 || partitions > 100 || rate < 0 || rate > 100_000) {
             throw new UserException("--records must be 1..5000000, --partitions 1..100, --rate 0..100000", null, 2);
+        }
+        if (backlog > 0) {
+            if (backlog > 1_000_000 || maxInFlight < 1 || maxInFlight > 10_000) {
+                throw new UserException("--backlog must be 1..1000000, --max-in-flight 1..10000", null, 2);
+            }
+            out.println("command: weft lab dispatch --backlog " + backlog + " --max-in-flight " + maxInFlight
+                    + " --latency " + Durations.format(latency) + " --partitions " + partitions);
+            out.println("machine: " + Machine.describe());
+            out.println("started: " + Instant.now());
+            out.flush();
+            try {
+                dev.weft.lab.BacklogLab.run(backlog, maxInFlight, latency, partitions, Duration.ofSeconds(80), out);
+            } catch (Exception e) {
+                throw new UserException("lab dispatch --backlog failed: " + e.getMessage(), e);
+            }
+            return;
         }
         out.println("command: weft lab dispatch --designs " + String.join(",", designs) + " --endpoints " + endpoints
                 + " --latency " + Durations.format(latency) + " --slow-latency " + Durations.format(slowLatency)

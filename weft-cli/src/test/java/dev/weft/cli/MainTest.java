@@ -47,6 +47,29 @@ class MainTest {
     }
 
     @Test
+    void checkKnowsRateLimitsAndTheTargetGuard(@TempDir Path dir) throws Exception {
+        Path ok = dir.resolve("ok.yaml");
+        Files.writeString(ok, """
+                source: { topics: [events], group: g }
+                endpoints:
+                  - { id: a, url: "https://8.8.8.8/hook", rate_limit: 40/s }
+                  - { id: b, url: "http://127.0.0.1:9002/b", allow_private: true, rate_limit: 60/min, burst: 3 }
+                """);
+        assertThat(run("check", ok.toString())).isZero();
+        assertThat(out.toString()).contains("a  https://8.8.8.8/hook  every record, rate_limit 40/s, burst 4\n")
+                .contains("b  http://127.0.0.1:9002/b  every record, rate_limit 1/s, burst 3, private target allowed");
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, """
+                source: { topics: [events], group: g }
+                endpoints:
+                  - { id: meta, url: "http://169.254.169.254/", rate_limit: lots }
+                """);
+        assertThat(run("check", bad.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains(bad + ":3:22: refused target: 169.254.169.254 is 169.254.169.254, link-local")
+                .contains(bad + ":3:61: a rate limit is N/s");
+    }
+
+    @Test
     void dispatchAndKafkaRejectBadInputBeforeStartingAnything(@TempDir Path dir) throws Exception {
         Path bad = dir.resolve("d.yaml");
         Files.writeString(bad, "source: { topics: [events], group: g }\nendpoints:\n  - { id: a, url: \"http://127.0.0.1:1/\","

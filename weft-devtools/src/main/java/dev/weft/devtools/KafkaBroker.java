@@ -62,7 +62,7 @@ public final class KafkaBroker implements AutoCloseable {
     /** Creates {@code topic} with {@code partitions} (replication 1); it must not exist yet. */
     public void createTopic(String topic, int partitions) throws IOException {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Duration.ofSeconds(20).toMillis()))) {
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Duration.ofSeconds(30).toMillis()))) { // >= request.timeout.ms
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             throw new IOException("creating topic " + topic + " on " + bootstrap + ": " + e.getCause().getMessage(),

@@ -17,7 +17,7 @@ class DispatchConfigTest {
     void theExampleOfTheIssueReads() throws Exception {
         DispatchConfig c = DispatchConfigLoader.parse("x.yaml", """
                 source: { bootstrap: "127.0.0.1:9092", topics: [events], group: weft-push }
-                defaults: { timeout: 5s, max_in_flight: 1000, retry: [5s, 5m, 30m, 2h, 5h, 10h, 10h] }
+                defaults: { timeout: 5s, max_in_flight: 1000, retry: [5s, 5m, 30m, 2h, 5h, 10h, 10h], allow_private: true }
                 endpoints:
                   - id: acme
                     url: https://hooks.acme.example/in

@@ -70,6 +70,10 @@ class DispatchIT {
     }
 
     static String source(String topic, String group) throws Exception {
+        return sourceLine(topic, group) + "defaults: { allow_private: true }\n"; // the sim is on 127.0.0.1
+    }
+
+    static String sourceLine(String topic, String group) throws Exception {
         return "source: { bootstrap: \"" + TestKafka.bootstrap() + "\", topics: [" + topic + "], group: " + group + " }\n";
     }
 
@@ -99,8 +103,8 @@ class DispatchIT {
             List<String> types = new ArrayList<>(java.util.Collections.nCopies(5, (String) null));
             types.set(4, "order.created");
             List<Sent> sent = TestKafka.produce(topic, values, types);
-            String yaml = source(topic, "g-match") + """
-                    defaults: { timeout: 5s, retry: [100ms] }
+            String yaml = sourceLine(topic, "g-match") + """
+                    defaults: { timeout: 5s, retry: [100ms], allow_private: true }
                     endpoints:
                       - { id: signed, url: "%s/hook", secret: %s }
                       - id: typed
@@ -313,6 +317,7 @@ class DispatchIT {
         String topic = TestKafka.topic("bounded", 1);
         String yaml = "source: { bootstrap: \"" + TestKafka.bootstrap() + "\", topics: [" + topic
                 + "], group: g-bounded, max_outstanding: 20 }\n" + """
+                defaults: { allow_private: true }
                 endpoints:
                   - { id: slow, url: "%s", max_in_flight: 200, queue: 200 }
                 """.formatted(sim.url("/bounded?latency=300ms"));
@@ -385,7 +390,7 @@ class DispatchIT {
         assertThatThrownBy(() -> dispatcher(yaml)).isInstanceOf(DispatchException.class)
                 .hasMessageContaining("no-such-topic not found on " + TestKafka.bootstrap());
         String dead = "source: { bootstrap: \"127.0.0.1:1\", topics: [t], group: g }\n"
-                + "endpoints:\n  - { id: s, url: \"" + sim.url("/x") + "\" }\n";
+                + "defaults: { allow_private: true }\nendpoints:\n  - { id: s, url: \"" + sim.url("/x") + "\" }\n";
         DispatchConfig cfg = DispatchConfigLoader.parse("dead.yaml", dead);
         assertThatThrownBy(() -> Dispatcher.start(cfg, "127.0.0.1:1", new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
                 l -> { })).isInstanceOf(DispatchException.class).hasMessageContaining("cannot reach Kafka at 127.0.0.1:1");

@@ -30,7 +30,7 @@ class KillNineIT {
         try (SimServer sim = SimServer.start(SimConfig.local())) {
             Path cfg = Files.createTempFile("kill9", ".yaml");
             StringBuilder yaml = new StringBuilder("source: { bootstrap: \"" + TestKafka.bootstrap() + "\", topics: ["
-                    + topic + "], group: g-kill }\nendpoints:\n");
+                    + topic + "], group: g-kill }\ndefaults: { allow_private: true }\nendpoints:\n");
             for (String e : ENDPOINTS) {
                 yaml.append("  - { id: ").append(e).append(", url: \"").append(sim.url("/" + e + "?latency=uniform:1ms..40ms"))
                         .append("\", max_in_flight: 50 }\n");

@@ -203,7 +203,7 @@ public final class DispatchLab {
         java.util.function.LongSupplier failed;
         if (design.equals("weft")) {
             StringBuilder yaml = new StringBuilder("source: { bootstrap: \"" + bootstrap + "\", topics: [" + topic
-                    + "], group: " + group + " }\ndefaults: { timeout: 10s, retry: [1s, 5s] }\nendpoints:\n");
+                    + "], group: " + group + " }\ndefaults: { timeout: 10s, retry: [1s, 5s]" + LabTargets.ALLOW_PRIVATE + " }\nendpoints:\n");
             for (int i = 0; i < urls.size(); i++) {
                 yaml.append("  - { id: e").append(i).append(", url: \"").append(urls.get(i)).append("\" }\n");
             }

@@ -49,7 +49,8 @@ public final class DispatchConfigLoader {
         return new DispatchConfigLoader().read(name, ConfigNode.parse(name, text));
     }
 
-    private record Defaults(Duration timeout, int maxInFlight, Integer queue, List<Duration> retry) {
+    private record Defaults(Duration timeout, int maxInFlight, Integer queue, List<Duration> retry,
+                            boolean allowPrivate) {
     }
 
     private DispatchConfig read(String name, ConfigNode root) throws ConfigException {
@@ -96,7 +97,7 @@ public final class DispatchConfigLoader {
             }
         }
         Defaults defaults = new Defaults(DispatchConfig.DEFAULT_TIMEOUT, DispatchConfig.DEFAULT_MAX_IN_FLIGHT, null,
-                DispatchConfig.DEFAULT_RETRY);
+                DispatchConfig.DEFAULT_RETRY, false);
         if (top.containsKey("defaults")) {
             defaults = guard(() -> defaults(top.get("defaults")), defaults);
         }
@@ -175,19 +176,21 @@ public final class DispatchConfigLoader {
     }
 
     private Defaults defaults(ConfigNode n) throws ConfigException {
-        Map<String, ConfigNode> m = n.entries(Set.of("timeout", "max_in_flight", "queue", "retry"), problems);
+        Map<String, ConfigNode> m = n.entries(Set.of("timeout", "max_in_flight", "queue", "retry", "allow_private"),
+                problems);
         Duration timeout = m.containsKey("timeout") ? duration(m.get("timeout"), Duration.ofMillis(1), MAX_TIMEOUT)
                 : DispatchConfig.DEFAULT_TIMEOUT;
         int maxInFlight = m.containsKey("max_in_flight") ? (int) m.get("max_in_flight").integer(1, MAX_IN_FLIGHT)
                 : DispatchConfig.DEFAULT_MAX_IN_FLIGHT;
         Integer queue = m.containsKey("queue") ? (int) m.get("queue").integer(0, MAX_QUEUE) : null;
         List<Duration> retry = m.containsKey("retry") ? retry(m.get("retry")) : DispatchConfig.DEFAULT_RETRY;
-        return new Defaults(timeout, maxInFlight, queue, retry);
+        boolean allowPrivate = m.containsKey("allow_private") && m.get("allow_private").bool();
+        return new Defaults(timeout, maxInFlight, queue, retry, allowPrivate);
     }
 
     private EndpointConfig endpoint(ConfigNode n, Defaults d) throws ConfigException {
         Map<String, ConfigNode> m = n.entries(Set.of("id", "url", "match", "secret", "timeout", "max_in_flight", "queue",
-                "retry"), problems);
+                "retry", "allow_private", "rate_limit", "burst"), problems);
         ConfigNode idNode = m.get("id");
         if (idNode == null) {
             throw n.error("an endpoint needs an 'id' (1-64 of A-Z a-z 0-9 _ -)");
@@ -209,6 +212,12 @@ public final class DispatchConfigLoader {
         if (!("http".equals(url.getScheme()) || "https".equals(url.getScheme())) || url.getHost() == null) {
             throw urlNode.error("expected an absolute http:// or https:// URL with a host, got '" + urlNode.text() + "'");
         }
+        boolean allowPrivate = m.containsKey("allow_private")
+                ? guard(() -> m.get("allow_private").bool(), d.allowPrivate()) : d.allowPrivate();
+        if (!allowPrivate) {
+            guard(() -> guardTarget(urlNode, url), null);
+        }
+        EndpointConfig.RateLimit rateLimit = RateLimits.read(m.get("rate_limit"), m.get("burst"), problems);
         Match match = m.containsKey("match") ? guard(() -> match(m.get("match")), Match.ALL) : Match.ALL;
         byte[] secret = m.containsKey("secret") ? guard(() -> secret(m.get("secret")), null) : null;
         Duration timeout = m.containsKey("timeout")
@@ -219,7 +228,25 @@ public final class DispatchConfigLoader {
         int queue = m.containsKey("queue") ? guard(() -> (int) m.get("queue").integer(0, MAX_QUEUE), fallbackQueue)
                 : fallbackQueue;
         List<Duration> retry = m.containsKey("retry") ? guard(() -> retry(m.get("retry")), d.retry()) : d.retry();
-        return new EndpointConfig(id, url, match, secret, timeout, maxInFlight, queue, retry);
+        return new EndpointConfig(id, url, match, secret, timeout, maxInFlight, queue, retry, allowPrivate, rateLimit);
+    }
+
+    /**
+     * The target guard at load time: a host that is or resolves to a non-public address is refused. A name
+     * that does not resolve now is not an error here (DNS may be down); it is checked before each attempt.
+     */
+    private static Void guardTarget(ConfigNode urlNode, URI url) throws ConfigException {
+        String why;
+        try {
+            why = TargetGuard.check(url.getHost());
+        } catch (java.net.UnknownHostException e) {
+            return null;
+        }
+        if (why != null) {
+            throw urlNode.error("refused target: " + why + "; webhook targets must be public addresses (set "
+                    + "'allow_private: true' on the endpoint or in 'defaults' for a target in your own network)");
+        }
+        return null;
     }
 
     private Match match(ConfigNode n) throws ConfigException {

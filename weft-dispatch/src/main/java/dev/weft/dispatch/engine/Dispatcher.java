@@ -64,6 +64,7 @@ public final class Dispatcher implements AutoCloseable {
     private volatile boolean running = true;
     private volatile String failure;
     private volatile int assigned;
+    private volatile int groupPartitions = 1; // of every subscribed topic: the denominator of rate_limit shares
     private long lastCommit; // consumer thread only
 
     private final AttemptLog attemptLog;
@@ -89,6 +90,13 @@ public final class Dispatcher implements AutoCloseable {
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) SESSION_TIMEOUT.toMillis());
         props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 2000);
+        // A paused partition that resumes (due parked work, room in a lane) is fetched with the next fetch request,
+        // which waits for the one in flight: at most this long when the other partitions have nothing new.
+        props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+        // Incremental rebalances: only the partitions that change owner are revoked (docs/dispatch.md, "Several
+        // instances"); the classic protocol keeps the session timeout in the dispatcher's hands.
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                org.apache.kafka.clients.consumer.CooperativeStickyAssignor.class.getName());
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         this.consumer = new KafkaConsumer<>(props);
@@ -102,6 +110,11 @@ public final class Dispatcher implements AutoCloseable {
             @Override
             public void resume(Collection<TopicPartition> tps) {
                 consumer.resume(tps);
+            }
+
+            @Override
+            public void pause(TopicPartition tp) {
+                consumer.pause(List.of(tp));
             }
         }, Clock.systemUTC(), log);
         Gauge.builder("weft.dispatch.partitions.paused", flow, PartitionFlow::held)
@@ -131,6 +144,9 @@ public final class Dispatcher implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new DispatchException(e.getMessage(), e);
         }
+        List<String> all = new ArrayList<>(cfg.topics());
+        all.addAll(cfg.parkingTopics());
+        int groupPartitions = RateShare.partitions(bootstrap, all);
         AttemptLog attempts;
         try {
             attempts = AttemptLog.open(cfg.accessLog(), registry);
@@ -138,9 +154,8 @@ public final class Dispatcher implements AutoCloseable {
             throw new DispatchException("access_log " + cfg.accessLog() + ": " + e, e);
         }
         Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log, attempts);
+        d.groupPartitions = groupPartitions;
         d.lanes.values().forEach(Lane::start);
-        List<String> all = new ArrayList<>(cfg.topics());
-        all.addAll(cfg.parkingTopics());
         d.consumer.subscribe(all, d.new Rebalance());
         d.thread.start();
         return d;
@@ -189,7 +204,8 @@ public final class Dispatcher implements AutoCloseable {
     private void run() {
         try {
             while (running) {
-                ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200 : 50));
+                ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200
+                        : flow.feeding() ? 10 : 50));
                 for (TopicPartition tp : batch.partitions()) {
                     flow.take(tp, batch.records(tp));
                 }
@@ -272,6 +288,12 @@ public final class Dispatcher implements AutoCloseable {
                         .description("records in the partition after the consumer's position").register(registry));
             }
             assigned = flow.assigned().size();
+            shareRates();
+        }
+
+        private void shareRates() {
+            double share = RateShare.share(flow.assigned().size(), groupPartitions);
+            lanes.values().forEach(l -> l.share(share));
         }
 
         private void forget(Collection<TopicPartition> partitions) {
@@ -284,6 +306,7 @@ public final class Dispatcher implements AutoCloseable {
                 }
             }
             assigned = flow.assigned().size();
+            shareRates();
         }
     }
 

@@ -55,6 +55,7 @@ public final class Lane implements Outlet {
     private final AtomicInteger pending = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final int capacity;
+    private final RateLimiter limiter; // null: no rate_limit
     private final List<Thread> workers = new ArrayList<>();
     private volatile boolean running = true;
     private volatile String disabled;
@@ -98,6 +99,7 @@ public final class Lane implements Outlet {
         this.registry = registry;
         this.log = log;
         this.capacity = cfg.queue() + cfg.maxInFlight();
+        this.limiter = cfg.rateLimit() == null ? null : new RateLimiter(cfg.rateLimit(), System::nanoTime);
         String id = cfg.id();
         this.latency = Timer.builder("weft.dispatch.attempt.duration").tag("endpoint", id)
                 .description("time of one delivery attempt").register(registry);
@@ -193,6 +195,9 @@ public final class Lane implements Outlet {
                 if (wait > 0) {
                     Thread.sleep(wait);
                 }
+                if (limiter != null && !limiter.acquire(() -> !running || d.ticket().revoked())) {
+                    continue; // revoked (the new owner delivers it) or stopping (not done: delivered after the restart)
+                }
                 attempt(d);
             } catch (InterruptedException e) {
                 return;
@@ -209,6 +214,17 @@ public final class Lane implements Outlet {
     }
 
     private void attempt(Delivery d) {
+        if (!cfg.allowPrivate()) {
+            String refused = refusedTarget();
+            if (refused != null) {
+                lastError = Instant.now() + " target-refused (" + refused + ")";
+                attempts.computeIfAbsent("target-refused", o -> Counter.builder("weft.dispatch.attempts")
+                        .tag("endpoint", cfg.id()).tag("outcome", o).description("delivery attempts by outcome")
+                        .register(registry)).increment();
+                failedAttempt(d, "target-refused", "refused target: " + refused, -1);
+                return;
+            }
+        }
         long ts = Instant.now().getEpochSecond();
         String contentType = d.header("content-type");
         Headers h = Headers.of("content-type", contentType != null ? contentType : "application/json",
@@ -274,6 +290,25 @@ public final class Lane implements Outlet {
         long jittered = (long) (delay.toMillis() * (1 + JITTER * (2 * ThreadLocalRandom.current().nextDouble() - 1)));
         long due = System.currentTimeMillis() + Math.max(jittered, retryAfterMillis);
         parking.park(next, dispatch.retryTopic(delay), ParkedRecord.Reason.FAILED, status, due, parkedRetry::increment);
+    }
+
+    /**
+     * The target guard before an attempt (DNS may have changed since the config was read): why the URL's host
+     * is refused, or null. A name that does not resolve is left to the transport, which fails it by name.
+     */
+    private String refusedTarget() {
+        try {
+            return dev.weft.dispatch.config.TargetGuard.check(cfg.url().getHost());
+        } catch (java.net.UnknownHostException e) {
+            return null;
+        }
+    }
+
+    /** This instance's share of the group's partitions, for {@code rate_limit} (see {@link RateLimiter}). */
+    void share(double share) {
+        if (limiter != null) {
+            limiter.share(share);
+        }
     }
 
     /** The state shown by {@code /-/endpoints}. */

@@ -37,7 +37,18 @@ final class PartitionFlow {
         void holdAt(TopicPartition tp, long offset);
 
         void resume(Collection<TopicPartition> tps);
+
+        /** Stops fetching {@code tp} until {@link #resume}, from where it is (records fetched are kept). */
+        void pause(TopicPartition tp);
     }
+
+    /**
+     * Parked records fetched behind a record that waits for room in its lane, kept (not taken) to be fed to the
+     * lane as room appears, instead of being fetched again: at most this many per partition...
+     */
+    static final int MAX_FETCHED_RECORDS = 500;
+    /** ... and about this many bytes (keys and values); the rest is fetched again later. */
+    static final long MAX_FETCHED_BYTES = 4L * 1024 * 1024;
 
     /** Why a partition is held at a record, and when it may go on. */
     sealed interface Hold {
@@ -62,6 +73,7 @@ final class PartitionFlow {
     private final Consumer<String> log;
     private final Map<TopicPartition, PartitionTracker> trackers = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Hold> holds = new HashMap<>();
+    private final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> fetched = new HashMap<>();
     private final AtomicLong records = new AtomicLong();
     private final AtomicLong recordErrors = new AtomicLong();
     private volatile int held;
@@ -97,6 +109,7 @@ final class PartitionFlow {
                 t.revoke();
             }
             holds.remove(tp);
+            fetched.remove(tp);
         }
         held = holds.size();
     }
@@ -111,7 +124,8 @@ final class PartitionFlow {
         }
         Outlet waitOutlet = waitTopics.get(tp.topic());
         boolean parked = waitOutlet != null || retryTopics.contains(tp.topic());
-        for (ConsumerRecord<byte[], byte[]> rec : recs) {
+        for (int i = 0; i < recs.size(); i++) {
+            ConsumerRecord<byte[], byte[]> rec = recs.get(i);
             Hold hold = null;
             Ticket ticket = null;
             try {
@@ -154,11 +168,41 @@ final class PartitionFlow {
                     hold(tp, rec.offset() + 1, new Hold.Outstanding(t, cfg.maxOutstanding() / 2));
                     return;
                 }
+            } else if (hold instanceof Hold.Room) {
+                keepFetched(tp, recs.subList(i, recs.size()), hold);
+                return;
             } else {
                 hold(tp, rec.offset(), hold);
                 return;
             }
         }
+    }
+
+    /**
+     * A parked record waits for room in its lane: it and the records fetched after it are kept (up to
+     * {@link #MAX_FETCHED_RECORDS} and {@link #MAX_FETCHED_BYTES}; the partition is sought back to the first one
+     * not kept) and fed to the lane by {@link #resumeDue} as room appears, so a busy lane's backlog is read
+     * from Kafka once and comes back at the lane's pace. Kept records are not taken: commits stay below them.
+     */
+    private void keepFetched(TopicPartition tp, List<ConsumerRecord<byte[], byte[]>> rest, Hold h) {
+        List<ConsumerRecord<byte[], byte[]>> keep = new ArrayList<>();
+        long bytes = 0;
+        for (ConsumerRecord<byte[], byte[]> r : rest) {
+            long size = Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize());
+            if (!keep.isEmpty() && (keep.size() >= MAX_FETCHED_RECORDS || bytes + size > MAX_FETCHED_BYTES)) {
+                break;
+            }
+            keep.add(r);
+            bytes += size;
+        }
+        if (keep.size() < rest.size()) {
+            partitions.holdAt(tp, rest.get(keep.size()).offset());
+        } else {
+            partitions.pause(tp);
+        }
+        fetched.put(tp, keep);
+        holds.put(tp, h);
+        held = holds.size();
     }
 
     private void hold(TopicPartition tp, long offset, Hold h) {
@@ -252,18 +296,31 @@ final class PartitionFlow {
             return;
         }
         long now = clock.millis();
-        List<TopicPartition> resume = new ArrayList<>();
-        holds.entrySet().removeIf(e -> {
-            boolean over = switch (e.getValue()) {
+        List<TopicPartition> over = new ArrayList<>();
+        holds.forEach((tp, h) -> {
+            if (switch (h) {
                 case Hold.Outstanding o -> o.tracker().outstanding() <= o.below();
                 case Hold.Due d -> d.atMillis() <= now;
                 case Hold.Room r -> r.outlet().hasRoom() || r.outlet().disabled() != null;
-            };
-            if (over && trackers.containsKey(e.getKey())) {
-                resume.add(e.getKey());
+            }) {
+                over.add(tp);
             }
-            return over;
         });
+        List<TopicPartition> resume = new ArrayList<>();
+        for (TopicPartition tp : over) {
+            holds.remove(tp);
+            List<ConsumerRecord<byte[], byte[]>> kept = fetched.remove(tp);
+            if (!trackers.containsKey(tp)) {
+                continue;
+            }
+            if (kept != null) {
+                take(tp, kept); // to the lane as far as it has room; the rest is kept again
+                if (holds.containsKey(tp)) {
+                    continue;
+                }
+            }
+            resume.add(tp);
+        }
         held = holds.size();
         if (!resume.isEmpty()) {
             partitions.resume(resume);
@@ -300,6 +357,11 @@ final class PartitionFlow {
 
     Set<TopicPartition> assigned() {
         return trackers.keySet();
+    }
+
+    /** Whether records wait in memory for room in a lane (the consumer then looks for room more often). */
+    boolean feeding() {
+        return !fetched.isEmpty();
     }
 
     boolean isHeld(TopicPartition tp) {

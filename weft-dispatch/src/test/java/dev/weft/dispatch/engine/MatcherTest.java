@@ -19,6 +19,7 @@ class MatcherTest {
         try {
             return DispatchConfigLoader.parse("m.yaml", """
                     source: { bootstrap: "127.0.0.1:9092", topics: [t], group: g, type_pointer: /meta/kind }
+                    defaults: { allow_private: true }
                     endpoints:
                       - { id: all, url: "http://127.0.0.1:1/a" }
                       - { id: orders, url: "http://127.0.0.1:1/o", match: { type: [order.created, order.paid] } }

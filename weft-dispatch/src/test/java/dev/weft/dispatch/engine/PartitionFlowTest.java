@@ -130,6 +130,11 @@ class PartitionFlowTest {
         public void resume(Collection<TopicPartition> tps) {
             calls.add("resume " + tps);
         }
+
+        @Override
+        public void pause(TopicPartition tp) {
+            calls.add("pause " + tp);
+        }
     }
 
     static final class TestClock extends Clock {
@@ -162,6 +167,7 @@ class PartitionFlowTest {
         try {
             DispatchConfig cfg = DispatchConfigLoader.parse("f.yaml", """
                     source: { bootstrap: "127.0.0.1:9092", topics: [events], group: g, max_outstanding: %d }
+                    defaults: { allow_private: true }
                     endpoints:
                       - { id: a, url: "http://127.0.0.1:1/a", retry: [1s] }
                       - { id: b, url: "http://127.0.0.1:1/b", match: { pointer: /to, equals: b }, retry: [1s] }
@@ -318,14 +324,51 @@ class PartitionFlowTest {
         TopicPartition wait = new TopicPartition("g.wait.a", 0);
         a.room = 0;
         f.take(wait, List.of(parked(wait, 0, new ParkedRecord("a", "msg_a1", 0, 0, ParkedRecord.Reason.ROOM, "", null))));
-        assertThat(partitions.calls).containsExactly("hold g.wait.a-0@0");
+        assertThat(partitions.calls).as("paused where it is: the record is kept, not fetched again")
+                .containsExactly("pause g.wait.a-0");
         assertThat(parker.copies).as("not parked again while it waits").isEmpty();
         f.resumeDue();
         assertThat(f.held()).isEqualTo(1);
         a.room = 1;
         f.resumeDue();
         assertThat(f.held()).isZero();
+        assertThat(a.taken).extracting(Delivery::webhookId).containsExactly("msg_a1");
         assertThat(partitions.calls).endsWith("resume [g.wait.a-0]");
+    }
+
+    /** Issue 16: a busy lane's backlog is fetched once and fed to the lane as room appears; commits stay below it. */
+    @Test
+    void keptWaitRecordsAreFedAsRoomAppearsAndHoldBackTheCommit() {
+        PartitionFlow f = flow(100);
+        TopicPartition wait = new TopicPartition("g.wait.a", 0);
+        a.room = 2;
+        List<ConsumerRecord<byte[], byte[]>> recs = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            recs.add(parked(wait, i, new ParkedRecord("a", "msg_a" + i, 0, 0, ParkedRecord.Reason.ROOM, "", null)));
+        }
+        f.take(wait, recs);
+        assertThat(a.taken).hasSize(2);
+        assertThat(partitions.calls).containsExactly("pause g.wait.a-0");
+        a.taken.forEach(d -> d.ticket().done());
+        assertThat(committable(f, wait)).as("not past the kept records").isEqualTo(2);
+        f.resumeDue();
+        assertThat(a.taken).as("no room yet").hasSize(2);
+        a.room = 3;
+        f.resumeDue();
+        assertThat(a.taken).hasSize(5);
+        assertThat(f.held()).isEqualTo(1);
+        a.room = 10;
+        f.resumeDue();
+        assertThat(a.taken).extracting(Delivery::webhookId).containsExactly("msg_a0", "msg_a1", "msg_a2", "msg_a3",
+                "msg_a4", "msg_a5", "msg_a6");
+        assertThat(f.held()).isZero();
+        assertThat(partitions.calls).as("never sought back: nothing fetched twice")
+                .containsExactly("pause g.wait.a-0", "pause g.wait.a-0", "resume [g.wait.a-0]");
+        assertThat(parker.copies).as("nothing parked again").isEmpty();
+        a.taken.subList(2, 7).forEach(d -> d.ticket().done());
+        assertThat(committable(f, wait)).isEqualTo(7);
+        f.forget(List.of(wait));
+        assertThat(f.feeding()).isFalse();
     }
 
     @Test
