@@ -32,6 +32,8 @@ import java.util.concurrent.TimeUnit;
                 "",
                 "With no 'bootstrap' in the config: uses the broker on 127.0.0.1:9092, or starts `weft kafka`'s.",
                 "Status: GET /-/health, /-/metrics (Prometheus text), /-/endpoints. Progress every 10 s.",
+                "Admin: POST /-/endpoints/ID/pause|resume|enable (bearer token when admin_token_env is set); the",
+                "state (paused, disabled after 410, throttled) is kept on the compacted topic GROUP.state.",
                 "SIGTERM / Ctrl-C: take no more records, let deliveries in flight finish (drain_timeout), commit.",
                 "",
                 "Config format: docs/dispatch.md; example: examples/dispatch.yaml.",

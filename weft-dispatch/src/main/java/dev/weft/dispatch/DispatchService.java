@@ -70,7 +70,7 @@ public final class DispatchService implements AutoCloseable {
         Dispatcher d = null;
         try {
             d = Dispatcher.start(cfg, bootstrap, registry, log);
-            return new DispatchService(own, d, StatusServer.start(statusAt, d, registry));
+            return new DispatchService(own, d, StatusServer.start(statusAt, d, registry, adminToken(cfg)));
         } catch (DispatchException | IOException | RuntimeException e) {
             if (d != null) {
                 d.close();
@@ -78,6 +78,19 @@ public final class DispatchService implements AutoCloseable {
             closeQuietly(own);
             throw e;
         }
+    }
+
+    /** The admin token from the environment variable named by {@code admin_token_env}; null when none is named. */
+    private static String adminToken(DispatchConfig cfg) throws DispatchException {
+        if (cfg.adminTokenEnv() == null) {
+            return null;
+        }
+        String t = System.getenv(cfg.adminTokenEnv());
+        if (t == null || t.isBlank()) {
+            throw new DispatchException("admin_token_env in " + cfg.source() + " names " + cfg.adminTokenEnv()
+                    + ", which is not set (or empty) in the environment; set it, or remove admin_token_env", null);
+        }
+        return t.strip();
     }
 
     public Dispatcher dispatcher() {

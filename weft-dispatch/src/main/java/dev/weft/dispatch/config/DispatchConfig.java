@@ -16,10 +16,12 @@ import java.util.TreeSet;
  * @param maxOutstanding records taken from one partition and not yet done; at the limit the partition is paused
  * @param listen         the status server ({@code /-/health}, {@code /-/metrics}, {@code /-/endpoints})
  * @param drainTimeout   on stop, how long deliveries in flight may finish before the last commit
+ * @param adminTokenEnv  the environment variable holding the bearer token of {@code POST /-/endpoints/ID/...};
+ *                       null: those need no token
  */
 public record DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
                              int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
-                             List<EndpointConfig> endpoints) {
+                             List<EndpointConfig> endpoints, String adminTokenEnv) {
     public static final String DEFAULT_BOOTSTRAP = "127.0.0.1:9092";
     public static final int DEFAULT_MAX_OUTSTANDING = 5_000;
     public static final int DEFAULT_MAX_IN_FLIGHT = 100;
@@ -34,6 +36,11 @@ public record DispatchConfig(String source, String bootstrap, List<String> topic
             }
         }
         return null;
+    }
+
+    /** The compacted endpoint state topic (paused, disabled, throttled): {@code GROUP.state}. */
+    public String stateTopic() {
+        return group + ".state";
     }
 
     /** The dead-letter topic: {@code GROUP.dlq}. */
