@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 @Command(name = "dispatch",
         mixinStandardHelpOptions = true,
+        subcommands = {DispatchReplayCommand.class},
         description = {
                 "Deliver Kafka records to HTTP endpoints, at least once: every record goes to every endpoint it",
                 "matches as a signed POST (Standard Webhooks); each endpoint has its own lane, so a slow or dead one",
@@ -37,12 +38,14 @@ import java.util.concurrent.TimeUnit;
                 "SIGTERM / Ctrl-C: take no more records, let deliveries in flight finish (drain_timeout), commit.",
                 "",
                 "Config format: docs/dispatch.md; example: examples/dispatch.yaml.",
+                "`weft dispatch replay --help`: put dead letters or a time range back for one endpoint.",
                 ""})
 public final class DispatchCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--config", required = true, paramLabel = "FILE", description = "The dispatch config (YAML or JSON).")
+    // required, but checked in run(): picocli would otherwise ask for it before `weft dispatch replay` too
+    @Option(names = "--config", paramLabel = "FILE", description = "The dispatch config (YAML or JSON); required.")
     Path config;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
@@ -58,6 +61,9 @@ public final class DispatchCommand implements Runnable {
         PrintWriter out = spec.commandLine().getOut();
         DispatchConfig cfg;
         InetSocketAddress at = null;
+        if (config == null) {
+            throw new UserException("Missing required option: '--config=FILE' (weft dispatch --help)", null, 2);
+        }
         try {
             cfg = DispatchConfigLoader.load(config);
             if (listen != null) {
