@@ -36,6 +36,9 @@ import java.util.concurrent.TimeUnit;
                 "Admin: POST /-/endpoints/ID/pause|resume|enable (bearer token when admin_token_env is set); the",
                 "state (paused, disabled after 410, throttled) is kept on the compacted topic GROUP.state.",
                 "SIGTERM / Ctrl-C: take no more records, let deliveries in flight finish (drain_timeout), commit.",
+                "Reload: on SIGHUP or when the file changes; a file with errors is refused (file:line:column) and",
+                "the running config goes on; endpoints may be added, removed (their parked work is dead-lettered)",
+                "or changed; the engine drains and restarts in the process (listen needs a restart).",
                 "",
                 "Config format: docs/dispatch.md; example: examples/dispatch.yaml.",
                 "`weft dispatch replay --help`: put dead letters or a time range back for one endpoint.",
@@ -55,6 +58,9 @@ public final class DispatchCommand implements Runnable {
     @Option(names = "--kafka-dir", paramLabel = "DIR",
             description = "Data of the development broker, when one is started (default: ${DEFAULT-VALUE}).")
     Path kafkaDir = DispatchService.DEV_BROKER_DIR;
+
+    @Option(names = "--no-watch", description = "Do not reload when the file changes (SIGHUP still reloads).")
+    boolean noWatch;
 
     @Override
     public void run() {
@@ -82,6 +88,10 @@ public final class DispatchCommand implements Runnable {
             });
         } catch (DispatchException | IOException e) {
             throw new UserException(e.getMessage(), e);
+        }
+        Signals.onHangup(svc::reload);
+        if (!noWatch) {
+            svc.watchFile(java.time.Duration.ofSeconds(1));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -119,6 +119,15 @@ public final class Dispatcher implements AutoCloseable {
      */
     public static Dispatcher start(DispatchConfig cfg, String bootstrap, MeterRegistry registry,
                                    Consumer<String> log) throws DispatchException {
+        return start(cfg, bootstrap, registry, log, List.of());
+    }
+
+    /**
+     * As {@link #start(DispatchConfig, String, MeterRegistry, Consumer)}, also reading {@code retired}: parking
+     * topics of the config before a reload that this one does not use (see {@link PartitionFlow#retire}).
+     */
+    public static Dispatcher start(DispatchConfig cfg, String bootstrap, MeterRegistry registry,
+                                   Consumer<String> log, Collection<String> retired) throws DispatchException {
         int partitions = checkTopics(cfg, bootstrap);
         Map<String, Integer> create = new LinkedHashMap<>();
         cfg.parkingTopics().forEach(t -> create.put(t, partitions));
@@ -141,6 +150,8 @@ public final class Dispatcher implements AutoCloseable {
         d.lanes.values().forEach(Lane::start);
         List<String> all = new ArrayList<>(cfg.topics());
         all.addAll(cfg.parkingTopics());
+        d.flow.retire(retired);
+        all.addAll(retired);
         d.consumer.subscribe(all, d.new Rebalance());
         d.thread.start();
         return d;

@@ -185,6 +185,9 @@ public final class Lane implements Outlet {
                 while (paused && running) {
                     Thread.sleep(100); // taken before the pause: waits in memory (not committed) until resumed
                 }
+                if (paused) {
+                    continue; // stopping while paused: not delivered, not committed; delivered after the restart
+                }
                 if (disabled != null) {
                     parking.deadLetter(d, "410", disabled, deadLettered::increment);
                     continue;

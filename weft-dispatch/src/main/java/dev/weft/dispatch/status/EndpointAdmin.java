@@ -20,10 +20,10 @@ import java.util.Map;
 final class EndpointAdmin {
     static final String PREFIX = "/-/endpoints/";
 
-    private final Dispatcher dispatcher;
+    private final java.util.function.Supplier<Dispatcher> dispatcher;
     private final byte[] token;
 
-    EndpointAdmin(Dispatcher dispatcher, String token) {
+    EndpointAdmin(java.util.function.Supplier<Dispatcher> dispatcher, String token) {
         this.dispatcher = dispatcher;
         this.token = token == null ? null : ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
     }
@@ -54,7 +54,7 @@ final class EndpointAdmin {
         String id = rest.substring(0, slash);
         EndpointStatus s;
         try {
-            s = dispatcher.control(id, action);
+            s = dispatcher.get().control(id, action);
         } catch (IOException e) {
             return json(503, Map.of("error", "the change was not written to the state topic, nothing changed: "
                     + e.getMessage()));

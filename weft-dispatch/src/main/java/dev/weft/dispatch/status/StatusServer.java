@@ -33,11 +33,18 @@ public final class StatusServer implements AutoCloseable {
     /** @param adminToken the bearer token {@code POST /-/endpoints/ID/ACTION} needs; null: none */
     public static StatusServer start(InetSocketAddress listen, Dispatcher dispatcher, PrometheusMeterRegistry registry,
                                      String adminToken) throws IOException {
+        return start(listen, () -> dispatcher, () -> registry, adminToken);
+    }
+
+    /** Serving whichever dispatcher (and its registry) is current: a config reload replaces them. */
+    public static StatusServer start(InetSocketAddress listen, java.util.function.Supplier<Dispatcher> dispatcher,
+                                     java.util.function.Supplier<PrometheusMeterRegistry> registry, String adminToken)
+            throws IOException {
         EndpointAdmin admin = new EndpointAdmin(dispatcher, adminToken);
         try {
             return new StatusServer(HttpServer.start(List.of(listen), ServerLimits.DEFAULT.withMaxConcurrent(64),
                     new ExecutorModel.Virtual(), r -> r.path().startsWith(EndpointAdmin.PREFIX)
-                            && "POST".equals(r.method()) ? admin.handle(r) : handle(r, dispatcher, registry)));
+                            && "POST".equals(r.method()) ? admin.handle(r) : handle(r, dispatcher.get(), registry.get())));
         } catch (java.net.BindException e) {
             throw new IOException("cannot listen on " + HostPort.format(listen) + " for the status endpoints ("
                     + e.getMessage() + "); give another with --listen or 'listen:' in the config", e);
