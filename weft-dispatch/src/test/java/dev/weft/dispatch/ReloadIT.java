@@ -42,10 +42,12 @@ class ReloadIT {
                 assertThat(svc.lastReloadError()).contains(file.toString() + ":");
                 assertThat(svc.dispatcher().endpointStatus()).extracting(EndpointStatus::id).containsExactly("a", "b");
 
+                svc.watchFile(Duration.ofMillis(200)); // a change of the file reloads (as SIGHUP does)
                 Files.writeString(file, EndpointStateIT.config(topic, "g-reload", List.of("a", "c"),
-                        List.of(a.server().url(), c.server().url())));
-                assertThat(svc.reload()).isTrue();
-                assertThat(svc.dispatcher().endpointStatus()).extracting(EndpointStatus::id).containsExactly("a", "c");
+                        List.of(a.server().url(), c.server().url())) + "# changed\n");
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> svc.dispatcher().endpointStatus().stream()
+                        .map(EndpointStatus::id).toList().equals(List.of("a", "c")))).as("the watcher reloaded").isTrue();
+                assertThat(svc.reload()).as("an unchanged file does nothing").isFalse();
                 TestKafka.produce(topic, EndpointStateIT.values(7, 2), null);
                 assertThat(TestKafka.await(Duration.ofSeconds(60), () -> c.ids().size() == 2 && a.ids().size() == 9))
                         .as("the added endpoint gets new records; the kept one goes on").isTrue();
