@@ -54,7 +54,8 @@ public final class CheckCommand implements Runnable {
                 DispatchConfig d = DispatchConfigLoader.load(file);
                 out.println(file + ": OK, dispatch config: group " + d.group() + ", topics " + String.join(", ", d.topics())
                         + (d.bootstrap() != null ? " on " + d.bootstrap() : " on the development broker") + ", "
-                        + d.endpoints().size() + " endpoints");
+                        + d.endpoints().size() + " endpoints"
+                        + (d.adminTokenEnv() != null ? "; admin POSTs need the bearer token in $" + d.adminTokenEnv() : ""));
                 for (EndpointConfig e : d.endpoints()) {
                     out.println("  " + e.id() + "  " + e.url() + "  " + e.match() + (e.secret() != null ? ", signed" : "")
                             + (e.rateLimit() != null ? ", rate_limit " + e.rateLimit() : "")

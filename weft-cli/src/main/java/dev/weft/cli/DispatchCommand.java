@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 
 @Command(name = "dispatch",
         mixinStandardHelpOptions = true,
+        subcommands = {DispatchReplayCommand.class},
         description = {
                 "Deliver Kafka records to HTTP endpoints, at least once: every record goes to every endpoint it",
                 "matches as a signed POST (Standard Webhooks); each endpoint has its own lane, so a slow or dead one",
@@ -33,12 +34,18 @@ import java.util.concurrent.TimeUnit;
                 "",
                 "With no 'bootstrap' in the config: uses the broker on 127.0.0.1:9092, or starts `weft kafka`'s.",
                 "Status: GET /-/health, /-/metrics (Prometheus text), /-/endpoints. Progress every 10 s.",
+                "Admin: POST /-/endpoints/ID/pause|resume|enable (bearer token when admin_token_env is set); the",
+                "state (paused, disabled after 410, throttled) is kept on the compacted topic GROUP.state.",
                 "SIGTERM / Ctrl-C: take no more records, let deliveries in flight finish (drain_timeout), commit.",
+                "Reload: on SIGHUP or when the file changes; a file with errors is refused (file:line:column) and",
+                "the running config goes on; endpoints may be added, removed (their parked work is dead-lettered)",
+                "or changed; the engine drains and restarts in the process (listen needs a restart).",
                 "",
                 "Logs: stderr (--log-level, --log-format). 'access_log' writes one JSON line per delivery attempt;",
                 "every attempt sends a W3C traceparent (the record's trace, a new span per attempt).",
                 "",
                 "Config format: docs/dispatch.md; example: examples/dispatch.yaml.",
+                "`weft dispatch replay --help`: put dead letters or a time range back for one endpoint.",
                 ""})
 public final class DispatchCommand implements Runnable {
     @Spec
@@ -47,7 +54,8 @@ public final class DispatchCommand implements Runnable {
     @Mixin
     Logging.Options logging;
 
-    @Option(names = "--config", required = true, paramLabel = "FILE", description = "The dispatch config (YAML or JSON).")
+    // required, but checked in run(): picocli would otherwise ask for it before `weft dispatch replay` too
+    @Option(names = "--config", paramLabel = "FILE", description = "The dispatch config (YAML or JSON); required.")
     Path config;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
@@ -58,12 +66,18 @@ public final class DispatchCommand implements Runnable {
             description = "Data of the development broker, when one is started (default: ${DEFAULT-VALUE}).")
     Path kafkaDir = DispatchService.DEV_BROKER_DIR;
 
+    @Option(names = "--no-watch", description = "Do not reload when the file changes (SIGHUP still reloads).")
+    boolean noWatch;
+
     @Override
     public void run() {
         logging.apply();
         PrintWriter out = spec.commandLine().getOut();
         DispatchConfig cfg;
         InetSocketAddress at = null;
+        if (config == null) {
+            throw new UserException("Missing required option: '--config=FILE' (weft dispatch --help)", null, 2);
+        }
         try {
             cfg = DispatchConfigLoader.load(config);
             if (listen != null) {
@@ -81,6 +95,10 @@ public final class DispatchCommand implements Runnable {
                     ? System.Logger.Level.ERROR : System.Logger.Level.INFO, line.replaceFirst("^ERROR: ", "")));
         } catch (DispatchException | IOException e) {
             throw new UserException(e.getMessage(), e);
+        }
+        Signals.onHangup(svc::reload);
+        if (!noWatch) {
+            svc.watchFile(java.time.Duration.ofSeconds(1));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -16,6 +16,8 @@ import java.lang.reflect.InvocationTargetException;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Path;
+import java.util.List;
+import dev.weft.dispatch.config.EndpointConfig;
 import java.util.function.Consumer;
 
 /**
@@ -31,13 +33,22 @@ public final class DispatchService implements AutoCloseable {
     private static final String DEV_BROKER_CLASS = "dev.weft.devtools.KafkaBroker";
 
     private final AutoCloseable ownBroker;
-    private final Dispatcher dispatcher;
-    private final StatusServer status;
+    private final String bootstrap;
+    private final Consumer<String> log;
+    private final java.util.concurrent.locks.ReentrantLock reloadLock = new java.util.concurrent.locks.ReentrantLock();
+    /** The running engine and what it was started from; a reload replaces it whole. */
+    private record Engine(DispatchConfig cfg, Dispatcher dispatcher, PrometheusMeterRegistry registry, String text) {
+    }
+    private volatile Engine engine;
+    private volatile StatusServer status;
+    private volatile boolean closed;
+    private volatile String lastReloadError;
 
-    private DispatchService(AutoCloseable ownBroker, Dispatcher dispatcher, StatusServer status) {
+    private DispatchService(AutoCloseable ownBroker, String bootstrap, Consumer<String> log, Engine engine) {
         this.ownBroker = ownBroker;
-        this.dispatcher = dispatcher;
-        this.status = status;
+        this.bootstrap = bootstrap;
+        this.log = log;
+        this.engine = engine;
     }
 
     /**
@@ -69,8 +80,11 @@ public final class DispatchService implements AutoCloseable {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Dispatcher d = null;
         try {
+            String token = adminToken(cfg);
             d = Dispatcher.start(cfg, bootstrap, registry, log);
-            return new DispatchService(own, d, StatusServer.start(statusAt, d, registry));
+            DispatchService s = new DispatchService(own, bootstrap, log, new Engine(cfg, d, registry, text(cfg)));
+            s.status = StatusServer.start(statusAt, () -> s.engine.dispatcher(), () -> s.engine.registry(), token);
+            return s;
         } catch (DispatchException | IOException | RuntimeException e) {
             if (d != null) {
                 d.close();
@@ -80,8 +94,127 @@ public final class DispatchService implements AutoCloseable {
         }
     }
 
+    /** The admin token from the environment variable named by {@code admin_token_env}; null when none is named. */
+    private static String adminToken(DispatchConfig cfg) throws DispatchException {
+        if (cfg.adminTokenEnv() == null) {
+            return null;
+        }
+        String t = System.getenv(cfg.adminTokenEnv());
+        if (t == null || t.isBlank()) {
+            throw new DispatchException("admin_token_env in " + cfg.source() + " names " + cfg.adminTokenEnv()
+                    + ", which is not set (or empty) in the environment; set it, or remove admin_token_env", null);
+        }
+        return t.strip();
+    }
+
     public Dispatcher dispatcher() {
-        return dispatcher;
+        return engine.dispatcher();
+    }
+
+    // ---- reload -------------------------------------------------------------------------------------
+
+    /**
+     * Reads the config file again. A file with errors is refused whole (logged with file:line:column) and the
+     * running engine goes on; an unchanged file does nothing; otherwise the engine is replaced: the old one
+     * drains (drain_timeout) and commits, the new one starts with the new endpoints, reading the parking topics
+     * the new config no longer uses so that a removed endpoint's parked work is dead-lettered ("not in the
+     * config any more"). The status listener, admin token and broker stay; 'listen' changes need a restart.
+     *
+     * @return true when a new config was taken
+     */
+    public boolean reload() {
+        reloadLock.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            Engine old = engine;
+            Path file = Path.of(old.cfg().source());
+            DispatchConfig next;
+            String text;
+            try {
+                text = java.nio.file.Files.readString(file);
+                next = DispatchConfigLoader.load(file);
+            } catch (ConfigException | IOException e) {
+                lastReloadError = e.getMessage();
+                log.accept("reload refused, the config loaded before goes on:\n" + e.getMessage());
+                return false;
+            }
+            lastReloadError = null;
+            if (text.equals(old.text())) {
+                return false;
+            }
+            if (!next.listen().equals(old.cfg().listen())) {
+                log.accept("reload: a 'listen' change takes effect at the next start");
+            }
+            java.util.Set<String> retired = new java.util.LinkedHashSet<>(old.cfg().parkingTopics());
+            retired.removeAll(next.parkingTopics());
+            old.dispatcher().close(); // drains and commits: the new engine takes up where it stopped
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            try {
+                engine = new Engine(next, Dispatcher.start(next, bootstrap, registry, log, retired), registry, text);
+            } catch (DispatchException | RuntimeException e) {
+                lastReloadError = e.getMessage();
+                log.accept("reload: the new config did not start (" + e.getMessage() + "); starting the old one again");
+                try {
+                    PrometheusMeterRegistry r2 = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+                    engine = new Engine(old.cfg(), Dispatcher.start(old.cfg(), bootstrap, r2, log), r2, old.text());
+                } catch (DispatchException | RuntimeException again) {
+                    log.accept("ERROR: the old config did not start again either: " + again.getMessage());
+                }
+                return false;
+            }
+            List<String> was = old.cfg().endpoints().stream().map(EndpointConfig::id).toList();
+            List<String> now = next.endpoints().stream().map(EndpointConfig::id).toList();
+            log.accept("reloaded " + file + ": " + now.size() + " endpoints; added " + now.stream()
+                    .filter(i -> !was.contains(i)).toList() + ", removed " + was.stream().filter(i -> !now.contains(i))
+                    .toList() + (retired.isEmpty() ? "" : "; reading " + retired + " once more to dead-letter or "
+                    + "deliver what is parked there"));
+            return true;
+        } finally {
+            reloadLock.unlock();
+        }
+    }
+
+    /** Null, or why the last reload was refused or failed. */
+    public String lastReloadError() {
+        return lastReloadError;
+    }
+
+    /** Reloads whenever the config file's modification time or size changes (checked every {@code every}). */
+    public void watchFile(java.time.Duration every) {
+        Thread.ofVirtual().name("weft-dispatch-config-watch").start(() -> {
+            Object last = stamp();
+            while (!closed) {
+                try {
+                    Thread.sleep(every);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                Object now = stamp();
+                if (now != null && !now.equals(last)) {
+                    last = now;
+                    reload();
+                }
+            }
+        });
+    }
+
+    private Object stamp() {
+        try {
+            Path f = Path.of(engine.cfg().source());
+            return java.nio.file.Files.getLastModifiedTime(f).toMillis() + ":" + java.nio.file.Files.size(f);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static String text(DispatchConfig cfg) {
+        try {
+            return java.nio.file.Files.readString(Path.of(cfg.source()));
+        } catch (IOException | RuntimeException e) {
+            return null; // parsed from text (tests): a reload compares against nothing
+        }
     }
 
     /** {@code http://host:port} of the status server. */
@@ -92,7 +225,13 @@ public final class DispatchService implements AutoCloseable {
     /** Drains and commits, stops the status server, then the broker if this service started it. */
     @Override
     public void close() {
-        dispatcher.close();
+        reloadLock.lock();
+        try {
+            closed = true;
+        } finally {
+            reloadLock.unlock();
+        }
+        engine.dispatcher().close();
         status.close();
         closeQuietly(ownBroker);
     }

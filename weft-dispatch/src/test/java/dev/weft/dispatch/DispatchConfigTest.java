@@ -69,4 +69,16 @@ class DispatchConfigTest {
         assertThatThrownBy(() -> DispatchConfigLoader.load(Path.of("no/such.yaml")))
                 .hasMessageContaining("no/such.yaml").hasMessageContaining("no such file");
     }
+
+    @Test
+    void adminTokenEnvNamesAnEnvironmentVariable() throws Exception {
+        String base = "source: { topics: [events], group: g }\nendpoints: [{ id: a, url: \"http://127.0.0.1:1/\" }]\n";
+        assertThat(DispatchConfigLoader.parse("x.yaml", base).adminTokenEnv()).isNull();
+        DispatchConfig c = DispatchConfigLoader.parse("x.yaml", base + "admin_token_env: WEFT_TOKEN\n");
+        assertThat(c.adminTokenEnv()).isEqualTo("WEFT_TOKEN");
+        assertThat(c.stateTopic()).isEqualTo("g.state");
+        assertThatThrownBy(() -> DispatchConfigLoader.parse("x.yaml", base + "admin_token_env: \"not a name\"\n"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("x.yaml:3:")
+                .hasMessageContaining("environment variable");
+    }
 }

@@ -75,9 +75,9 @@ class DispatchTraceIT {
                 }
             }
             Path log = dir.resolve("attempts.log");
-            String yaml = DispatchIT.source(topic, "g-trace") + """
+            String yaml = DispatchIT.sourceLine(topic, "g-trace") + """
                     access_log: %s
-                    defaults: { timeout: 5s, retry: [100ms] }
+                    defaults: { timeout: 5s, retry: [100ms], allow_private: true }
                     endpoints:
                       - { id: hook, url: "%s/hook" }
                     """.formatted(log, receiver.url());

@@ -18,15 +18,17 @@ import java.util.TreeSet;
  * @param listen         the status server ({@code /-/health}, {@code /-/metrics}, {@code /-/endpoints})
  * @param drainTimeout   on stop, how long deliveries in flight may finish before the last commit
  * @param accessLog      {@code access_log}: one JSON line per delivery attempt; null: off
+ * @param adminTokenEnv  the environment variable holding the bearer token of {@code POST /-/endpoints/ID/...};
+ *                       null: those need no token
  */
 public record DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
                              int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
-                             List<EndpointConfig> endpoints, LineSink.Target accessLog) {
-    /** Without an access log. */
+                             List<EndpointConfig> endpoints, LineSink.Target accessLog, String adminTokenEnv) {
+    /** Without an access log, admin without a token. */
     public DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
                           int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
                           List<EndpointConfig> endpoints) {
-        this(source, bootstrap, topics, group, typePointer, maxOutstanding, listen, drainTimeout, endpoints, null);
+        this(source, bootstrap, topics, group, typePointer, maxOutstanding, listen, drainTimeout, endpoints, null, null);
     }
 
     public static final String DEFAULT_BOOTSTRAP = "127.0.0.1:9092";
@@ -43,6 +45,11 @@ public record DispatchConfig(String source, String bootstrap, List<String> topic
             }
         }
         return null;
+    }
+
+    /** The compacted endpoint state topic (paused, disabled, throttled): {@code GROUP.state}. */
+    public String stateTopic() {
+        return group + ".state";
     }
 
     /** The dead-letter topic: {@code GROUP.dlq}. */

@@ -33,6 +33,7 @@ public final class DispatchConfigLoader {
     static final Duration MAX_TIMEOUT = Duration.ofMinutes(10);
     static final Duration MAX_RETRY_DELAY = Duration.ofDays(7);
     static final Pattern ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+    static final Pattern ENV = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
     static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9._-]{1,200}");
 
     private final Problems problems = new Problems();
@@ -54,7 +55,8 @@ public final class DispatchConfigLoader {
     }
 
     private DispatchConfig read(String name, ConfigNode root) throws ConfigException {
-        Map<String, ConfigNode> top = root.entries(Set.of("source", "defaults", "endpoints", "listen", "drain_timeout", "access_log"),
+        Map<String, ConfigNode> top = root.entries(Set.of("source", "defaults", "endpoints", "listen", "drain_timeout",
+                "access_log", "admin_token_env"),
                 problems);
         String bootstrap = null;
         List<String> topics = List.of();
@@ -140,11 +142,23 @@ public final class DispatchConfigLoader {
         if (top.containsKey("drain_timeout")) {
             drain = guard(() -> duration(top.get("drain_timeout"), Duration.ZERO, MAX_TIMEOUT), drain);
         }
+        String tokenEnv = null;
+        if (top.containsKey("admin_token_env")) {
+            ConfigNode t = top.get("admin_token_env");
+            tokenEnv = guard(() -> {
+                String v = t.text();
+                if (!ENV.matcher(v).matches()) {
+                    throw t.error("admin_token_env names an environment variable (A-Z a-z 0-9 _, not starting with "
+                            + "a digit), got '" + v + "'");
+                }
+                return v;
+            }, null);
+        }
         dev.weft.core.log.LineSink.Target accessLog = top.containsKey("access_log")
                 ? dev.weft.config.ObserveReaders.accessLog(top.get("access_log"), problems) : null;
         problems.throwIfAny();
         return new DispatchConfig(name, bootstrap, topics, group, typePointer, maxOutstanding, listen, drain,
-                List.copyOf(endpoints), accessLog);
+                List.copyOf(endpoints), accessLog, tokenEnv);
     }
 
     private static String checkBootstrap(ConfigNode n) throws ConfigException {

@@ -65,6 +65,7 @@ public final class Dispatcher implements AutoCloseable {
     private volatile String failure;
     private volatile int assigned;
     private volatile int groupPartitions = 1; // of every subscribed topic: the denominator of rate_limit shares
+    private volatile StateTopic state;
     private long lastCommit; // consumer thread only
 
     private final AttemptLog attemptLog;
@@ -135,6 +136,15 @@ public final class Dispatcher implements AutoCloseable {
      */
     public static Dispatcher start(DispatchConfig cfg, String bootstrap, MeterRegistry registry,
                                    Consumer<String> log) throws DispatchException {
+        return start(cfg, bootstrap, registry, log, List.of());
+    }
+
+    /**
+     * As {@link #start(DispatchConfig, String, MeterRegistry, Consumer)}, also reading {@code retired}: parking
+     * topics of the config before a reload that this one does not use (see {@link PartitionFlow#retire}).
+     */
+    public static Dispatcher start(DispatchConfig cfg, String bootstrap, MeterRegistry registry,
+                                   Consumer<String> log, Collection<String> retired) throws DispatchException {
         int partitions = checkTopics(cfg, bootstrap);
         Map<String, Integer> create = new LinkedHashMap<>();
         cfg.parkingTopics().forEach(t -> create.put(t, partitions));
@@ -155,7 +165,18 @@ public final class Dispatcher implements AutoCloseable {
         }
         Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log, attempts);
         d.groupPartitions = groupPartitions;
+        try { // endpoint state (paused, disabled, throttled) before the first record: a restart keeps it
+            d.state = StateTopic.open(bootstrap, cfg.stateTopic(), "weft-dispatch-" + cfg.group(), d::applyState, log);
+        } catch (java.io.IOException | RuntimeException e) {
+            d.close();
+            throw new DispatchException("endpoint state topic " + cfg.stateTopic() + ": " + e.getMessage(), e);
+        }
+        for (Lane l : d.lanes.values()) {
+            l.stateOut((f, v) -> d.state.publishLater(l.id(), f, v));
+        }
         d.lanes.values().forEach(Lane::start);
+        d.flow.retire(retired);
+        all.addAll(retired);
         d.consumer.subscribe(all, d.new Rebalance());
         d.thread.start();
         return d;
@@ -310,6 +331,52 @@ public final class Dispatcher implements AutoCloseable {
         }
     }
 
+    // ---- endpoint state -----------------------------------------------------------------------------
+
+    private void applyState(String endpoint, StateTopic.Field field, Object value) {
+        Lane l = lanes.get(endpoint);
+        if (l != null) {
+            l.apply(field, value);
+        }
+    }
+
+    /** What an operator may do to an endpoint ({@code POST /-/endpoints/ID/ACTION}). */
+    public enum Action {
+        /** Its deliveries wait (parked on its wait topic; those already in its lane wait in memory). */
+        PAUSE,
+        /** Undoes a pause. */
+        RESUME,
+        /** Undoes a 410's disable and a Retry-After's throttle. */
+        ENABLE
+    }
+
+    /**
+     * Writes the change to the state topic (all instances apply it; a restart keeps it), applies it here, and
+     * returns the endpoint's status; null when there is no endpoint {@code id}.
+     */
+    public EndpointStatus control(String id, Action action) throws java.io.IOException {
+        Lane l = lanes.get(id);
+        if (l == null) {
+            return null;
+        }
+        switch (action) {
+            case PAUSE, RESUME -> {
+                boolean p = action == Action.PAUSE;
+                state.publish(id, StateTopic.Field.PAUSED, p);
+                l.apply(StateTopic.Field.PAUSED, p);
+            }
+            case ENABLE -> {
+                state.publish(id, StateTopic.Field.DISABLED, null);
+                state.publish(id, StateTopic.Field.THROTTLED_UNTIL, 0L);
+                l.apply(StateTopic.Field.DISABLED, null);
+                l.apply(StateTopic.Field.THROTTLED_UNTIL, 0L);
+            }
+        }
+        log.accept("endpoint " + id + ": " + action.name().toLowerCase(java.util.Locale.ROOT) + " (written to "
+                + cfg.stateTopic() + ")");
+        return l.status();
+    }
+
     // ---- status -------------------------------------------------------------------------------------
 
     public String bootstrap() {
@@ -367,5 +434,8 @@ public final class Dispatcher implements AutoCloseable {
         lanes.values().forEach(l -> l.stop(Duration.ofSeconds(1)));
         parking.close();
         attemptLog.close();
+        if (state != null) {
+            state.close();
+        }
     }
 }

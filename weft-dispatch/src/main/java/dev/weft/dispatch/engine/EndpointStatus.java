@@ -34,7 +34,7 @@ public record EndpointStatus(
         @JsonProperty("last_error") String lastError) {
 
     public enum State {
-        ACTIVE, THROTTLED, DISABLED;
+        ACTIVE, THROTTLED, PAUSED, DISABLED;
 
         @com.fasterxml.jackson.annotation.JsonValue
         public String text() {

@@ -38,6 +38,27 @@ public final class KafkaAdmin {
         }
     }
 
+    /**
+     * Creates {@code topic} with one partition and {@code cleanup.policy=compact} when it does not exist (the
+     * endpoint state topic: the last record of each key is kept).
+     */
+    public static void createCompacted(String bootstrap, String topic) throws IOException {
+        try (Admin admin = admin(bootstrap)) {
+            if (admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic)) {
+                return;
+            }
+            admin.createTopics(List.of(new NewTopic(topic, Optional.of(1), Optional.empty())
+                    .configs(Map.of("cleanup.policy", "compact")))).all().get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                throw new IOException("creating topic " + topic + " on " + bootstrap + ": " + e.getCause().getMessage(),
+                        e.getCause());
+            }
+        } catch (InterruptedException | TimeoutException e) {
+            throw new IOException("creating topic " + topic + " on " + bootstrap + ": no answer in 30 s", e);
+        }
+    }
+
     /** An admin client with short timeouts, for checks and topic creation. */
     public static Admin admin(String bootstrap) {
         return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,

@@ -60,6 +60,10 @@ public final class Lane implements Outlet {
     private volatile boolean running = true;
     private volatile String disabled;
     private volatile long throttledUntil;
+    private volatile boolean paused;
+    private volatile long throttlePublished;
+    /** Where the lane writes a state change of its own (410, Retry-After); set by the dispatcher. */
+    private volatile java.util.function.BiConsumer<StateTopic.Field, Object> stateOut = (f, v) -> { };
     private volatile String lastError;
 
     private final LongAdder delivered = new LongAdder();
@@ -137,6 +141,9 @@ public final class Lane implements Outlet {
     /** Queues {@code d} when the lane has room (called by the consumer thread only). */
     @Override
     public boolean offer(Delivery d) {
+        if (paused) {
+            return false; // parked on the wait topic until resumed
+        }
         if (pending.incrementAndGet() > capacity) {
             pending.decrementAndGet();
             return false;
@@ -147,7 +154,7 @@ public final class Lane implements Outlet {
 
     @Override
     public boolean hasRoom() {
-        return pending.get() < capacity;
+        return !paused && pending.get() < capacity;
     }
 
     /** Null while active; otherwise why the endpoint is disabled. */
@@ -186,6 +193,12 @@ public final class Lane implements Outlet {
             try {
                 if (d.ticket().revoked()) {
                     continue;
+                }
+                while (paused && running) {
+                    Thread.sleep(100); // taken before the pause: waits in memory (not committed) until resumed
+                }
+                if (paused) {
+                    continue; // stopping while paused: not delivered, not committed; delivered after the restart
                 }
                 if (disabled != null) {
                     parking.deadLetter(d, "410", disabled, deadLettered::increment);
@@ -258,9 +271,11 @@ public final class Lane implements Outlet {
         String reason = r.message() != null ? r.message() : outcome;
         lastError = Instant.now() + " " + outcome + (r.message() != null ? " (" + r.message() + ")" : "");
         if (r.status() == 410) {
-            String why = "answered 410 Gone at " + Instant.now() + "; restart weft dispatch to enable it again";
+            String why = "answered 410 Gone at " + Instant.now() + "; POST /-/endpoints/" + cfg.id()
+                    + "/enable enables it again";
             if (disabled == null) {
                 disabled = why;
+                stateOut.accept(StateTopic.Field.DISABLED, why);
                 log.accept("endpoint " + cfg.id() + " (" + cfg.url() + ") " + why + "; its deliveries go to "
                         + dispatch.deadLetterTopic());
             }
@@ -274,6 +289,11 @@ public final class Lane implements Outlet {
                     .map(Duration::toMillis).orElse(-1L);
             if (retryAfter > 0) {
                 throttledUntil = Math.max(throttledUntil, System.currentTimeMillis() + retryAfter);
+                long until = throttledUntil;
+                if (until - throttlePublished >= 1000) { // other instances hold too; at most one write a second
+                    throttlePublished = until;
+                    stateOut.accept(StateTopic.Field.THROTTLED_UNTIL, until);
+                }
             }
         }
         failedAttempt(d, status, reason, retryAfter);
@@ -311,13 +331,39 @@ public final class Lane implements Outlet {
         }
     }
 
+    /** Where the lane writes its own state changes (410, Retry-After). */
+    void stateOut(java.util.function.BiConsumer<StateTopic.Field, Object> out) {
+        this.stateOut = out;
+    }
+
+    /** Applies a state record (read from the state topic, or set here before it is written). */
+    void apply(StateTopic.Field field, Object value) {
+        switch (field) {
+            case PAUSED -> paused = Boolean.TRUE.equals(value);
+            case DISABLED -> disabled = (String) value;
+            case THROTTLED_UNTIL -> {
+                long until = (Long) value;
+                throttledUntil = until;
+                throttlePublished = Math.max(throttlePublished, until);
+            }
+        }
+    }
+
+    boolean paused() {
+        return paused;
+    }
+
+    long throttledUntil() {
+        return throttledUntil;
+    }
+
     /** The state shown by {@code /-/endpoints}. */
     EndpointStatus status() {
         long now = System.currentTimeMillis();
         long until = throttledUntil;
         String off = disabled;
         return new EndpointStatus(cfg.id(), cfg.url().toString(), off != null ? EndpointStatus.State.DISABLED
-                : until > now ? EndpointStatus.State.THROTTLED : EndpointStatus.State.ACTIVE, off,
+                : paused ? EndpointStatus.State.PAUSED : until > now ? EndpointStatus.State.THROTTLED : EndpointStatus.State.ACTIVE, off,
                 until > now ? Instant.ofEpochMilli(until).toString() : null, cfg.match().toString(), inFlight.get(),
                 cfg.maxInFlight(), queue.size(), cfg.queue(), delivered.sum(), failed.sum(), parkedRoom.sum(),
                 parkedRetry.sum(), deadLettered.sum(), notJson.sum(), lastError);

@@ -95,6 +95,15 @@ final class PartitionFlow {
         this.log = log;
     }
 
+    /**
+     * Parking topics of the config before a reload that this config no longer uses (a removed endpoint's wait
+     * topic, a retry delay nobody has any more): read as parking topics without a lane of their own, so their
+     * records are delivered when due, or dead-lettered when their endpoint is gone. Before the first poll only.
+     */
+    void retire(Collection<String> topics) {
+        retryTopics.addAll(topics);
+    }
+
     // ---- assignment ---------------------------------------------------------------------------------
 
     void assigned(TopicPartition tp, long position) {

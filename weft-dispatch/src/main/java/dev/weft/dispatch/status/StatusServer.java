@@ -27,9 +27,24 @@ public final class StatusServer implements AutoCloseable {
 
     public static StatusServer start(InetSocketAddress listen, Dispatcher dispatcher, PrometheusMeterRegistry registry)
             throws IOException {
+        return start(listen, dispatcher, registry, null);
+    }
+
+    /** @param adminToken the bearer token {@code POST /-/endpoints/ID/ACTION} needs; null: none */
+    public static StatusServer start(InetSocketAddress listen, Dispatcher dispatcher, PrometheusMeterRegistry registry,
+                                     String adminToken) throws IOException {
+        return start(listen, () -> dispatcher, () -> registry, adminToken);
+    }
+
+    /** Serving whichever dispatcher (and its registry) is current: a config reload replaces them. */
+    public static StatusServer start(InetSocketAddress listen, java.util.function.Supplier<Dispatcher> dispatcher,
+                                     java.util.function.Supplier<PrometheusMeterRegistry> registry, String adminToken)
+            throws IOException {
+        EndpointAdmin admin = new EndpointAdmin(dispatcher, adminToken);
         try {
             return new StatusServer(HttpServer.start(List.of(listen), ServerLimits.DEFAULT.withMaxConcurrent(64),
-                    new ExecutorModel.Virtual(), r -> handle(r, dispatcher, registry)));
+                    new ExecutorModel.Virtual(), r -> r.path().startsWith(EndpointAdmin.PREFIX)
+                            && "POST".equals(r.method()) ? admin.handle(r) : handle(r, dispatcher.get(), registry.get())));
         } catch (java.net.BindException e) {
             throw new IOException("cannot listen on " + HostPort.format(listen) + " for the status endpoints ("
                     + e.getMessage() + "); give another with --listen or 'listen:' in the config", e);
@@ -39,7 +54,8 @@ public final class StatusServer implements AutoCloseable {
     private static ServerResponse handle(ServerRequest r, Dispatcher d, PrometheusMeterRegistry registry)
             throws IOException {
         if (!"GET".equals(r.method())) {
-            return ServerResponse.json(405, Json.MAPPER.writeValueAsBytes(Map.of("error", "only GET is served here")))
+            return ServerResponse.json(405, Json.MAPPER.writeValueAsBytes(Map.of("error", "only GET is served here "
+                    + "(and POST /-/endpoints/ID/pause|resume|enable)")))
                     .withHeader("allow", "GET");
         }
         return switch (r.path()) {
