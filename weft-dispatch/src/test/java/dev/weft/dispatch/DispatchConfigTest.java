@@ -72,7 +72,7 @@ class DispatchConfigTest {
 
     @Test
     void adminTokenEnvNamesAnEnvironmentVariable() throws Exception {
-        String base = "source: { topics: [events], group: g }\nendpoints: [{ id: a, url: \"http://127.0.0.1:1/\" }]\n";
+        String base = "source: { topics: [events], group: g }\nendpoints: [{ id: a, url: \"http://127.0.0.1:1/\", allow_private: true }]\n";
         assertThat(DispatchConfigLoader.parse("x.yaml", base).adminTokenEnv()).isNull();
         DispatchConfig c = DispatchConfigLoader.parse("x.yaml", base + "admin_token_env: WEFT_TOKEN\n");
         assertThat(c.adminTokenEnv()).isEqualTo("WEFT_TOKEN");
