@@ -8,6 +8,7 @@ import dev.weft.client.DestinationLimits;
 import dev.weft.client.Reason;
 import dev.weft.client.TlsOptions;
 import dev.weft.client.Transport;
+import dev.weft.client.policy.BreakerPolicy;
 import dev.weft.client.policy.CircuitBreaker;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.devtools.TestCerts;
@@ -127,7 +128,9 @@ class ConnectionStormIT {
         // handshake hangs until connect_timeout. One connect at a time; 40 calls of 300 ms each.
         try (ServerSocket silent = new ServerSocket(0, 1000, java.net.InetAddress.getLoopbackAddress());
              Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1)
-                     .withConnectTimeout(Duration.ofSeconds(30))).withRetry(RetryPolicy.NONE))) {
+                     .withConnectTimeout(Duration.ofSeconds(30))).withRetry(RetryPolicy.NONE)
+                     // 20 calls in the window judge the ratio: 40 failures that counted would open it
+                     .withBreaker(BreakerPolicy.DEFAULT.withMinCalls(20)))) {
             String url = "https://127.0.0.1:" + silent.getLocalPort() + "/x";
             Map<String, Integer> outcomes = storm(t, url, 40, Duration.ofMillis(300));
             assertThat(outcomes).isEqualTo(Map.of("connect-wait", 40));
