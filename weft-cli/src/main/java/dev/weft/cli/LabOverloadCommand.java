@@ -23,8 +23,8 @@ import java.util.List;
                 "measured first (closed loop, --max-in-flight requests, on the first model) unless --capacity is",
                 "given; then each model, in a fresh process, gets an open-loop load (fixed schedule) at each",
                 "--factors multiple of it, lowest first. Models:",
-                "  weft         the gateway, default config and admission.enabled: true (the adaptive limit)",
                 "  weft-static  the gateway, default config (admission off: only limits.max_concurrent)",
+                "  weft         the gateway, default config and admission.enabled: true (the adaptive limit)",
                 "  go           goroutines and net/http (lab/peers/go; skipped with a note where there is no Go)",
                 "Per step: goodput (answers below 400 per second), 503 share, p50/p99 of the answered requests (from",
                 "their scheduled start), p99 of the 503s, other failures, breaker openings in the gateway. Writes",
@@ -36,7 +36,7 @@ public final class LabOverloadCommand implements Runnable {
     CommandSpec spec;
 
     @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",
-            description = "Models, in order. Default: weft,weft-static,go.")
+            description = "Models, in order. Default: weft-static,weft,go (the capacity is measured on the first).")
     List<String> models = new ArrayList<>(OverloadLab.MODELS.keySet());
 
     @Option(names = "--latency", paramLabel = "D", defaultValue = "1s", description = "Backend latency. Default: ${DEFAULT-VALUE}.")
