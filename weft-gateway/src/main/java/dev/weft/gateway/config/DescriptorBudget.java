@@ -46,7 +46,8 @@ public final class DescriptorBudget {
         return "the open-file limit is " + limit + " but this config may hold " + need + " descriptors: "
                 + inbound + " inbound connections (limits.max_connections"
                 + (config.admin() != null ? " + " + ADMIN_CONNECTIONS + " admin" : "") + ") + " + outbound
-                + " pooled connections to " + pools.size() + " destinations (max_connections of each) + "
+                + " pooled connections to " + pools.size() + (pools.size() == 1 ? " destination" : " destinations")
+                + " (max_connections of each) + "
                 + RESERVE + " for the JVM; raise the limit (ulimit -n, LimitNOFILE= in systemd) or lower "
                 + "those limits (docs/gateway.md, Deploying)";
     }
