@@ -39,6 +39,7 @@ public final class KafkaBroker implements AutoCloseable {
         }
         List<String> flags = List.of("-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "--sun-misc-unsafe-memory-access=allow",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=WARN",
+                "-Dlogback.configurationFile=dev/weft/devtools/logback-broker.xml", // where Logback is the binding
                 // the readiness probe's "connection refused" while the broker starts, and its first-start notice
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=error",
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.controller.QuorumController=error");
