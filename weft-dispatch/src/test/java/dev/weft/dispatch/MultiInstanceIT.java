@@ -177,8 +177,8 @@ class MultiInstanceIT {
         }
         // When each attempt was sent, from both instances' access logs (ts is its end; minus duration_ms, its
         // start): what the limiter controls. The receiver's arrival times add the test machine's scheduling
-        // stalls (a receiver descheduled for 250 ms then stamps a pile of requests at once: 54 seen once on a
-        // loaded CI machine while the sends stayed under the limit), so they are printed, not asserted.
+        // stalls (a receiver descheduled for 250 ms then stamps a pile of requests at once; 54 arrivals were seen
+        // once on a loaded CI machine), so they are printed, not asserted.
         List<Long> sends = limitedSends(attemptLogs);
         assertThat(sends).as("attempts to the limited endpoint in the two access logs").hasSizeGreaterThanOrEqualTo(records);
         long[] sent = sends.stream().mapToLong(Long::longValue).sorted().toArray();
