@@ -2,6 +2,7 @@ package dev.weft.dispatch;
 
 import dev.weft.core.HostPort;
 import dev.weft.config.ConfigException;
+import dev.weft.config.FileWatch;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.DispatchException;
@@ -183,30 +184,8 @@ public final class DispatchService implements AutoCloseable {
 
     /** Reloads whenever the config file's modification time or size changes (checked every {@code every}). */
     public void watchFile(java.time.Duration every) {
-        Thread.ofVirtual().name("weft-dispatch-config-watch").start(() -> {
-            Object last = stamp();
-            while (!closed) {
-                try {
-                    Thread.sleep(every);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                Object now = stamp();
-                if (now != null && !now.equals(last)) {
-                    last = now;
-                    reload();
-                }
-            }
-        });
-    }
-
-    private Object stamp() {
-        try {
-            Path f = Path.of(engine.cfg().source());
-            return java.nio.file.Files.getLastModifiedTime(f).toMillis() + ":" + java.nio.file.Files.size(f);
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        FileWatch.start("weft-dispatch-config-watch", () -> Path.of(engine.cfg().source()), every, () -> closed,
+                this::reload);
     }
 
     private static String text(DispatchConfig cfg) {

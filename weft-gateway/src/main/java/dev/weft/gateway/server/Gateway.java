@@ -9,6 +9,7 @@ import dev.weft.core.Durations;
 import dev.weft.client.Headers;
 import dev.weft.client.Transport;
 import dev.weft.config.ConfigException;
+import dev.weft.config.FileWatch;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
 import dev.weft.server.Query;
@@ -31,8 +32,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
-import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -387,31 +386,7 @@ public final class Gateway implements AutoCloseable {
 
     /** Reloads whenever the config file's modification time or size changes (checked every {@code every}). */
     public void watchFile(Duration every) {
-        Object first = stamp(); // taken now: a change made once this returns is seen, however soon
-        Thread.ofVirtual().name("weft-config-watch").start(() -> {
-            Object last = first;
-            while (!closed) {
-                try {
-                    Thread.sleep(every);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                Object now = stamp();
-                if (now != null && !now.equals(last)) {
-                    last = now;
-                    reload();
-                }
-            }
-        });
-    }
-
-    private Object stamp() {
-        try {
-            FileTime t = Files.getLastModifiedTime(current.config().file());
-            return t.toMillis() + ":" + Files.size(current.config().file());
-        } catch (IOException e) {
-            return null;
-        }
+        FileWatch.start("weft-config-watch", () -> current.config().file(), every, () -> closed, this::reload);
     }
 
     // ---- stop --------------------------------------------------------------------------------------
