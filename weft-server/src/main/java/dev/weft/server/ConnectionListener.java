@@ -98,6 +98,7 @@ public final class ConnectionListener implements AutoCloseable {
      * /dev/null cannot be opened.
      */
     private java.nio.channels.FileChannel reserve = openReserve();
+    private final java.util.concurrent.locks.ReentrantLock shedLock = new java.util.concurrent.locks.ReentrantLock();
     private long shedSinceReport;
     private long lastReport;
 
@@ -194,7 +195,16 @@ public final class ConnectionListener implements AutoCloseable {
     }
 
     /** Out of descriptors: gives up the reserve, accepts the waiting connection, closes it, takes the reserve back. */
-    private synchronized void shed(ServerSocket ss, IOException error) {
+    private void shed(ServerSocket ss, IOException error) {
+        shedLock.lock(); // one reserve for every accept loop of this listener
+        try {
+            shedLocked(ss, error);
+        } finally {
+            shedLock.unlock();
+        }
+    }
+
+    private void shedLocked(ServerSocket ss, IOException error) {
         java.nio.channels.FileChannel r = reserve != null ? reserve : openReserve();
         reserve = null;
         if (r != null) {
