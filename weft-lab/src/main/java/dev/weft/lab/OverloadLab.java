@@ -36,8 +36,8 @@ import java.util.regex.Pattern;
 /**
  * {@code weft lab overload}: offered load past capacity. System A's route (B, C and D called in parallel, weft-sim
  * at latency L on 127.0.0.2-4), the gateway with its default config but for the route's timeouts. The capacity is
- * measured first (closed loop on the first model; by default weft-static, the default config); then each model, in a fresh process, gets an
- * open-loop load (a fixed schedule, {@link Bench}) at each multiple of it, lowest first. Per step: goodput (answers
+ * measured first (closed loop on the first model; by default weft-static, the default config); then each model,
+ * in a fresh process, gets an open-loop load (a fixed schedule, {@link Bench}) at each multiple of it, lowest first. Per step: goodput (answers
  * below 400 per second), the share of 503s, p50/p99 of the answered requests (from their scheduled start), p99 of
  * the 503s (from their send), other failures, and the breaker openings in the gateway over the step.
  */
