@@ -46,7 +46,7 @@ public final class CheckCommand implements Runnable {
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
                             : c.name() + " (after " + String.join(", ", c.needs()) + ")").toList()));
                 }
-                String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.server.Descriptors.limit());
+                String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.core.Descriptors.limit());
                 if (budget != null) {
                     out.println("  warning: " + budget);
                 }

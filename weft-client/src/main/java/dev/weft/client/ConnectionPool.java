@@ -36,7 +36,9 @@ import java.util.concurrent.locks.LockSupport;
  *       caller's deadline passed: its connection goes to the next waiter or to the idle list.</li>
  *   <li>A connect that fails is handed to one waiter, so a refused or unreachable backend fails calls with
  *       its own reason (and feeds the breaker); a waiter whose deadline passes first fails with
- *       {@code connect-wait}, which is the gateway's own and never counts against the backend.</li>
+ *       {@code connect-wait}, which is the gateway's own and never counts against the backend. A connect
+ *       that finds the process out of file descriptors fails its call with {@code no-descriptors} (also the
+ *       gateway's own), counted and logged once a second by {@link DescriptorShortage}.</li>
  *   <li>https: one {@link SSLContext} per destination, whose client session cache resumes sessions
  *       (the socket is created with the destination's host and port, the cache's key).</li>
  *   <li>{@code min_idle}: a warmer opens that many connections in the background at start and tops the
@@ -77,11 +79,15 @@ final class ConnectionPool implements AutoCloseable {
     private final SSLSocketFactory tls;
     /** Why the TLS context could not be built (a CA file that went away); every connect fails with it. */
     private final IOException tlsProblem;
+    /** Counts and reports connects that failed for lack of file descriptors (one per transport). */
+    private final DescriptorShortage shortage;
     private volatile boolean closed;
     private volatile Thread warmer;
 
-    ConnectionPool(Destination destination, DestinationLimits limits, TlsOptions tlsOptions) {
+    ConnectionPool(Destination destination, DestinationLimits limits, TlsOptions tlsOptions,
+                   DescriptorShortage shortage) {
         this.destination = destination;
+        this.shortage = shortage;
         this.limits = limits;
         this.tlsOptions = tlsOptions;
         this.leases = new Semaphore(limits.maxConnections());
@@ -97,10 +103,6 @@ final class ConnectionPool implements AutoCloseable {
         }
         this.tls = f;
         this.tlsProblem = problem;
-    }
-
-    ConnectionPool(Destination destination, DestinationLimits limits) {
-        this(destination, limits, TlsOptions.DEFAULT);
     }
 
     /**
@@ -382,8 +384,15 @@ final class ConnectionPool implements AutoCloseable {
             if (closed) {
                 throw new IOException("the transport is closed");
             }
-            raw.setTcpNoDelay(true);
-            raw.connect(address, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout)));
+            try {
+                raw.setTcpNoDelay(true); // the socket's descriptor is made here
+                raw.connect(address, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout)));
+            } catch (IOException e) {
+                if (dev.weft.core.Descriptors.exhausted(e)) {
+                    throw shortage.failed(destination.key(), e);
+                }
+                throw e;
+            }
             Socket socket = raw;
             if (destination.scheme().equals("https")) {
                 long left = timeout - (System.nanoTime() - start);

@@ -37,7 +37,7 @@ final class DestinationRuntime implements AutoCloseable {
     private final Watchdog watchdog;
 
     DestinationRuntime(Destination destination, DestinationConfig config, MeterRegistry registry, String userAgent,
-                       Watchdog watchdog) {
+                       Watchdog watchdog, DescriptorShortage shortage) {
         this.destination = destination;
         this.watchdog = watchdog;
         this.config = config;
@@ -47,7 +47,7 @@ final class DestinationRuntime implements AutoCloseable {
         DestinationLimits limits = config.limits();
         this.bulkhead = new Semaphore(limits.maxInFlight());
         this.breaker = new CircuitBreaker(config.breaker());
-        this.pool = new ConnectionPool(destination, limits, config.tls());
+        this.pool = new ConnectionPool(destination, limits, config.tls(), shortage);
         String key = destination.key();
         meters.add(Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
                 .description("calls in flight to the destination").tag("destination", key).register(registry));

@@ -13,6 +13,11 @@ public enum Reason {
      * against the destination.
      */
     CONNECT_WAIT("connect-wait"),
+    /**
+     * The process ran out of file descriptors (its open-file limit) opening a connection: the gateway's own
+     * shortage, so the call fails at once and never counts against the destination.
+     */
+    NO_DESCRIPTORS("no-descriptors"),
     /** The TLS handshake failed: the certificate was not trusted or did not name the host, or no common protocol. */
     TLS("tls-error"),
     /** Connected, but the response headers did not arrive in time. */
@@ -64,7 +69,8 @@ public enum Reason {
      *       500, {@code bulkhead-full} (the gateway's own limit), {@code deadline} (the request's time ran out
      *       before the call could start), {@code circuit-open}, {@code cancelled} (a hedge's loser, a caller
      *       that gave up), {@code too-large} (the gateway's own body limit), {@code connect-wait} (the gateway's
-     *       own wait for a connection: {@code max_connecting}, {@code max_connections}).</li>
+     *       own wait for a connection: {@code max_connecting}, {@code max_connections}), {@code no-descriptors}
+     *       (the gateway's own open-file limit).</li>
      * </ul>
      * The client also ignores a timeout whose attempt spent more than half its time waiting for a pooled
      * connection ({@code DestinationRuntime.starvedByThePool}): the gateway starved that call, not the backend.
@@ -76,7 +82,7 @@ public enum Reason {
             case REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST, TLS -> true;
             case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY -> true;
             case STATUS -> status >= 500;
-            case BULKHEAD_FULL, DEADLINE, CIRCUIT_OPEN, CANCELLED, TOO_LARGE, CONNECT_WAIT -> false;
+            case BULKHEAD_FULL, DEADLINE, CIRCUIT_OPEN, CANCELLED, TOO_LARGE, CONNECT_WAIT, NO_DESCRIPTORS -> false;
         };
     }
 

@@ -41,6 +41,8 @@ public final class Transport implements AutoCloseable {
     private volatile boolean detached;
     /** Aborts this transport's exchanges at their deadlines (one sweeper thread, parked while no call is out). */
     private final Watchdog watchdog = new Watchdog("weft-deadline-sweeper");
+    /** Outbound connects that failed for lack of file descriptors: counted, logged once a second. */
+    private final DescriptorShortage shortage;
 
     private Transport(Builder b) {
         this.defaults = b.defaults;
@@ -48,6 +50,7 @@ public final class Transport implements AutoCloseable {
         this.registry = b.registry;
         this.userAgent = b.userAgent;
         this.maxDestinations = b.maxDestinations;
+        this.shortage = new DescriptorShortage(b.log);
         for (Map.Entry<Destination, DestinationConfig> e : configured.entrySet()) {
             if (e.getValue().limits().minIdle() > 0) { // min_idle: the warm pool opens at start
                 DestinationRuntime rt = runtime(e.getKey());
@@ -92,7 +95,7 @@ public final class Transport implements AutoCloseable {
                     return null;
                 }
                 rt = new DestinationRuntime(d, configured.getOrDefault(d, defaults),
-                        detached ? new SimpleMeterRegistry() : registry, userAgent, watchdog);
+                        detached ? new SimpleMeterRegistry() : registry, userAgent, watchdog, shortage);
                 runtimes.put(d, rt);
             }
             return rt;
@@ -146,6 +149,8 @@ public final class Transport implements AutoCloseable {
         private MeterRegistry registry = new SimpleMeterRegistry();
         private String userAgent = "weft";
         private int maxDestinations = DEFAULT_MAX_DESTINATIONS;
+        private java.util.function.Consumer<String> log = line -> System.getLogger("weft.client")
+                .log(System.Logger.Level.WARNING, line);
 
         /** The config of every destination not named with {@link #destination}. */
         public Builder defaults(DestinationConfig c) {
@@ -174,6 +179,15 @@ public final class Transport implements AutoCloseable {
                 throw new IllegalArgumentException("max destinations must be positive");
             }
             this.maxDestinations = n;
+            return this;
+        }
+
+        /**
+         * Where the transport's own warnings go (one line each; today: connects failing for lack of file
+         * descriptors, at most once a second). Default: the {@code weft.client} logger at WARNING.
+         */
+        public Builder log(java.util.function.Consumer<String> log) {
+            this.log = java.util.Objects.requireNonNull(log);
             return this;
         }
 

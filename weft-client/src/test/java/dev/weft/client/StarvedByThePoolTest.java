@@ -39,4 +39,11 @@ class StarvedByThePoolTest {
         assertThat(Reason.CONNECT_WAIT.label()).isEqualTo("connect-wait");
         assertThat(Reason.TLS.countsAgainstBackend(0)).isTrue();
     }
+
+    @Test
+    void noDescriptorsIsTheGatewaysOwnAndNotRetried() {
+        assertThat(Reason.NO_DESCRIPTORS.countsAgainstBackend(0)).isFalse();
+        assertThat(Reason.NO_DESCRIPTORS.label()).isEqualTo("no-descriptors");
+        assertThat(Reason.NO_DESCRIPTORS.isTimeout()).isFalse();
+    }
 }

@@ -1,4 +1,4 @@
-package dev.weft.server;
+package dev.weft.core;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
@@ -14,10 +14,17 @@ public final class Descriptors {
         return os instanceof com.sun.management.UnixOperatingSystemMXBean u ? u.getMaxFileDescriptorCount() : -1;
     }
 
-    /** Descriptors open now, or -1. */
+    /**
+     * Descriptors open now, or -1: also when there is no descriptor left to count them with (the JDK lists
+     * /proc/self/fd, which takes one, and throws an InternalError when it cannot).
+     */
     public static long open() {
         OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-        return os instanceof com.sun.management.UnixOperatingSystemMXBean u ? u.getOpenFileDescriptorCount() : -1;
+        try {
+            return os instanceof com.sun.management.UnixOperatingSystemMXBean u ? u.getOpenFileDescriptorCount() : -1;
+        } catch (InternalError e) {
+            return -1;
+        }
     }
 
     /** Whether {@code e} says the process (or the system) ran out of file descriptors. */

@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.fail;
 /**
  * The gateway in a child JVM whose open-file limit is low: connections beyond it are closed at accept
  * (not left hanging), the fact is logged with its numbers, counted, and the gateway serves again once
- * the connections leave.
+ * the connections leave; backend connects that find no descriptor fail their calls at once with
+ * {@code no-descriptors}, logged, and never open the backend's breaker.
  */
 class DescriptorLimitIT {
     private static final int LIMIT = 400;
@@ -84,27 +85,13 @@ class DescriptorLimitIT {
 
     @Test
     void outOfDescriptorsShedsLogsAndRecovers() throws Exception {
-        Path cfg = dir.resolve("gw.yaml");
-        Files.writeString(cfg, """
+        startChild("""
                 limits: { max_connections: 10000 }
                 routes:
                   - get: /p
                     calls:
                       a: { url: "SIM/a" }
-                """.replace("SIM", sim.url()));
-        String java = ProcessHandle.current().info().command().orElse("java");
-        child = ChildProcess.start(List.of("bash", "-c", "ulimit -n " + LIMIT + " && exec \"$@\"", "bash", java,
-                "-cp", System.getProperty("java.class.path"), GatewayChild.class.getName(), cfg.toString()),
-                "gateway with ulimit -n " + LIMIT);
-        Thread.ofVirtual().start(() -> {
-            try {
-                for (String l = child.output().readLine(); l != null; l = child.output().readLine()) {
-                    log.add(l);
-                }
-            } catch (IOException ignored) {
-                // the child is gone
-            }
-        });
+                """);
         URI base = URI.create(child.ready());
         awaitLog("descriptors: limit");
         // the budget warning at start names the numbers
@@ -169,6 +156,108 @@ class DescriptorLimitIT {
                     .matcher(metrics);
             assertThat(shed.find()).as(metrics).isTrue();
             assertThat(Double.parseDouble(shed.group(1))).isGreaterThan(0);
+        }
+    }
+
+    private void startChild(String yaml) throws Exception {
+        Path cfg = dir.resolve("gw.yaml");
+        Files.writeString(cfg, yaml.replace("SIM", sim.url()));
+        String java = ProcessHandle.current().info().command().orElse("java");
+        child = ChildProcess.start(List.of("bash", "-c", "ulimit -n " + LIMIT + " && exec \"$@\"", "bash", java,
+                "-cp", System.getProperty("java.class.path"), GatewayChild.class.getName(), cfg.toString()),
+                "gateway with ulimit -n " + LIMIT);
+        Thread.ofVirtual().start(() -> {
+            try {
+                for (String l = child.output().readLine(); l != null; l = child.output().readLine()) {
+                    log.add(l);
+                }
+            } catch (IOException ignored) {
+                // the child is gone
+            }
+        });
+    }
+
+    @Test
+    void backendConnectsWithoutDescriptorsFailFastAndSpareTheBreaker() throws Exception {
+        // consecutive_failures 3: were the gateway's own shortage counted against the backend, its breaker
+        // would open after three such calls and later calls would fail circuit-open
+        startChild("""
+                limits: { max_connections: 10000 }
+                defaults: { timeout: 20s, call_timeout: 15s }
+                destinations:
+                  "SIM": { breaker: { consecutive_failures: 3, open_for: 60s } }
+                routes:
+                  - get: /slow
+                    calls:
+                      a: { url: "SIM/a?latency=2s" }
+                      b: { url: "SIM/b?latency=2s" }
+                      c: { url: "SIM/c?latency=2s" }
+                      d: { url: "SIM/d?latency=2s" }
+                      e: { url: "SIM/e?latency=2s" }
+                      f: { url: "SIM/f?latency=2s" }
+                  - get: /refused
+                    calls:
+                      a: { url: "http://127.0.0.1:1/nothing-listens" }
+                """);
+        URI base = URI.create(child.ready());
+        awaitLog("descriptors: limit");
+        int requests = LIMIT / 4;
+        // The child runs from directories of class files (target/classes), and loading a class takes a
+        // descriptor: one request through the failure path first loads its classes, as they would be from
+        // the product's jar (which stays open). Out of descriptors, a class not yet loaded cannot be.
+        try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+            HttpResponse<String> refused = http.send(HttpRequest.newBuilder(base.resolve("/refused")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(refused.statusCode()).as(refused.body()).isEqualTo(502);
+        }
+        List<String> answers = Collections.synchronizedList(new ArrayList<>());
+        try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+            HttpRequest slow = HttpRequest.newBuilder(base.resolve("/slow")).timeout(Duration.ofSeconds(60)).build();
+            // the inbound connections fit; the six backend connections each of them needs do not
+            List<java.util.concurrent.CompletableFuture<Void>> all = new ArrayList<>();
+            for (int i = 0; i < requests; i++) {
+                all.add(http.sendAsync(slow, HttpResponse.BodyHandlers.ofString())
+                        .handle((r, e) -> {
+                            answers.add(e != null ? "failed: " + e : r.statusCode() + " " + r.body());
+                            return null;
+                        }));
+            }
+            for (java.util.concurrent.CompletableFuture<Void> f : all) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+            synchronized (answers) {
+                java.util.Map<String, Long> kinds = new java.util.TreeMap<>();
+                answers.forEach(a -> kinds.merge(a.length() > 90 ? a.substring(0, 90) : a, 1L, Long::sum));
+                System.out.println("DescriptorLimitIT: answers by kind " + kinds);
+            }
+            awaitLog("out of file descriptors opening a connection to");
+            String line = log.stream().filter(l -> l.contains("opening a connection to")).findFirst().orElseThrow();
+            System.out.println("DescriptorLimitIT, the child logged: " + line);
+            assertThat(line).contains(sim.url()).contains("limit " + LIMIT).contains("connects failed no-descriptors");
+
+            List<String> shed;
+            synchronized (answers) {
+                shed = answers.stream().filter(a -> a.startsWith("502 ") && a.contains("no-descriptors")).toList();
+                System.out.println("DescriptorLimitIT: " + answers.size() + " answers, " + shed.size()
+                        + " 502 no-descriptors, " + answers.stream().filter(a -> a.startsWith("200 ")).count() + " 200");
+                assertThat(answers).as("no call failed circuit-open").noneMatch(a -> a.contains("circuit-open"));
+            }
+            assertThat(shed).as("some calls found no descriptor; answers: " + answers.subList(0, 5)).isNotEmpty();
+            assertThat(shed.getFirst()).containsPattern("\"call\": ?\"[a-f]\"");
+
+            // the load left: the next request is served at once, its breaker closed
+            HttpResponse<String> after = http.send(slow, HttpResponse.BodyHandlers.ofString());
+            assertThat(after.statusCode()).as(after.body()).isEqualTo(200);
+            String metrics = http.send(HttpRequest.newBuilder(base.resolve("/-/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            Matcher counted = Pattern.compile("(?m)^weft_calls_total\\{[^}]*outcome=\"no-descriptors\"[^}]*} ([0-9.]+)$")
+                    .matcher(metrics);
+            assertThat(counted.find()).as(metrics).isTrue();
+            assertThat(Double.parseDouble(counted.group(1))).isGreaterThanOrEqualTo(shed.size());
+            Matcher openings = Pattern.compile("(?m)^weft_destination_breaker_openings_total\\{[^}]*} ([0-9.]+)$")
+                    .matcher(metrics);
+            assertThat(openings.find()).as(metrics).isTrue();
+            assertThat(Double.parseDouble(openings.group(1))).isZero();
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.weft.server;
 
+import dev.weft.core.Descriptors;
 import dev.weft.core.HostPort;
 
 import java.io.IOException;

@@ -108,7 +108,7 @@ public final class Gateway implements AutoCloseable {
                     executor != null ? executor : config.executor(), g::handle, g.tls, log,
                     FrontDoor.create(config, g.registry, g::routeOf));
             Deploy.countSheds(g.server, g.registry);
-            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.server.Descriptors.limit());
+            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.core.Descriptors.limit());
             if (budget != null) {
                 log.accept("warning: " + budget);
             }
@@ -130,7 +130,7 @@ public final class Gateway implements AutoCloseable {
     private Snapshot snapshot(GatewayConfig config) {
         dev.weft.gateway.config.DestinationWarnings.of(config).forEach(w -> log.accept("warning: " + w));
         Transport.Builder b = Transport.builder().defaults(config.destinationDefaults()).meterRegistry(registry)
-                .userAgent("weft-gateway");
+                .userAgent("weft-gateway").log(log);
         config.destinations().forEach(b::destination);
         Transport t = b.build();
         return new Snapshot(config, t, new PlanRunner(t), Instant.now());
