@@ -36,7 +36,8 @@ public final class LabSystemACommand implements Runnable {
 
     @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",
             description = "Models to measure, in order. Default: weft,pool-200,pool-2000,async,go; also weft-traced "
-                    + "(the weft gateway with tracing.otlp and sample 1.0, spans to a receiver in this process).")
+                    + "(the weft gateway with tracing.otlp and sample 1.0, spans to a receiver in this process) and "
+                    + "weft-sampled (the same with sample 0.1).")
     List<String> models = new ArrayList<>(SystemALab.DEFAULT_MODELS);
 
     @Option(names = "--latency", split = ",", paramLabel = "D[,D...]", defaultValue = "0ms,100ms,500ms,1s",

@@ -233,6 +233,8 @@ class ObserveIT {
                 && hex(s.getTraceId().toByteArray()).equals(inboundTrace)).findFirst().orElseThrow();
         assertThat(hex(server.getParentSpanId().toByteArray())).isEqualTo("00f067aa0ba902b7");
         assertThat(attr(server.getAttributesList(), "http.route")).isEqualTo("GET /two");
+        assertThat(attr(server.getAttributesList(), "http.request.method")).isEqualTo("GET");
+        assertThat(attr(server.getAttributesList(), "url.path")).isEqualTo("/two");
         List<Span> calls = spans.stream().filter(s -> s.getKind() == Span.SpanKind.SPAN_KIND_CLIENT
                 && hex(s.getTraceId().toByteArray()).equals(inboundTrace)).toList();
         assertThat(calls).hasSize(2);
@@ -252,6 +254,35 @@ class ObserveIT {
                 .orElseThrow();
         assertThat(attr(failed.getAttributesList(), "weft.outcome")).isEqualTo("status-503");
         assertThat(failed.getStatus().getCode()).isEqualTo(io.opentelemetry.proto.trace.v1.Status.StatusCode.STATUS_CODE_ERROR);
+    }
+
+    @Test
+    void anUnsampledRequestPropagatesItsTraceButRecordsNoSpan() throws Exception {
+        start("tracing: {otlp: http://127.0.0.1:" + otlp.getAddress().getPort() + ", sample: 1.0}");
+        String unsampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"; // flags 00: the caller did not sample
+        get("/two", "traceparent", unsampled);
+        get("/two", "traceparent", INBOUND);
+        gw.close();
+        gw = null;
+        List<String> spanIds = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            String[] p = received.get(i).get("traceparent").split("-");
+            assertThat(p[1]).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+            assertThat(p[2]).matches("[0-9a-f]{16}").isNotEqualTo("00f067aa0ba902b7").isNotEqualTo("0000000000000000");
+            assertThat(p[3]).isEqualTo("00");
+            spanIds.add(p[2]);
+        }
+        assertThat(spanIds).doesNotHaveDuplicates();
+        List<Span> spans = new ArrayList<>();
+        for (ExportTraceServiceRequest req : exported) {
+            for (ResourceSpans rs : req.getResourceSpansList()) {
+                for (ScopeSpans ss : rs.getScopeSpansList()) {
+                    spans.addAll(ss.getSpansList());
+                }
+            }
+        }
+        assertThat(spans).as("only the sampled request's three spans").hasSize(3);
+        assertThat(spans.stream().map(s -> hex(s.getSpanId().toByteArray()))).doesNotContainAnyElementsOf(spanIds);
     }
 
     @Test

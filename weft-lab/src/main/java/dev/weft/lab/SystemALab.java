@@ -52,10 +52,12 @@ public final class SystemALab {
         m.put("go", "Go net/http with a goroutine per call (lab/peers/go)");
         m.put("weft-traced", "weft gateway --executor virtual with tracing: {otlp, sample: 1.0} (a span per request "
                 + "and per call, exported to an OTLP/HTTP receiver in the lab's process); not run by default");
+        m.put("weft-sampled", "the same with sample: 0.1 (docs/gateway.md's example: a tenth of new traces recorded); "
+                + "not run by default");
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    /** The models run when none are named: all but weft-traced (a cost measurement, asked for by name). */
+    /** The models run when none are named: all but weft-traced and weft-sampled (cost measurements, asked for by name). */
     public static final List<String> DEFAULT_MODELS = List.of("weft", "pool-200", "pool-2000", "async", "go");
 
     /**
@@ -98,7 +100,7 @@ public final class SystemALab {
 
     /** The gateway models and the --executor each runs with. */
     private static final Map<String, String> GATEWAY_EXECUTORS = Map.of("weft", "virtual", "pool-200", "platform:200",
-            "pool-2000", "platform:2000", "weft-traced", "virtual");
+            "pool-2000", "platform:2000", "weft-traced", "virtual", "weft-sampled", "virtual");
 
     /** What a run produced: the rows, and the models skipped with why. */
     public record Report(List<Row> rows, Map<String, String> skipped) {
@@ -141,10 +143,13 @@ public final class SystemALab {
             out.flush();
             Path config = Files.createTempFile("weft-lab-system-a", ".yaml");
             Files.writeString(config, config(b, o.concurrency()));
-            OtlpSink otlp = o.models().contains("weft-traced") ? new OtlpSink() : null;
+            OtlpSink otlp = o.models().contains("weft-traced") || o.models().contains("weft-sampled") ? new OtlpSink() : null;
             Path traced = Files.createTempFile("weft-lab-system-a-traced", ".yaml");
             Files.writeString(traced, config(b, o.concurrency()) + (otlp == null ? ""
                     : "tracing: { otlp: \"" + otlp.url() + "\", sample: 1.0 }\n"));
+            Path sampled = Files.createTempFile("weft-lab-system-a-sampled", ".yaml");
+            Files.writeString(sampled, config(b, o.concurrency()) + (otlp == null ? ""
+                    : "tracing: { otlp: \"" + otlp.url() + "\", sample: 0.1 }\n"));
             String reference = null;
             String referenceModel = null;
             try {
@@ -152,7 +157,11 @@ public final class SystemALab {
                     for (Duration latency : o.latencies()) {
                         ChildProcess svc;
                         try {
-                            svc = start(model, model.equals("weft-traced") ? traced : config, b, o.concurrency());
+                            svc = start(model, switch (model) {
+                                case "weft-traced" -> traced;
+                                case "weft-sampled" -> sampled;
+                                default -> config;
+                            }, b, o.concurrency());
                         } catch (GoPeers.Unavailable e) {
                             skipped.put(model, e.getMessage());
                             progress.println("lab system-a: SKIPPED " + model + ": " + e.getMessage());
@@ -196,8 +205,9 @@ public final class SystemALab {
             } finally {
                 Files.deleteIfExists(config);
                 Files.deleteIfExists(traced);
+                Files.deleteIfExists(sampled);
                 if (otlp != null) {
-                    out.println("otlp receiver (weft-traced): " + otlp.summary());
+                    out.println("otlp receiver (weft-traced, weft-sampled): " + otlp.summary());
                     otlp.close();
                 }
             }
@@ -260,7 +270,7 @@ public final class SystemALab {
             throws IOException, GoPeers.Unavailable {
         String connections = String.valueOf(concurrency + 100);
         return switch (model) {
-            case "weft", "pool-200", "pool-2000", "weft-traced" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class,
+            case "weft", "pool-200", "pool-2000", "weft-traced", "weft-sampled" -> ChildProcess.startJvm(serviceJvmFlags(), GatewayProcess.class,
                     List.of(config.toString(), GATEWAY_EXECUTORS.get(model)));
             case "async" -> ChildProcess.startJvm(serviceJvmFlags(), AsyncPeer.class,
                     List.of(backends.get(0), backends.get(1), backends.get(2), connections));

@@ -14,6 +14,7 @@ import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.sdk.resources.Resource;
+import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
 import io.opentelemetry.sdk.trace.samplers.Sampler;
@@ -54,6 +55,7 @@ final class OtelTracer implements Tracer {
     /** {@code weft.attempt_kinds} of the usual call, one first attempt: one list for every such span. */
     private static final List<String> FIRST_ONLY = List.of("first");
     private static final String[] KIND_NAMES = kindNames();
+    private static final IdGenerator IDS = IdGenerator.random();
 
     private final SdkTracerProvider provider;
     private final io.opentelemetry.api.trace.Tracer tracer;
@@ -83,10 +85,17 @@ final class OtelTracer implements Tracer {
             parent = parent.with(Span.wrap(SpanContext.createFromRemoteParent(in.traceId(), in.spanIdHex(),
                     TraceFlags.fromByte((byte) in.flags()), TraceState.getDefault())));
         }
-        Span span = tracer.spanBuilder(method).setParent(parent).setSpanKind(SpanKind.SERVER)
-                .setAttribute(METHOD, method).setAttribute(PATH, path).startSpan();
+        // attributes go on the started span, not the builder: an unsampled span drops them at no cost (the
+        // builder would copy them for the sampler, which does not read them)
+        Span span = tracer.spanBuilder(method).setParent(parent).setSpanKind(SpanKind.SERVER).startSpan();
+        boolean recording = span.isRecording();
+        if (recording) {
+            span.setAttribute(METHOD, method);
+            span.setAttribute(PATH, path);
+        }
         Context ctx = parent.with(span);
         String keptState = state;
+        String unsampledPrefix = recording ? null : "00-" + span.getSpanContext().getTraceId() + "-";
         return new RequestTrace() {
             @Override
             public String traceId() {
@@ -100,6 +109,9 @@ final class OtelTracer implements Tracer {
 
             @Override
             public CallTrace call(String name, URI destination) {
+                if (!recording) { // parent-based sampling: the calls of an unsampled request are not recorded either
+                    return new Unrecorded(unsampledPrefix + IDS.generateSpanId() + "-00");
+                }
                 String dest = destination.getScheme() + "://" + destination.getAuthority();
                 Span c = tracer.spanBuilder(name).setParent(ctx).setSpanKind(SpanKind.CLIENT)
                         .setAttribute(CALL, name).setAttribute(DESTINATION, dest).startSpan();
@@ -143,6 +155,13 @@ final class OtelTracer implements Tracer {
                 span.end();
             }
         };
+    }
+
+    /** The call of an unsampled request: a new span id to propagate, nothing recorded. */
+    private record Unrecorded(String traceparent) implements CallTrace {
+        @Override
+        public void end(CallResult result) {
+        }
     }
 
     /** {@code weft.attempt_kinds}: the kind of each attempt in order ({@code first}, {@code retry}, {@code hedge}). */
