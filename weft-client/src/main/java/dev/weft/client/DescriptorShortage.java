@@ -47,16 +47,11 @@ final class DescriptorShortage {
             long n = sinceReport.getAndSet(0);
             long open = Descriptors.open();
             log.accept("out of file descriptors opening a connection to " + destination + " (" + cause.getMessage()
-                    + "): limit " + Descriptors.limit() + ", open " + (open < 0 ? "unknown" : String.valueOf(open)) + "; " + n
-                    + " connects failed no-descriptors in the last second (" + total.get() + " in all); their calls"
-                    + " fail at once and do not count against the backend");
+                    + "): limit " + Descriptors.limit() + ", open " + (open < 0 ? "unknown" : String.valueOf(open))
+                    + "; " + n + " connects failed no-descriptors in the last second (" + total.get()
+                    + " in all); their calls fail at once and do not count against the backend");
         }
         return new NoDescriptorsException("out of file descriptors opening a connection to " + destination
                 + " (the process's open-file limit, " + Descriptors.limit() + "; " + cause.getMessage() + ")", cause);
-    }
-
-    /** Connects failed for lack of descriptors since the transport started. */
-    long total() {
-        return total.get();
     }
 }

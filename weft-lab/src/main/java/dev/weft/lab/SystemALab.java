@@ -52,12 +52,12 @@ public final class SystemALab {
         m.put("go", "Go net/http with a goroutine per call (lab/peers/go)");
         m.put("weft-traced", "weft gateway --executor virtual with tracing: {otlp, sample: 1.0} (a span per request "
                 + "and per call, exported to an OTLP/HTTP receiver in the lab's process); not run by default");
-        m.put("weft-sampled", "the same with sample: 0.1 (docs/gateway.md's example: a tenth of new traces recorded); "
-                + "not run by default");
+        m.put("weft-sampled", "weft gateway --executor virtual with tracing: {otlp, sample: 0.1} (a tenth of new "
+                + "traces recorded, docs/gateway.md's example; same receiver); not run by default");
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    /** The models run when none are named: all but weft-traced and weft-sampled (cost measurements, asked for by name). */
+    /** The models run when none are named: all but weft-traced and weft-sampled (cost measurements, asked by name). */
     public static final List<String> DEFAULT_MODELS = List.of("weft", "pool-200", "pool-2000", "async", "go");
 
     /**
@@ -143,7 +143,8 @@ public final class SystemALab {
             out.flush();
             Path config = Files.createTempFile("weft-lab-system-a", ".yaml");
             Files.writeString(config, config(b, o.concurrency()));
-            OtlpSink otlp = o.models().contains("weft-traced") || o.models().contains("weft-sampled") ? new OtlpSink() : null;
+            OtlpSink otlp = o.models().contains("weft-traced") || o.models().contains("weft-sampled")
+                    ? new OtlpSink() : null;
             Path traced = Files.createTempFile("weft-lab-system-a-traced", ".yaml");
             Files.writeString(traced, config(b, o.concurrency()) + (otlp == null ? ""
                     : "tracing: { otlp: \"" + otlp.url() + "\", sample: 1.0 }\n"));
