@@ -1,0 +1,68 @@
+#!/bin/bash
+# What tracing costs the gateway in CPU per request, at a fixed rate below its capacity (issue 14).
+#
+# The lab system-a run saturates 2 cores shared by the gateway, the backends, the load generator and the
+# OTLP receiver, and its throughput moves by 20-30% between runs of one model; this measures instead the
+# gateway process's own CPU (utime + stime from /proc) over a fixed number of requests sent on a fixed
+# schedule (weft bench, open loop), the receiver in a process of its own. Models, in the order given:
+#   plain    the System A route (three calls in parallel, backends at 10 ms), no tracing.otlp
+#   traced   the same with tracing: {otlp, sample: 1.0}: every span exported
+#   sampled  the same with tracing: {otlp, sample: 0.1}
+# Each model: a fresh gateway, 10 s of warm-up at the rate, then DUR measured.
+# Environment: RATE (default 2000 req/s), DUR (default 15s), MODELS (default: three of each, alternated).
+# Uses 127.0.0.1:18080 (gateway), 127.0.0.2-4:19001 (backends), 127.0.0.5:14318 (the receiver: weft
+# upstream, which answers the exports 200 and counts them). Run from anywhere: lab/tracing/cpu-per-request.sh
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+RATE=${RATE:-2000}
+DUR=${DUR:-15s}
+MODELS=${MODELS:-plain traced sampled sampled traced plain plain sampled traced}
+work=$(mktemp -d /tmp/weft-tracing-cpu.XXXXXX)
+./weft --version > /dev/null # builds the jars once, if needed
+echo "command: lab/tracing/cpu-per-request.sh (RATE=$RATE DUR=$DUR MODELS=\"$MODELS\")"
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(git rev-parse --short HEAD)"
+echo "started: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+WEFT_NO_BUILD=1 ./weft upstream --quiet --listen 127.0.0.2:19001,127.0.0.3:19001,127.0.0.4:19001 > "$work/sim.log" 2>&1 &
+pids+=($!)
+WEFT_NO_BUILD=1 ./weft upstream --quiet --listen 127.0.0.5:14318 > "$work/otlp.log" 2>&1 &
+pids+=($!)
+for i in $(seq 1 60); do curl -s -o /dev/null http://127.0.0.5:14318/-/health && break; sleep 0.5; done
+base='listen: 127.0.0.1:18080
+limits: { max_concurrent: 5000, max_connections: 5000, max_wait: 1s }
+destination_defaults: { max_in_flight: 5000, max_connections: 4000, retry: { attempts: 1 }, breaker: { enabled: false } }
+routes:
+  - get: /a/{id}
+    timeout: 50s
+    calls:
+      b: { url: "http://127.0.0.2:19001/b/{path.id}?latency={query.latency}", timeout: 50s }
+      c: { url: "http://127.0.0.3:19001/c/{path.id}?latency={query.latency}", timeout: 50s }
+      d: { url: "http://127.0.0.4:19001/d/{path.id}?latency={query.latency}", timeout: 50s }'
+echo "$base" > "$work/plain.yaml"
+printf '%s\ntracing: { otlp: "http://127.0.0.5:14318", sample: 1.0 }\n' "$base" > "$work/traced.yaml"
+printf '%s\ntracing: { otlp: "http://127.0.0.5:14318", sample: 0.1 }\n' "$base" > "$work/sampled.yaml"
+tck=$(getconf CLK_TCK)
+url='http://127.0.0.1:18080/a/1?latency=10ms'
+echo "| model | gateway CPU s | requests | CPU us per request | bench |"
+echo "|---|---:|---:|---:|---|"
+for m in $MODELS; do
+  [ -f "$work/$m.yaml" ] || { echo "unknown model '$m' (plain, traced, sampled)" >&2; exit 2; }
+  WEFT_NO_BUILD=1 WEFT_JAVA_OPTS="-Xmx2g -XX:+UseG1GC" ./weft gateway --config "$work/$m.yaml" > "$work/gw-$m.log" 2>&1 &
+  gw=$!
+  pids+=($gw)
+  for i in $(seq 1 120); do curl -s -o /dev/null "$url" && break; sleep 0.5; done
+  WEFT_NO_BUILD=1 ./weft bench -r "$RATE" -c 3000 -d 10s "$url" > /dev/null 2>&1
+  t0=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  WEFT_NO_BUILD=1 ./weft bench -r "$RATE" -c 3000 -d "$DUR" --warmup 0s "$url" > "$work/bench-$m.txt" 2>&1
+  t1=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  reqs=$(grep -oE '[0-9]+ requests in' "$work/bench-$m.txt" | head -1 | awk '{print $1}')
+  summary=$(grep -E '^open loop' "$work/bench-$m.txt" | head -1)
+  awk -v m="$m" -v a="$t0" -v b="$t1" -v t="$tck" -v n="$reqs" -v s="$summary" \
+      'BEGIN {c = (b - a) / t; printf "| %s | %.2f | %d | %.1f | %s |\n", m, c, n, 1e6 * c / n, s}'
+  kill "$gw"; wait "$gw" 2>/dev/null || true
+done
+echo "receiver: $(curl -s http://127.0.0.5:14318/-/stats | grep -oE '"/v1/traces":\{"requests":[0-9]+' | grep -oE '[0-9]+$') exports, $(curl -s http://127.0.0.5:14318/-/stats | grep -oE '"bytes_received":[0-9]+' | grep -oE '[0-9]+$') bytes"
+rm -rf "$work"
