@@ -8,8 +8,12 @@
 #   plain    the System A route (three calls in parallel, backends at 10 ms), no tracing.otlp
 #   traced   the same with tracing: {otlp, sample: 1.0}: every span exported
 #   sampled  the same with tracing: {otlp, sample: 0.1}
-# Each model: a fresh gateway, 10 s of warm-up at the rate, then DUR measured.
-# Environment: RATE (default 2000 req/s), DUR (default 15s), MODELS (default: three of each, alternated).
+# Each model: a fresh gateway, WARMUP at the rate, then DUR measured. The last column splits the measured
+# CPU by thread (name without its number, 1/100 s each, those above 0.05 s): the virtual threads' carriers
+# (ForkJoinPool) do the requests; C1/C2 CompilerThread is the JIT still compiling (more code with the
+# OpenTelemetry SDK loaded, so a short warm-up charges it to the traced models).
+# Environment: RATE (default 2000 req/s), DUR (default 15s), WARMUP (default 30s), MODELS (default: three
+# of each, alternated).
 # Uses 127.0.0.1:18080 (gateway), 127.0.0.2-4:19001 (backends), 127.0.0.5:14318 (the receiver: weft
 # upstream, which answers the exports 200 and counts them). Run from anywhere: lab/tracing/cpu-per-request.sh
 set -eu
@@ -17,10 +21,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 RATE=${RATE:-2000}
 DUR=${DUR:-15s}
+WARMUP=${WARMUP:-30s}
 MODELS=${MODELS:-plain traced sampled sampled traced plain plain sampled traced}
 work=$(mktemp -d /tmp/weft-tracing-cpu.XXXXXX)
 ./weft --version > /dev/null # builds the jars once, if needed
-echo "command: lab/tracing/cpu-per-request.sh (RATE=$RATE DUR=$DUR MODELS=\"$MODELS\")"
+echo "command: lab/tracing/cpu-per-request.sh (RATE=$RATE DUR=$DUR WARMUP=$WARMUP MODELS=\"$MODELS\")"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(git rev-parse --short HEAD)"
 echo "started: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 pids=()
@@ -45,23 +50,33 @@ echo "$base" > "$work/plain.yaml"
 printf '%s\ntracing: { otlp: "http://127.0.0.5:14318", sample: 1.0 }\n' "$base" > "$work/traced.yaml"
 printf '%s\ntracing: { otlp: "http://127.0.0.5:14318", sample: 0.1 }\n' "$base" > "$work/sampled.yaml"
 tck=$(getconf CLK_TCK)
+# each thread of a process: id, CPU ticks (utime + stime), name (spaces as _)
+threads() {
+  for t in /proc/"$1"/task/*; do
+    echo "${t##*/} $(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0) $(tr ' ' '_' < "$t/comm" 2>/dev/null)"
+  done
+}
 url='http://127.0.0.1:18080/a/1?latency=10ms'
-echo "| model | gateway CPU s | requests | CPU us per request | bench |"
-echo "|---|---:|---:|---:|---|"
+echo "| model | gateway CPU s | requests | CPU us per request | bench | CPU by thread (1/100 s) |"
+echo "|---|---:|---:|---:|---|---|"
 for m in $MODELS; do
   [ -f "$work/$m.yaml" ] || { echo "unknown model '$m' (plain, traced, sampled)" >&2; exit 2; }
   WEFT_NO_BUILD=1 WEFT_JAVA_OPTS="-Xmx2g -XX:+UseG1GC" ./weft gateway --config "$work/$m.yaml" > "$work/gw-$m.log" 2>&1 &
   gw=$!
   pids+=($gw)
   for i in $(seq 1 120); do curl -s -o /dev/null "$url" && break; sleep 0.5; done
-  WEFT_NO_BUILD=1 ./weft bench -r "$RATE" -c 3000 -d 10s "$url" > /dev/null 2>&1
+  WEFT_NO_BUILD=1 ./weft bench -r "$RATE" -c 3000 -d "$WARMUP" "$url" > /dev/null 2>&1
   t0=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  threads "$gw" > "$work/threads0"
   WEFT_NO_BUILD=1 ./weft bench -r "$RATE" -c 3000 -d "$DUR" --warmup 0s "$url" > "$work/bench-$m.txt" 2>&1
   t1=$(awk '{print $14 + $15}' "/proc/$gw/stat")
+  threads "$gw" > "$work/threads1"
+  split=$(awk 'NR == FNR {a[$1] = $2; next} {n = $3; sub(/[-#]?[0-9]+$/, "", n); s[n] += $2 - a[$1]}
+               END {for (k in s) if (s[k] > 5) printf "%s %d, ", k, s[k]}' "$work/threads0" "$work/threads1")
   reqs=$(grep -oE '[0-9]+ requests in' "$work/bench-$m.txt" | head -1 | awk '{print $1}')
   summary=$(grep -E '^open loop' "$work/bench-$m.txt" | head -1)
-  awk -v m="$m" -v a="$t0" -v b="$t1" -v t="$tck" -v n="$reqs" -v s="$summary" \
-      'BEGIN {c = (b - a) / t; printf "| %s | %.2f | %d | %.1f | %s |\n", m, c, n, 1e6 * c / n, s}'
+  awk -v m="$m" -v a="$t0" -v b="$t1" -v t="$tck" -v n="$reqs" -v s="$summary" -v x="${split%, }" \
+      'BEGIN {c = (b - a) / t; printf "| %s | %.2f | %d | %.1f | %s | %s |\n", m, c, n, 1e6 * c / n, s, x}'
   kill "$gw"; wait "$gw" 2>/dev/null || true
 done
 echo "receiver: $(curl -s http://127.0.0.5:14318/-/stats | grep -oE '"/v1/traces":\{"requests":[0-9]+' | grep -oE '[0-9]+$') exports, $(curl -s http://127.0.0.5:14318/-/stats | grep -oE '"bytes_received":[0-9]+' | grep -oE '[0-9]+$') bytes"
