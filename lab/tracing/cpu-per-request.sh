@@ -13,7 +13,9 @@
 # (ForkJoinPool) do the requests; C1/C2 CompilerThread is the JIT still compiling (more code with the
 # OpenTelemetry SDK loaded, so a short warm-up charges it to the traced models).
 # Environment: RATE (default 2000 req/s), DUR (default 15s), WARMUP (default 30s), MODELS (default: three
-# of each, alternated).
+# of each, alternated); GATEWAY_CPUS and OTHER_CPUS (taskset lists, e.g. 1 and 0; default unset: no pinning)
+# run the gateway on CPUs of its own and everything else (backends, receiver, load) on the others, so that
+# the gateway's CPU per request is not charged with its neighbours' (its JVM then sees only its CPUs).
 # Uses 127.0.0.1:18080 (gateway), 127.0.0.2-4:19001 (backends), 127.0.0.5:14318 (the receiver: weft
 # upstream, which answers the exports 200 and counts them). Run from anywhere: lab/tracing/cpu-per-request.sh
 set -eu
@@ -23,17 +25,22 @@ RATE=${RATE:-2000}
 DUR=${DUR:-15s}
 WARMUP=${WARMUP:-30s}
 MODELS=${MODELS:-plain traced sampled sampled traced plain plain sampled traced}
+GATEWAY_CPUS=${GATEWAY_CPUS:-}
+OTHER_CPUS=${OTHER_CPUS:-}
+gw_pin=(); other_pin=()
+[ -n "$GATEWAY_CPUS" ] && gw_pin=(taskset -c "$GATEWAY_CPUS")
+[ -n "$OTHER_CPUS" ] && other_pin=(taskset -c "$OTHER_CPUS")
 work=$(mktemp -d /tmp/weft-tracing-cpu.XXXXXX)
 ./weft --version > /dev/null # builds the jars once, if needed
-echo "command: lab/tracing/cpu-per-request.sh (RATE=$RATE DUR=$DUR WARMUP=$WARMUP MODELS=\"$MODELS\")"
+echo "command: lab/tracing/cpu-per-request.sh (RATE=$RATE DUR=$DUR WARMUP=$WARMUP MODELS=\"$MODELS\" GATEWAY_CPUS=$GATEWAY_CPUS OTHER_CPUS=$OTHER_CPUS)"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(git rev-parse --short HEAD)"
 echo "started: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-WEFT_NO_BUILD=1 ./weft upstream --quiet --listen 127.0.0.2:19001,127.0.0.3:19001,127.0.0.4:19001 > "$work/sim.log" 2>&1 &
+WEFT_NO_BUILD=1 "${other_pin[@]}" ./weft upstream --quiet --listen 127.0.0.2:19001,127.0.0.3:19001,127.0.0.4:19001 > "$work/sim.log" 2>&1 &
 pids+=($!)
-WEFT_NO_BUILD=1 ./weft upstream --quiet --listen 127.0.0.5:14318 > "$work/otlp.log" 2>&1 &
+WEFT_NO_BUILD=1 "${other_pin[@]}" ./weft upstream --quiet --listen 127.0.0.5:14318 > "$work/otlp.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 60); do curl -s -o /dev/null http://127.0.0.5:14318/-/health && break; sleep 0.5; done
 base='listen: 127.0.0.1:18080
@@ -61,14 +68,14 @@ echo "| model | gateway CPU s | requests | CPU us per request | bench | CPU by t
 echo "|---|---:|---:|---:|---|---|"
 for m in $MODELS; do
   [ -f "$work/$m.yaml" ] || { echo "unknown model '$m' (plain, traced, sampled)" >&2; exit 2; }
-  WEFT_NO_BUILD=1 WEFT_JAVA_OPTS="-Xmx2g -XX:+UseG1GC" ./weft gateway --config "$work/$m.yaml" > "$work/gw-$m.log" 2>&1 &
+  WEFT_NO_BUILD=1 WEFT_JAVA_OPTS="-Xmx2g -XX:+UseG1GC" "${gw_pin[@]}" ./weft gateway --config "$work/$m.yaml" > "$work/gw-$m.log" 2>&1 &
   gw=$!
   pids+=($gw)
   for i in $(seq 1 120); do curl -s -o /dev/null "$url" && break; sleep 0.5; done
-  WEFT_NO_BUILD=1 ./weft bench -r "$RATE" -c 3000 -d "$WARMUP" "$url" > /dev/null 2>&1
+  WEFT_NO_BUILD=1 "${other_pin[@]}" ./weft bench -r "$RATE" -c 3000 -d "$WARMUP" "$url" > /dev/null 2>&1
   t0=$(awk '{print $14 + $15}' "/proc/$gw/stat")
   threads "$gw" > "$work/threads0"
-  WEFT_NO_BUILD=1 ./weft bench -r "$RATE" -c 3000 -d "$DUR" --warmup 0s "$url" > "$work/bench-$m.txt" 2>&1
+  WEFT_NO_BUILD=1 "${other_pin[@]}" ./weft bench -r "$RATE" -c 3000 -d "$DUR" --warmup 0s "$url" > "$work/bench-$m.txt" 2>&1
   t1=$(awk '{print $14 + $15}' "/proc/$gw/stat")
   threads "$gw" > "$work/threads1"
   split=$(awk 'NR == FNR {a[$1] = $2; next} {n = $3; sub(/[-#]?[0-9]+$/, "", n); s[n] += $2 - a[$1]}
