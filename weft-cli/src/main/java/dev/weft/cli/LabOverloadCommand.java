@@ -18,18 +18,27 @@ import java.util.List;
 @Command(name = "overload",
         mixinStandardHelpOptions = true,
         description = {
-                "Offered load past capacity. System A's route (B, C and D called in parallel, weft-sim at --latency on",
-                "127.0.0.2-4); the gateway with its default config but for the route's timeouts. The capacity is",
-                "measured first (closed loop, --max-in-flight requests, on the first model) unless --capacity is",
-                "given; then each model, in a fresh process, gets an open-loop load (fixed schedule) at each",
-                "--factors multiple of it, lowest first. Models:",
-                "  weft-static  the gateway, default config (admission off: only limits.max_concurrent)",
-                "  weft         the gateway, default config and admission.enabled: true (the adaptive limit)",
-                "  go           goroutines and net/http (lab/peers/go; skipped with a note where there is no Go)",
-                "Per step: goodput (answers below 400 per second), 503 share, p50/p99 of the answered requests (from",
-                "their scheduled start), p99 of the 503s, other failures, breaker openings in the gateway. Writes",
-                "<out>/overload-<time>/report.md, results.json and goodput.png (goodput against offered load).",
-                "The default run takes about four minutes.",
+                "Offered load past capacity. System A's route (B, C and D called in parallel,",
+                "weft-sim at --latency on 127.0.0.2-4); the gateway with its default config",
+                "but for the route's timeouts.",
+                "The capacity (1x) is measured first on the first model unless --capacity is",
+                "given: the highest rate it serves cleanly (open-loop probes of 4 s from half",
+                "the closed-loop rate at --max-in-flight up, 10%% apart, until two in a row are",
+                "not clean; clean: no error, every request sent on time, p99 <= 1.5 x latency",
+                "+ 100 ms). Then each model, in a fresh process, settles for 10 s at 1x (not",
+                "measured) and gets an open-loop load (fixed schedule) at each --factors",
+                "multiple of the capacity, lowest first. Models:",
+                "  weft-static  the gateway, default config (admission off: only",
+                "               limits.max_concurrent)",
+                "  weft         the gateway, default config and admission.enabled: true",
+                "               (the adaptive limit)",
+                "  go           goroutines and net/http (lab/peers/go; skipped with a note",
+                "               where there is no Go)",
+                "Per step: goodput (answers below 400 per second), 503 share, p50/p99 of the",
+                "answered requests (from their scheduled start), p99 of the 503s, other",
+                "failures, breaker openings in the gateway. Writes <out>/overload-<time>/",
+                "report.md, results.json and goodput.png (goodput against offered load).",
+                "The default run takes about seven minutes.",
                 ""})
 public final class LabOverloadCommand implements Runnable {
     @Spec
@@ -60,6 +69,11 @@ public final class LabOverloadCommand implements Runnable {
     @Option(names = "--warmup", paramLabel = "D", defaultValue = "3s", description = "Unmeasured time before each step. Default: ${DEFAULT-VALUE}.")
     Duration warmup;
 
+    @Option(names = "--service-cpus", paramLabel = "LIST",
+            description = "Run each model on these CPUs (taskset list, such as 1 or 2-3) and the load generator and "
+                    + "the backends on the others, so that they take no CPU from it. Default: none (all share the machine).")
+    String serviceCpus;
+
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "results", description = "Where overload-<time>/ goes. Default: ${DEFAULT-VALUE}.")
     Path out;
 
@@ -73,17 +87,24 @@ public final class LabOverloadCommand implements Runnable {
         if (factors.isEmpty() || factors.stream().anyMatch(f -> !(f > 0 && f <= 20))) {
             throw new UserException("--factors must be multiples in (0, 20], such as 0.5,1,2", null, 2);
         }
+        dev.weft.lab.CpuPin pin;
+        try {
+            pin = serviceCpus == null ? null : dev.weft.lab.CpuPin.of(serviceCpus, dev.weft.lab.CpuPin.online());
+        } catch (IllegalArgumentException e) {
+            throw new UserException(e.getMessage(), null, 2);
+        }
         String command = "weft lab overload --models " + String.join(",", models) + " --latency "
                 + Durations.format(latency) + " --factors " + factors.stream().map(String::valueOf)
                 .reduce((a, b) -> a + "," + b).orElse("") + " --capacity " + capacity + " --max-in-flight " + maxInFlight
-                + " --duration " + Durations.format(duration) + " --warmup " + Durations.format(warmup);
+                + " --duration " + Durations.format(duration) + " --warmup " + Durations.format(warmup)
+                + (serviceCpus == null ? "" : " --service-cpus " + serviceCpus);
         w.println("command: " + command);
         w.println("machine: " + Machine.describe());
         w.println("started: " + Instant.now());
         w.flush();
         try {
             OverloadLab.Report r = OverloadLab.run(new OverloadLab.Options(models, latency, factors, capacity, warmup,
-                    duration, maxInFlight), out, command, w, spec.commandLine().getErr());
+                    duration, maxInFlight, pin), out, command, w, spec.commandLine().getErr());
             r.skipped().forEach((m, why) -> w.println("skipped " + m + ": " + why));
             w.println("wrote " + r.dir().resolve("report.md") + ", results.json, goodput.png");
         } catch (Exception e) {

@@ -29,8 +29,14 @@ public final class ChildProcess implements AutoCloseable {
 
     /** Starts {@code main} of this classpath with {@code jvmFlags} and {@code args}; waits for its READY line. */
     public static ChildProcess startJvm(List<String> jvmFlags, Class<?> main, List<String> args) throws IOException {
+        return startJvm(List.of(), jvmFlags, main, args);
+    }
+
+    /** The same, the command put after {@code prefix} (such as {@code taskset -c 1}). */
+    public static ChildProcess startJvm(List<String> prefix, List<String> jvmFlags, Class<?> main, List<String> args)
+            throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>();
+        List<String> cmd = new ArrayList<>(prefix);
         cmd.add(java);
         cmd.addAll(jvmFlags);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));

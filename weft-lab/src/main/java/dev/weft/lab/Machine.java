@@ -28,7 +28,7 @@ public final class Machine {
             memBytes = os.getTotalMemorySize();
         }
         return String.format(Locale.ROOT, "%d cores (%s), %.1f GiB RAM, %s %s %s, JDK %s",
-                Runtime.getRuntime().availableProcessors(), cpu, memBytes / (1024.0 * 1024 * 1024),
+                CpuPin.online(), cpu, memBytes / (1024.0 * 1024 * 1024),
                 System.getProperty("os.name"), System.getProperty("os.version"), System.getProperty("os.arch"),
                 Runtime.version());
     }

@@ -1,0 +1,53 @@
+package dev.weft.lab;
+
+import dev.weft.client.Headers;
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What `weft lab overload` calls served cleanly (its 1x), and its --service-cpus lists. */
+class OverloadCapacityTest {
+    private static Bench.Result result(long requests, long ok, long notSent, long... latenciesMillis) {
+        Histogram h = new Histogram(3);
+        for (long l : latenciesMillis) {
+            h.recordValue(l * 1000);
+        }
+        Bench.Options o = new Bench.Options(List.of("http://127.0.0.1:1/"), "GET", Headers.EMPTY, null, 100, 10,
+                Duration.ZERO, Duration.ofSeconds(4), Duration.ofSeconds(30));
+        return new Bench.Result(o, requests, ok, ok == requests ? Map.of() : Map.of("status-503", requests - ok), notSent,
+                4, h, new Histogram(3));
+    }
+
+    @Test
+    void cleanMeansNoErrorEverythingSentAndP99WithinOneAndAHalfLatenciesPlus100ms() {
+        Duration latency = Duration.ofMillis(250);
+        assertThat(OverloadLab.clean(result(100, 100, 0, 251, 300, 470), latency)).isTrue();
+        // p99 480 ms: over 1.5 x 250 + 100
+        long[] slow = new long[100];
+        java.util.Arrays.fill(slow, 480);
+        assertThat(OverloadLab.clean(result(100, 100, 0, slow), latency)).isFalse();
+        assertThat(OverloadLab.clean(result(100, 99, 0, 251, 260), latency)).as("one 503").isFalse();
+        assertThat(OverloadLab.clean(result(100, 100, 1, 251, 260), latency)).as("one not sent").isFalse();
+        assertThat(OverloadLab.clean(result(0, 0, 0), latency)).as("nothing measured").isFalse();
+    }
+
+    @Test
+    void serviceCpusTakeNumbersAndRangesAndLeaveTheRestToTheLab() {
+        CpuPin p = CpuPin.of("1", 2);
+        assertThat(p.prefix()).containsExactly("taskset", "-c", "1");
+        assertThat(p.describe()).isEqualTo("the service on CPU 1; the load generator and the backends on CPU 0");
+        assertThat(CpuPin.of("2-3,5", 8).describe())
+                .isEqualTo("the service on CPU 2,3,5; the load generator and the backends on CPU 0,1,4,6,7");
+        assertThatThrownBy(() -> CpuPin.of("0,1", 2)).hasMessageContaining("leaves no CPU");
+        assertThatThrownBy(() -> CpuPin.of("2", 2)).hasMessageContaining("CPUs 0-1");
+        assertThatThrownBy(() -> CpuPin.of("3-1", 4)).hasMessageContaining("not a CPU number or range");
+        assertThatThrownBy(() -> CpuPin.of("x", 4)).hasMessageContaining("not a CPU number or range");
+        assertThatThrownBy(() -> CpuPin.of("", 4)).hasMessageContaining("not a CPU number or range");
+    }
+}
