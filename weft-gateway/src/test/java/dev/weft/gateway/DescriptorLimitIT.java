@@ -108,11 +108,22 @@ class DescriptorLimitIT {
 
             // more connections than the child has descriptors
             InetSocketAddress at = new InetSocketAddress(base.getHost(), base.getPort());
+            // once the child is out of descriptors it sheds at accept, with a reset that can arrive before
+            // connect() returns here (seen once in CI): such a connection is shed, as it should be
+            int resetAtConnect = 0;
             for (int i = 0; i < LIMIT + 100; i++) {
                 Socket s = new Socket();
-                s.connect(at, 30_000);
-                held.add(s);
+                try {
+                    s.connect(at, 30_000);
+                    held.add(s);
+                } catch (java.net.SocketException e) {
+                    closeQuietly(s);
+                    resetAtConnect++;
+                }
             }
+            System.out.println("DescriptorLimitIT: " + held.size() + " connections held, " + resetAtConnect
+                    + " reset while connecting");
+            assertThat(held.size()).as("connections the child's kernel accepted").isGreaterThan(LIMIT / 2);
             awaitLog("out of file descriptors");
             String line = log.stream().filter(l -> l.contains("out of file descriptors")).findFirst().orElseThrow();
             System.out.println("DescriptorLimitIT, the child logged: " + line);
@@ -120,10 +131,10 @@ class DescriptorLimitIT {
 
             // a new connection is shed (closed or reset) or answered: it does not hang
             try (Socket probe = new Socket()) {
-                probe.connect(at, 30_000);
-                probe.setSoTimeout(30_000);
                 String answer;
                 try {
+                    probe.connect(at, 30_000); // the reset of a shed connection can come before connect() returns
+                    probe.setSoTimeout(30_000);
                     probe.getOutputStream().write("GET /p HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                     InputStream in = probe.getInputStream();
                     byte[] b = new byte[12];
