@@ -1,8 +1,9 @@
 package dev.weft.client;
 
 import dev.weft.core.Descriptors;
+import dev.weft.core.OncePer;
 
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -19,7 +20,6 @@ final class DescriptorShortage {
         }
     }
 
-    private static final long REPORT_EVERY = TimeUnit.SECONDS.toNanos(1);
     /**
      * Loaded with this class, at the transport's start: when it is first needed the process has no descriptor
      * left, and loading a class from a directory of class files takes one (a NoClassDefFoundError in the
@@ -31,7 +31,7 @@ final class DescriptorShortage {
     private final Consumer<String> log;
     private final AtomicLong total = new AtomicLong();
     private final AtomicLong sinceReport = new AtomicLong();
-    private final AtomicLong lastReport = new AtomicLong(System.nanoTime() - REPORT_EVERY);
+    private final OncePer report = new OncePer(Duration.ofSeconds(1));
 
     DescriptorShortage(Consumer<String> log) {
         this.log = log;
@@ -41,9 +41,7 @@ final class DescriptorShortage {
     NoDescriptorsException failed(String destination, java.io.IOException cause) {
         total.incrementAndGet();
         sinceReport.incrementAndGet();
-        long now = System.nanoTime();
-        long last = lastReport.get();
-        if (now - last >= REPORT_EVERY && lastReport.compareAndSet(last, now)) {
+        if (report.due()) {
             long n = sinceReport.getAndSet(0);
             long open = Descriptors.open();
             log.accept("out of file descriptors opening a connection to " + destination + " (" + cause.getMessage()

@@ -101,7 +101,7 @@ public final class ConnectionListener implements AutoCloseable {
     private java.nio.channels.FileChannel reserve = openReserve();
     private final java.util.concurrent.locks.ReentrantLock shedLock = new java.util.concurrent.locks.ReentrantLock();
     private long shedSinceReport;
-    private long lastReport;
+    private final dev.weft.core.OncePer report = new dev.weft.core.OncePer(Duration.ofSeconds(1));
 
     private ConnectionListener(int maxConnections, Duration idleTimeout, Duration headerTimeout, Handler handler,
                                Events events) {
@@ -220,9 +220,7 @@ public final class ConnectionListener implements AutoCloseable {
                 // gone, or still no descriptor for it
             }
         }
-        long now = System.nanoTime();
-        if (lastReport == 0 || now - lastReport >= 1_000_000_000L) {
-            lastReport = now;
+        if (report.due()) {
             try { // with the reserve given up, the report itself has a descriptor to count with
                 events.outOfDescriptors(shedSinceReport, open.size(), error.getMessage());
             } catch (RuntimeException | Error e) {
