@@ -155,14 +155,12 @@ public final class OverloadLab {
                     }
                     try (svc; Transport client = LoadClient.transport(o.maxInFlight())) {
                         String base = svc.ready();
-                        CallResult first = client.call(CallRequest.get(base + "/a/1?latency=0ms"), Duration.ofSeconds(30));
+                        String warm = base + "/a/1?latency=0ms";
+                        CallResult first = client.call(CallRequest.get(warm), Duration.ofSeconds(30));
                         if (!first.ok()) {
                             throw new IOException(model + " failed its first request: " + first);
                         }
-                        String warm = base + "/a/1?latency=0ms";
-                        Bench.run(new Bench.Options(List.of(warm), "GET", Headers.EMPTY, null, 0, 200, Duration.ZERO,
-                                SystemALab.JIT_WARMUP, Duration.ofSeconds(60)),
-                                Bench.sender(client, List.of(CallRequest.get(warm)), Duration.ofSeconds(60)), null, false);
+                        get(client, warm, 0, 200, Duration.ZERO, SystemALab.JIT_WARMUP, Duration.ofSeconds(60));
                         String url = base + "/a/1?latency=" + Durations.format(o.latency());
                         if (capacity <= 0) {
                             capacity = capacity(o, model, url, client, out, progress);
@@ -172,9 +170,7 @@ public final class OverloadLab {
                         progress.printf(Locale.ROOT, "lab overload: %s settling at 1x = %.0f req/s for %s (not measured) ...%n",
                                 model, capacity, Durations.format(SETTLE));
                         progress.flush();
-                        Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, capacity, o.maxInFlight(),
-                                Duration.ZERO, SETTLE, Duration.ofSeconds(30)),
-                                Bench.sender(client, List.of(CallRequest.get(url)), Duration.ofSeconds(30)), null, false);
+                        get(client, url, capacity, o.maxInFlight(), Duration.ZERO, SETTLE, Duration.ofSeconds(30));
                         Thread.sleep(o.latency().toMillis() + 2000);
                         if (!headerPrinted) {
                             out.print(header());
@@ -197,6 +193,13 @@ public final class OverloadLab {
         Report r = new Report(capacity, steps, skipped, dir);
         write(r, o, command);
         return r;
+    }
+
+    /** GETs of {@code url} with the lab's transport: open loop at {@code rate}, closed loop when it is 0. */
+    private static Bench.Result get(Transport client, String url, double rate, int inFlight, Duration warmup,
+                                    Duration duration, Duration timeout) throws InterruptedException {
+        return Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, rate, inFlight, warmup, duration,
+                timeout), Bench.sender(client, List.of(CallRequest.get(url)), timeout), null, false);
     }
 
     private static List<String> concat(List<String> a, List<String> b) {
@@ -229,9 +232,7 @@ public final class OverloadLab {
      */
     private static double capacity(Options o, String model, String url, Transport client, PrintWriter out,
                                    PrintWriter progress) throws InterruptedException {
-        Bench.Sender sender = Bench.sender(client, List.of(CallRequest.get(url)), Duration.ofSeconds(60));
-        Bench.Result c = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0,
-                o.maxInFlight(), o.warmup(), o.duration(), Duration.ofSeconds(60)), sender, null, false);
+        Bench.Result c = get(client, url, 0, o.maxInFlight(), o.warmup(), o.duration(), Duration.ofSeconds(60));
         double saturated = c.throughput();
         out.printf(Locale.ROOT, "saturated: %.0f req/s (closed loop, %d in flight, %s, model %s; p99 %.0f ms; errors %s)%n",
                 saturated, o.maxInFlight(), Durations.format(o.duration()), model, c.percentileMillis(99),
@@ -274,9 +275,7 @@ public final class OverloadLab {
                                       PrintWriter progress) throws InterruptedException {
         progress.printf(Locale.ROOT, "lab overload: %s capacity probe at %.0f req/s ...%n", model, rate);
         progress.flush();
-        Bench.Result r = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, rate, o.maxInFlight(),
-                PROBE_WARMUP, PROBE, Duration.ofSeconds(30)),
-                Bench.sender(client, List.of(CallRequest.get(url)), Duration.ofSeconds(30)), null, false);
+        Bench.Result r = get(client, url, rate, o.maxInFlight(), PROBE_WARMUP, PROBE, Duration.ofSeconds(30));
         out.printf(Locale.ROOT, "capacity probe: %.0f req/s offered, %.0f served, p99 %.0f ms, %d errors %s, %d not sent: %s%n",
                 rate, r.throughput(), r.percentileMillis(99), r.errors(), r.errorsByReason(), r.notSent(),
                 clean(r, o.latency()) ? "clean" : "not clean");
