@@ -12,7 +12,6 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.TraceFlags;
 import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.context.Context;
-import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.IdGenerator;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
@@ -27,9 +26,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Records a span for each request (kind SERVER) and one for each backend call (kind CLIENT, its id the
- * span id the call sends), exported in batches over OTLP/HTTP protobuf by the OpenTelemetry SDK
- * ({@link BatchSpanProcessor}: a bounded queue of {@link #QUEUE} spans, {@link #BATCH} a batch, at least
- * every 5 s; spans past the queue are dropped by the SDK, never waited for). Sampling: the caller's decision
+ * span id the call sends), batched by the OpenTelemetry SDK ({@link BatchSpanProcessor}: a bounded queue of
+ * {@link #QUEUE} spans, {@link #BATCH} a batch, at least every 5 s; spans past the queue are dropped by the SDK,
+ * never waited for) and sent over OTLP/HTTP protobuf by {@link OtlpSpanExporter}. Sampling: the caller's decision
  * when the request carries a traceparent, else {@code sample} of new traces.
  */
 final class OtelTracer implements Tracer {
@@ -61,10 +60,7 @@ final class OtelTracer implements Tracer {
     private final io.opentelemetry.api.trace.Tracer tracer;
 
     OtelTracer(URI otlp, double sample, String serviceName) {
-        OtlpHttpSpanExporter exporter = OtlpHttpSpanExporter.builder()
-                .setEndpoint(otlp + "/v1/traces")
-                .setTimeout(Duration.ofSeconds(10))
-                .build();
+        OtlpSpanExporter exporter = new OtlpSpanExporter(URI.create(otlp + "/v1/traces"), Duration.ofSeconds(10));
         provider = SdkTracerProvider.builder()
                 .setResource(Resource.getDefault().merge(Resource.create(Attributes.of(
                         AttributeKey.stringKey("service.name"), serviceName))))

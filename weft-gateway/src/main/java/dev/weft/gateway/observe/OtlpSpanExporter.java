@@ -1,0 +1,108 @@
+package dev.weft.gateway.observe;
+
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Transport;
+import dev.weft.client.policy.RetryPolicy;
+import dev.weft.core.OncePer;
+import io.opentelemetry.sdk.common.CompletableResultCode;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A {@link SpanExporter} (the SDK's interface) for OTLP/HTTP protobuf, writing the request with {@link OtlpTraceEncoder}
+ * instead of the SDK's marshalers and sending it with Weft's own HTTP client instead of the JDK's (why, measured:
+ * docs/benchmarks.md), on the thread of the SDK's batch processor, one export at a time. A batch the receiver
+ * does not take is tried {@link #ATTEMPTS} times in all when the failure may pass (no connection, 429, 502, 503,
+ * 504; a {@code Retry-After} is honoured), after pauses of 0.5-1 s and 1-2 s ({@link #BACKOFF} doubling, jittered
+ * as {@link RetryPolicy} does), all within the timeout; then its spans are counted as lost and reported on the
+ * {@code weft.tracing} logger (one line every 10 s at most, with the counts). The receiver's other limits are
+ * weft-client's defaults (its breaker needs 100 calls in a window, more than exports ever make).
+ */
+final class OtlpSpanExporter implements SpanExporter {
+    static final int ATTEMPTS = 3;
+    static final Duration BACKOFF = Duration.ofSeconds(1);
+    private static final System.Logger LOG = System.getLogger("weft.tracing");
+
+    private final URI endpoint;
+    private final Duration timeout;
+    private final RetryPolicy retry;
+    private final Transport transport;
+    private final OtlpTraceEncoder encoder = new OtlpTraceEncoder();
+    private final OncePer report = new OncePer(Duration.ofSeconds(10));
+    private final AtomicLong exported = new AtomicLong();
+    private final AtomicLong lost = new AtomicLong();
+    private volatile boolean shutdown;
+
+    OtlpSpanExporter(URI endpoint, Duration timeout) {
+        this(endpoint, timeout, BACKOFF);
+    }
+
+    /** With {@code backoff} as the base of the pauses between tries (each a random time in [d/2, d], d doubling). */
+    OtlpSpanExporter(URI endpoint, Duration timeout, Duration backoff) {
+        this.endpoint = endpoint;
+        this.timeout = timeout;
+        // an export may arrive twice (the receiver took it but its answer was lost), as with the SDK's exporter
+        this.retry = new RetryPolicy(ATTEMPTS, backoff, backoff.multipliedBy(4), Set.of(429, 502, 503, 504), true);
+        this.transport = Transport.builder().userAgent("weft-otlp-exporter").build();
+    }
+
+    /** Spans the receiver took. */
+    long exported() {
+        return exported.get();
+    }
+
+    /** Spans given up on: after {@link #ATTEMPTS} tries, a failure that would not pass, or after shutdown. */
+    long lost() {
+        return lost.get();
+    }
+
+    @Override
+    public synchronized CompletableResultCode export(Collection<SpanData> spans) {
+        if (spans.isEmpty()) {
+            return CompletableResultCode.ofSuccess();
+        }
+        if (shutdown) {
+            return giveUp(spans.size(), "the exporter is shut down");
+        }
+        int length = encoder.encode(spans);
+        CallRequest request = CallRequest.builder("POST", endpoint)
+                .body(Arrays.copyOf(encoder.buffer(), length), "application/x-protobuf")
+                .retry(retry)
+                .build();
+        CallResult r = transport.call(request, timeout);
+        if (r.ok()) {
+            exported.addAndGet(spans.size());
+            return CompletableResultCode.ofSuccess();
+        }
+        return giveUp(spans.size(), r.outcome() + (r.message() == null ? "" : ": " + r.message()));
+    }
+
+    private CompletableResultCode giveUp(int spans, String why) {
+        long total = lost.addAndGet(spans);
+        if (report.due()) {
+            LOG.log(System.Logger.Level.WARNING, "tracing: " + spans + " spans not exported to " + endpoint + " ("
+                    + why + "); " + total + " lost since start, " + exported.get() + " exported");
+        }
+        return CompletableResultCode.ofFailure();
+    }
+
+    @Override
+    public CompletableResultCode flush() {
+        return CompletableResultCode.ofSuccess(); // each export is sent before export() returns
+    }
+
+    @Override
+    public synchronized CompletableResultCode shutdown() {
+        shutdown = true;
+        transport.close();
+        return CompletableResultCode.ofSuccess();
+    }
+}
