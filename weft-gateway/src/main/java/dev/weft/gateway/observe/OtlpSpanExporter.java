@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A {@link SpanExporter} (the SDK's interface) for OTLP/HTTP protobuf, writing the request with {@link OtlpTraceEncoder}
@@ -39,6 +40,8 @@ final class OtlpSpanExporter implements SpanExporter {
     private final OncePer report = new OncePer(Duration.ofSeconds(10));
     private final AtomicLong exported = new AtomicLong();
     private final AtomicLong lost = new AtomicLong();
+    /** One export at a time, and shutdown not in the middle of one (held across the HTTP call). */
+    private final ReentrantLock lock = new ReentrantLock();
     private volatile boolean shutdown;
 
     OtlpSpanExporter(URI endpoint, Duration timeout) {
@@ -65,7 +68,16 @@ final class OtlpSpanExporter implements SpanExporter {
     }
 
     @Override
-    public synchronized CompletableResultCode export(Collection<SpanData> spans) {
+    public CompletableResultCode export(Collection<SpanData> spans) {
+        lock.lock();
+        try {
+            return send(spans);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private CompletableResultCode send(Collection<SpanData> spans) {
         if (spans.isEmpty()) {
             return CompletableResultCode.ofSuccess();
         }
@@ -100,9 +112,14 @@ final class OtlpSpanExporter implements SpanExporter {
     }
 
     @Override
-    public synchronized CompletableResultCode shutdown() {
-        shutdown = true;
-        transport.close();
+    public CompletableResultCode shutdown() {
+        lock.lock();
+        try {
+            shutdown = true;
+            transport.close();
+        } finally {
+            lock.unlock();
+        }
         return CompletableResultCode.ofSuccess();
     }
 }
