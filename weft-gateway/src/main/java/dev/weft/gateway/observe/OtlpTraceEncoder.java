@@ -66,29 +66,26 @@ public final class OtlpTraceEncoder {
         if (firstResource == null) {
             return 0;
         }
-        if (oneGroup) {
-            int rs = begin(1);
-            resource(firstResource);
-            scopeSpans(firstScope, spans);
-            schemaUrl(firstResource.getSchemaUrl());
-            end(rs);
+        if (oneGroup) { // the gateway's case: one provider, one tracer; no grouping maps
+            resourceSpans(firstResource, Map.of(firstScope, spans));
             return pos;
         }
-        Map<Resource, Map<InstrumentationScopeInfo, List<SpanData>>> groups = new LinkedHashMap<>();
+        Map<Resource, Map<InstrumentationScopeInfo, Collection<SpanData>>> groups = new LinkedHashMap<>();
         for (SpanData s : spans) {
             groups.computeIfAbsent(s.getResource(), r -> new LinkedHashMap<>())
                     .computeIfAbsent(s.getInstrumentationScopeInfo(), i -> new java.util.ArrayList<>()).add(s);
         }
-        for (Map.Entry<Resource, Map<InstrumentationScopeInfo, List<SpanData>>> g : groups.entrySet()) {
-            int rs = begin(1);
-            resource(g.getKey());
-            for (Map.Entry<InstrumentationScopeInfo, List<SpanData>> sc : g.getValue().entrySet()) {
-                scopeSpans(sc.getKey(), sc.getValue());
-            }
-            schemaUrl(g.getKey().getSchemaUrl());
-            end(rs);
-        }
+        groups.forEach(this::resourceSpans);
         return pos;
+    }
+
+    /** One ResourceSpans: the resource, then its spans by scope. */
+    private void resourceSpans(Resource resource, Map<InstrumentationScopeInfo, Collection<SpanData>> scopes) {
+        int rs = begin(1);
+        resource(resource);
+        scopes.forEach(this::scopeSpans);
+        schemaUrl(resource.getSchemaUrl());
+        end(rs);
     }
 
     private void resource(Resource r) {
