@@ -36,7 +36,9 @@ import java.util.List;
                 "               where there is no Go)",
                 "Per step: goodput (answers below 400 per second), 503 share, p50/p99 of the",
                 "answered requests (from their scheduled start), p99 of the 503s, other",
-                "failures, breaker openings in the gateway. Writes <out>/overload-<time>/",
+                "failures, breaker openings in the gateway, and the generator's p99 send",
+                "delay (large: the step was not offered on schedule but in bursts; the",
+                "load generator shares the machine). Writes <out>/overload-<time>/",
                 "report.md, results.json and goodput.png (goodput against offered load).",
                 "The default run takes about seven minutes.",
                 ""})

@@ -40,7 +40,8 @@ import java.util.regex.Pattern;
  * cleanly ({@link #capacity}); then each model, in a fresh process, settles for {@link #SETTLE} at 1x and gets an
  * open-loop load (a fixed schedule, {@link Bench}) at each multiple of it, lowest first. Per step: goodput (answers
  * below 400 per second), the share of 503s, p50/p99 of the answered requests (from their scheduled start), p99 of
- * the 503s (from their send), other failures, and the breaker openings in the gateway over the step.
+ * the 503s (from their send), other failures, the breaker openings in the gateway over the step, and the
+ * generator's p99 send delay (how late it sent against the schedule).
  */
 public final class OverloadLab {
     public static final Map<String, String> MODELS = models();
@@ -74,6 +75,14 @@ public final class OverloadLab {
             return result.errors() - count("status-503") + result.notSent();
         }
 
+        /**
+         * The generator's p99 delay between a request's scheduled and actual send: where it is large the step was
+         * not offered on schedule (the generator's CPU or in-flight limit), and arrivals came in bursts.
+         */
+        double sendDelayP99Millis() {
+            return result.sendLag().getTotalCount() == 0 ? 0 : result.sendLag().getValueAtPercentile(99) / 1000.0;
+        }
+
         Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("model", model);
@@ -88,6 +97,7 @@ public final class OverloadLab {
             m.put("errors_by_reason", result.errorsByReason());
             m.put("not_sent", result.notSent());
             m.put("breaker_openings", breakerOpenings < 0 ? null : breakerOpenings);
+            m.put("send_delay_p99_ms", sendDelayP99Millis());
             return m;
         }
     }
@@ -332,8 +342,8 @@ public final class OverloadLab {
     }
 
     public static String header() {
-        return "| model | offered | offered req/s | goodput req/s | 503 share | p50 ms | p99 ms | 503 p99 ms | other failures | breaker openings |\n"
-                + "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
+        return "| model | offered | offered req/s | goodput req/s | 503 share | p50 ms | p99 ms | 503 p99 ms | other failures | breaker openings | send delay p99 ms |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
     }
 
     public static String line(Step s) {
@@ -343,10 +353,11 @@ public final class OverloadLab {
         if (x.notSent() > 0) {
             other.put("not-sent", x.notSent());
         }
-        return String.format(Locale.ROOT, "| %s | %.1fx | %.0f | %.0f | %.1f%% | %.0f | %.0f | %s | %d%s | %s |%n", s.model(),
+        return String.format(Locale.ROOT, "| %s | %.1fx | %.0f | %.0f | %.1f%% | %.0f | %.0f | %s | %d%s | %s | %.1f |%n", s.model(),
                 s.factor(), s.offered(), x.throughput(), 100 * s.share503(), x.percentileMillis(50), x.percentileMillis(99),
                 Double.isNaN(s.shedP99Millis()) ? "-" : String.format(Locale.ROOT, "%.1f", s.shedP99Millis()),
-                s.otherFailures(), other.isEmpty() ? "" : " " + other, s.breakerOpenings() < 0 ? "n/a" : Long.toString(s.breakerOpenings()));
+                s.otherFailures(), other.isEmpty() ? "" : " " + other, s.breakerOpenings() < 0 ? "n/a" : Long.toString(s.breakerOpenings()),
+                s.sendDelayP99Millis());
     }
 
     private static void write(Report r, Options o, String command) throws IOException {

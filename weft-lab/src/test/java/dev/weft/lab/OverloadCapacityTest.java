@@ -11,7 +11,7 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** What `weft lab overload` calls served cleanly (its 1x), and its --service-cpus lists. */
+/** What `weft lab overload` calls served cleanly (its 1x), a step's row, and its --service-cpus lists. */
 class OverloadCapacityTest {
     private static Bench.Result result(long requests, long ok, long notSent, long... latenciesMillis) {
         Histogram h = new Histogram(3);
@@ -35,6 +35,22 @@ class OverloadCapacityTest {
         assertThat(OverloadLab.clean(result(100, 99, 0, 251, 260), latency)).as("one 503").isFalse();
         assertThat(OverloadLab.clean(result(100, 100, 1, 251, 260), latency)).as("one not sent").isFalse();
         assertThat(OverloadLab.clean(result(0, 0, 0), latency)).as("nothing measured").isFalse();
+    }
+
+    @Test
+    void aStepRowHasAColumnPerHeaderColumnAndEndsWithTheGeneratorsSendDelay() {
+        Bench.Result r = result(100, 60, 0, 251, 260);
+        for (long ms = 1; ms <= 100; ms++) {
+            r.sendLag().recordValue(ms * 1000); // 1..100 ms late: p99 99 ms
+        }
+        OverloadLab.Step s = new OverloadLab.Step("weft", 2.0, 200, r, 12.5, 0);
+        String line = OverloadLab.line(s).strip();
+        String header = OverloadLab.header().lines().findFirst().orElseThrow();
+        assertThat(line.split("\\|", -1)).hasSameSizeAs(header.split("\\|", -1));
+        assertThat(header).endsWith("| send delay p99 ms |");
+        assertThat(line).startsWith("| weft | 2.0x | 200 |").endsWith("| 0 | 99.0 |");
+        assertThat(s.sendDelayP99Millis()).isEqualTo(99.0, org.assertj.core.data.Offset.offset(0.1));
+        assertThat(s.json()).containsEntry("share_503", 0.4);
     }
 
     @Test
