@@ -18,11 +18,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * Lines (an access log's) written off the caller's thread through a bounded buffer: {@link #offer} never
  * blocks; when the buffer is full the line is dropped and counted ({@link #dropped()}), so a slow disk or a
  * stalled terminal costs log lines, never request latency. One writer thread drains the buffer in batches
- * and flushes when it is empty.
+ * and flushes when it is empty. Once woken by a line it lets more gather for {@value #LINGER_MILLIS} ms before it
+ * writes: woken and flushing for each line, the writer cost an access-logged 503 more than the rest of its work
+ * (docs/benchmarks.md, Round 7).
  */
 public final class LineSink implements AutoCloseable {
     /** Lines held for the writer before new ones are dropped. */
     public static final int DEFAULT_CAPACITY = 8192;
+    /** How long the writer lets lines gather after the first one wakes it. */
+    static final int LINGER_MILLIS = 2;
 
     /** Where lines go: {@code stdout}, {@code stderr} or a file (appended to, created when missing). */
     public record Target(String spec) {
@@ -111,7 +115,7 @@ public final class LineSink implements AutoCloseable {
     }
 
     private void drain() {
-        List<byte[]> batch = new ArrayList<>(256);
+        List<byte[]> batch = new ArrayList<>(4096);
         try {
             while (true) {
                 byte[] first = queue.poll(1, TimeUnit.SECONDS);
@@ -119,7 +123,10 @@ public final class LineSink implements AutoCloseable {
                     continue;
                 }
                 batch.add(first);
-                queue.drainTo(batch, 255);
+                if (first != STOP && queue.size() < 255) {
+                    Thread.sleep(LINGER_MILLIS); // more lines come in one write, and offers find nobody to wake
+                }
+                queue.drainTo(batch, 4095);
                 for (byte[] line : batch) {
                     if (line == STOP) {
                         out.flush();
