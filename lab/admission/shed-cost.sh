@@ -6,6 +6,7 @@
 #           one request in flight at a time are answered 503 at once
 #   served: admission off, the same route
 # CPU per request = the gateway's utime + stime over the measured window / the requests of that window.
+# ACCESS_LOG=FILE: both gateways write their access log (access_log: FILE; a 503 of the admission is a line too).
 # Run from anywhere: lab/admission/shed-cost.sh   (about a minute; ports 127.0.0.5:18080-18081, 127.0.0.2-4:19001)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,10 +30,12 @@ calls='    calls:
       b: { url: "http://127.0.0.2:19001/b/{path.id}?latency={query.latency}", timeout: 5s }
       c: { url: "http://127.0.0.3:19001/c/{path.id}?latency={query.latency}", timeout: 5s }
       d: { url: "http://127.0.0.4:19001/d/{path.id}?latency={query.latency}", timeout: 5s }'
-printf 'listen: 127.0.0.5:18080\nadmission: { enabled: true, queue: 0, routes: { "GET /a/{id}": 1 } }\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$calls" > "$work/shed.yaml"
-printf 'listen: 127.0.0.5:18081\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$calls" > "$work/served.yaml"
+log_line=
+[ -n "${ACCESS_LOG:-}" ] && log_line="access_log: \"$ACCESS_LOG\""
+printf 'listen: 127.0.0.5:18080\n%s\nadmission: { enabled: true, queue: 0, routes: { "GET /a/{id}": 1 } }\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$log_line" "$calls" > "$work/shed.yaml"
+printf 'listen: 127.0.0.5:18081\n%s\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$log_line" "$calls" > "$work/served.yaml"
 
-echo "command: lab/admission/shed-cost.sh"
+echo "command: ${ACCESS_LOG:+ACCESS_LOG=$ACCESS_LOG }lab/admission/shed-cost.sh"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -sr), $("$java" -version 2>&1 | head -1)"
 taskset -c 0 "$java" -Xss256k -cp "$jar" dev.weft.cli.Main upstream --quiet \
   --listen 127.0.0.2:19001,127.0.0.3:19001,127.0.0.4:19001 > "$work/upstream.log" 2>&1 &

@@ -105,6 +105,81 @@ class AdmissionIT {
     }
 
     @Test
+    void shedRequestsAndUnreadableOnesAreInTheAccessLog() throws Exception {
+        Path log = dir.resolve("access.log");
+        start("""
+                access_log: "%s"
+                limits: { header_timeout: 300ms }
+                admission:
+                  enabled: true
+                  queue: 0
+                  routes: { "GET /slow": 1 }
+                routes:
+                  - get: /slow
+                    timeout: 20s
+                    calls:
+                      a: { url: "SIM/a?latency=1s", timeout: 20s }
+                """.formatted(log));
+        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
+                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (sim.stats().requests("/a") < 1) {
+            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
+            Thread.sleep(5);
+        }
+        String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        HttpResponse<String> shed = http.send(HttpRequest.newBuilder(URI.create(gw.url() + "/slow"))
+                .header("traceparent", "00-" + trace + "-00f067aa0ba902b7-01").build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(shed.statusCode()).isEqualTo(503);
+        String bad;
+        try (java.net.Socket s = new java.net.Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", URI.create(gw.url()).getPort()), 10_000);
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write("GET /slow HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            bad = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+        }
+        assertThat(bad).startsWith("HTTP/1.1 400 ");
+        try (java.net.Socket s = new java.net.Socket()) { // a head that never ends: closed, no line
+            s.connect(new InetSocketAddress("127.0.0.1", URI.create(gw.url()).getPort()), 10_000);
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write("GET /slow HTTP/1.1\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            assertThat(s.getInputStream().read()).as("closed without an answer").isEqualTo(-1);
+        }
+        assertThat(get("/-/metrics").body()).contains("weft_gateway_connections_header_timeouts_total 1.0");
+        assertThat(first.get().statusCode()).isEqualTo(200);
+        gw.close(); // flushes the access log
+        gw = null;
+        java.util.List<com.fasterxml.jackson.databind.JsonNode> lines = new java.util.ArrayList<>();
+        for (String l : Files.readAllLines(log)) {
+            lines.add(JSON.readTree(l));
+        }
+        assertThat(lines).as("served, shed, unreadable, /-/metrics").hasSize(4);
+        com.fasterxml.jackson.databind.JsonNode refused = lines.stream()
+                .filter(n -> n.get("status").asInt() == 503).findFirst().orElseThrow();
+        assertThat(refused.get("refused_by").asText()).isEqualTo("admission");
+        assertThat(refused.get("route").asText()).isEqualTo("GET /slow");
+        assertThat(refused.get("method").asText()).isEqualTo("GET");
+        assertThat(refused.get("path").asText()).isEqualTo("/slow");
+        assertThat(refused.get("trace_id").asText()).as("the caller's trace").isEqualTo(trace);
+        assertThat(refused.get("completed").asBoolean()).isFalse();
+        assertThat(refused.get("duration_ms").isNumber()).isTrue();
+        assertThat(refused.get("bytes").asInt()).isEqualTo(shed.body().length());
+        com.fasterxml.jackson.databind.JsonNode unreadable = lines.stream()
+                .filter(n -> n.get("status").asInt() == 400).findFirst().orElseThrow();
+        assertThat(unreadable.get("refused_by").asText()).isEqualTo("parser");
+        assertThat(unreadable.get("method").isNull()).isTrue();
+        assertThat(unreadable.get("path").isNull()).isTrue();
+        assertThat(unreadable.get("duration_ms").isNull()).isTrue();
+        assertThat(unreadable.get("remote").asText()).startsWith("127.0.0.1:");
+        com.fasterxml.jackson.databind.JsonNode served = lines.stream()
+                .filter(n -> n.get("path").asText().equals("/slow") && n.get("status").asInt() == 200)
+                .findFirst().orElseThrow();
+        assertThat(served.has("refused_by")).as("a request the gateway served").isFalse();
+        assertThat(served.get("completed").asBoolean()).isTrue();
+    }
+
+    @Test
     void withoutTheAdaptiveLimitMaxConcurrentStillSheds() throws Exception {
         start("""
                 limits: { max_concurrent: 1, max_wait: 0ms }

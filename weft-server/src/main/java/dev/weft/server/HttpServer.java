@@ -33,11 +33,24 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class HttpServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("weft.server");
 
+    /**
+     * Told of each answer the server gives without running the handler, so that it can be logged like the
+     * others: a 503 of the admission ({@code by} = {@code admission}) or of a full handler queue
+     * ({@code handler-queue}), and the error answer to a request that could not be read ({@code parser}; the
+     * request is then null). Called on the connection's thread before the answer is written; it must not block.
+     */
+    @FunctionalInterface
+    public interface Refusals {
+        void refused(ServerRequest request, InetSocketAddress remote, ServerResponse answer, String by);
+    }
+
     private final ServerLimits limits;
     private final HttpHandler handler;
     private final ExecutorModel model;
     private final ThreadPoolExecutor pool;
     private final Admission admission;
+    /** Null: nobody is told. */
+    private Refusals refusals;
     private ConnectionListener listener;
     /** Null: plain HTTP. */
     private ServerTls tls;
@@ -87,12 +100,20 @@ public final class HttpServer implements AutoCloseable {
                 new FixedAdmission(limits.maxConcurrent(), limits.maxWait()));
     }
 
-    /** The whole form: TLS (or null), the descriptor log (or null) and the front door's admission. */
+    /** TLS (or null), the descriptor log (or null) and the front door's admission. */
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
                                    Admission admission) throws IOException {
+        return start(listen, limits, model, handler, tls, log, admission, null);
+    }
+
+    /** The whole form: as above, and who is told of the answers given without the handler (or null). */
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
+                                   Admission admission, Refusals refusals) throws IOException {
         HttpServer s = new HttpServer(limits, model, handler, admission);
         s.tls = tls;
+        s.refusals = refusals;
         s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
                 limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
                     @Override
@@ -153,7 +174,9 @@ public final class HttpServer implements AutoCloseable {
                 activity.busy(); // the head is in: its deadline no longer applies
                 body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
-                write(out, error(e.status(), e.getMessage()), false);
+                ServerResponse answer = error(e.status(), e.getMessage());
+                tell(null, remote, answer, "parser");
+                write(out, answer, false);
                 lingeringClose(socket);
                 return;
             } finally {
@@ -199,7 +222,7 @@ public final class HttpServer implements AutoCloseable {
     private ServerResponse admitAndHandle(ServerRequest r) {
         Admission.Ticket ticket = admission.enter(r);
         if (!ticket.admitted()) {
-            return error(503, ticket.refusal()).withHeader("Retry-After", "1");
+            return tell(r, r.remote(), error(503, ticket.refusal()).withHeader("Retry-After", "1"), "admission");
         }
         inFlight.incrementAndGet();
         try {
@@ -210,7 +233,8 @@ public final class HttpServer implements AutoCloseable {
             try {
                 f = pool.submit(() -> handler.handle(r));
             } catch (RejectedExecutionException full) {
-                return error(503, "over capacity: handler queue full").withHeader("Retry-After", "1");
+                return tell(r, r.remote(), error(503, "over capacity: handler queue full").withHeader("Retry-After", "1"),
+                        "handler-queue");
             }
             try {
                 return f.get();
@@ -224,6 +248,17 @@ public final class HttpServer implements AutoCloseable {
             inFlight.decrementAndGet();
             ticket.exit();
         }
+    }
+
+    private ServerResponse tell(ServerRequest r, InetSocketAddress remote, ServerResponse answer, String by) {
+        if (refusals != null) {
+            try {
+                refusals.refused(r, remote, answer, by);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "telling of a refusal failed", e);
+            }
+        }
+        return answer;
     }
 
     private static ServerResponse error(int status, String message) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.weft.core.log.LineSink;
+import dev.weft.core.trace.TraceParent;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.plan.CallOutcome;
 import dev.weft.server.ServerRequest;
@@ -15,6 +16,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Instant;
+import java.util.Collection;
 
 /**
  * The gateway's access log and tracer, as the config at start asks ({@code access_log}, {@code tracing}).
@@ -59,28 +61,62 @@ public final class GatewayObserver implements AutoCloseable {
         }
     }
 
+    /** Whether there is an access log to write to. */
+    public boolean logsAccess() {
+        return accessLog != null;
+    }
+
+    /**
+     * An answer the server gave without the gateway's handler ({@link dev.weft.server.HttpServer.Refusals}): a
+     * 503 of the admission or of a full handler queue, or the error answer to a request that could not be read
+     * ({@code r} null: no method, path or duration). Its line has {@code refused_by}; no span is recorded.
+     */
+    public void refused(ServerRequest r, InetSocketAddress remote, String route, ServerResponse resp, String by) {
+        if (accessLog == null) {
+            return;
+        }
+        TraceParent tp = r == null ? null : TraceParent.parse(r.header("traceparent"));
+        accessLog.offer(line(r == null ? null : r.method(), r == null ? null : r.path(), route, resp,
+                r == null ? -1 : System.nanoTime() - r.receivedNanos(), remote, tp == null ? null : tp.traceId(),
+                java.util.List.of(), by));
+    }
+
     static byte[] line(ServerRequest r, Observed o, ServerResponse resp, long nanos) {
+        return line(r.method(), r.path(), o.route, resp, nanos, r.remote(), o.trace.traceId(), o.outcomes.values(),
+                null);
+    }
+
+    /** @param nanos negative: unknown (written as null); @param refusedBy null for a request the handler answered */
+    private static byte[] line(String method, String path, String route, ServerResponse resp, long nanos,
+                               InetSocketAddress remote, String traceId, Collection<CallOutcome> outcomes,
+                               String refusedBy) {
         ByteArrayBuilder buf = new ByteArrayBuilder(256);
         try (JsonGenerator g = JSON.createGenerator(buf)) {
             g.writeStartObject();
             g.writeStringField("ts", Instant.now().toString());
-            g.writeStringField("method", r.method());
-            g.writeStringField("path", r.path());
-            g.writeStringField("route", o.route);
+            g.writeStringField("method", method);
+            g.writeStringField("path", path);
+            g.writeStringField("route", route);
             g.writeNumberField("status", resp.status());
-            g.writeNumberField("duration_ms", Math.round(nanos / 1000.0) / 1000.0);
+            if (nanos < 0) {
+                g.writeNullField("duration_ms");
+            } else {
+                g.writeNumberField("duration_ms", Math.round(nanos / 1000.0) / 1000.0);
+            }
             g.writeNumberField("bytes", resp.body() == null ? 0 : resp.body().length);
-            InetSocketAddress remote = r.remote();
-            g.writeStringField("remote", remote == null ? null
+            g.writeStringField("remote", remote == null || remote.getAddress() == null ? null
                     : remote.getAddress().getHostAddress() + ":" + remote.getPort());
-            g.writeStringField("trace_id", o.trace.traceId());
-            boolean completed = resp.status() < 500;
-            for (CallOutcome c : o.outcomes.values()) {
+            g.writeStringField("trace_id", traceId);
+            boolean completed = resp.status() < 500 && refusedBy == null;
+            for (CallOutcome c : outcomes) {
                 completed &= c.ok();
             }
             g.writeBooleanField("completed", completed);
+            if (refusedBy != null) {
+                g.writeStringField("refused_by", refusedBy);
+            }
             g.writeArrayFieldStart("failed");
-            for (CallOutcome c : o.outcomes.values()) {
+            for (CallOutcome c : outcomes) {
                 if (!c.ok()) {
                     g.writeStartObject();
                     g.writeStringField("call", c.name());

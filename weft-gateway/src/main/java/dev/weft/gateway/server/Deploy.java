@@ -53,6 +53,10 @@ final class Deploy {
                         dev.weft.server.HttpServer::descriptorSheds)
                 .description("connections closed at accept because the process was out of file descriptors")
                 .register(registry);
+        FunctionCounter.builder("weft.gateway.connections.header_timeouts", server,
+                        dev.weft.server.HttpServer::headerTimeouts)
+                .description("connections closed because a request head did not arrive within limits.header_timeout")
+                .register(registry);
     }
 
     /** The admin port: the /-/ endpoints, behind the bearer token when one is configured (except health and ready). */

@@ -106,7 +106,8 @@ public final class Gateway implements AutoCloseable {
             }
             g.server = HttpServer.start(List.of(main), config.limits(),
                     executor != null ? executor : config.executor(), g::handle, g.tls, log,
-                    FrontDoor.create(config, g.registry, g::routeOf));
+                    FrontDoor.create(config, g.registry, g::routeOf),
+                    g::refused);
             Deploy.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.core.Descriptors.limit());
             if (budget != null) {
@@ -158,6 +159,13 @@ public final class Gateway implements AutoCloseable {
     }
 
     // ---- requests ----------------------------------------------------------------------------------
+
+    /** An answer given without {@link #handle}: into the access log, when there is one. */
+    private void refused(ServerRequest r, InetSocketAddress remote, ServerResponse answer, String by) {
+        if (observer.logsAccess()) {
+            observer.refused(r, remote, r == null ? null : routeOf(r), answer, by);
+        }
+    }
 
     /** The id of the route {@code r} goes to (for the admission), or null. */
     private String routeOf(ServerRequest r) {
