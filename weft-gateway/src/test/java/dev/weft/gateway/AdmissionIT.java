@@ -61,6 +61,18 @@ class AdmissionIT {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /** Sends GET /slow and returns once its call has reached the backend (/a): the route's one place is taken. */
+    private CompletableFuture<HttpResponse<String>> slowInFlight() throws InterruptedException {
+        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
+                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (sim.stats().requests("/a") < 1) {
+            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
+            Thread.sleep(5);
+        }
+        return first;
+    }
+
     @Test
     void aShedRequestGets503WithRetryAfterAndReachesNoBackend() throws Exception {
         start("""
@@ -77,13 +89,7 @@ class AdmissionIT {
                     calls:
                       b: { url: "SIM/b" }
                 """);
-        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
-                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (sim.stats().requests("/a") < 1) {
-            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
-            Thread.sleep(5);
-        }
+        CompletableFuture<HttpResponse<String>> first = slowInFlight();
         HttpResponse<String> shed = get("/slow");
         assertThat(shed.statusCode()).isEqualTo(503);
         assertThat(shed.headers().firstValue("retry-after")).contains("1");
@@ -120,13 +126,7 @@ class AdmissionIT {
                     calls:
                       a: { url: "SIM/a?latency=1s", timeout: 20s }
                 """.formatted(log));
-        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
-                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (sim.stats().requests("/a") < 1) {
-            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
-            Thread.sleep(5);
-        }
+        CompletableFuture<HttpResponse<String>> first = slowInFlight();
         String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
         HttpResponse<String> shed = http.send(HttpRequest.newBuilder(URI.create(gw.url() + "/slow"))
                 .header("traceparent", "00-" + trace + "-00f067aa0ba902b7-01").build(),
@@ -190,13 +190,7 @@ class AdmissionIT {
                     calls:
                       a: { url: "SIM/a?latency=2s", timeout: 20s }
                 """);
-        CompletableFuture<HttpResponse<String>> first = http.sendAsync(
-                HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (sim.stats().requests("/a") < 1) {
-            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
-            Thread.sleep(5);
-        }
+        CompletableFuture<HttpResponse<String>> first = slowInFlight();
         HttpResponse<String> shed = get("/slow");
         assertThat(shed.statusCode()).isEqualTo(503);
         assertThat(shed.headers().firstValue("retry-after")).contains("1");
