@@ -12,11 +12,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,6 +74,20 @@ class AdmissionIT {
             Thread.sleep(5);
         }
         return first;
+    }
+
+    /** A connection to the gateway that has sent {@code bytes} as they are (reads time out after 10 s). */
+    private Socket sendRaw(String bytes) throws IOException {
+        Socket s = new Socket();
+        try {
+            s.connect(new InetSocketAddress("127.0.0.1", URI.create(gw.url()).getPort()), 10_000);
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(bytes.getBytes(StandardCharsets.US_ASCII));
+            return s;
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        }
     }
 
     @Test
@@ -132,18 +149,11 @@ class AdmissionIT {
                 .header("traceparent", "00-" + trace + "-00f067aa0ba902b7-01").build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(shed.statusCode()).isEqualTo(503);
-        String bad;
-        try (java.net.Socket s = new java.net.Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", URI.create(gw.url()).getPort()), 10_000);
-            s.setSoTimeout(10_000);
-            s.getOutputStream().write("GET /slow HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            bad = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+        try (Socket s = sendRaw("GET /slow HTTP/1.1\r\n\r\n")) { // no Host: 400
+            assertThat(new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+                    .startsWith("HTTP/1.1 400 ");
         }
-        assertThat(bad).startsWith("HTTP/1.1 400 ");
-        try (java.net.Socket s = new java.net.Socket()) { // a head that never ends: closed, no line
-            s.connect(new InetSocketAddress("127.0.0.1", URI.create(gw.url()).getPort()), 10_000);
-            s.setSoTimeout(10_000);
-            s.getOutputStream().write("GET /slow HTTP/1.1\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        try (Socket s = sendRaw("GET /slow HTTP/1.1\r\n")) { // a head that never ends: closed, no line
             assertThat(s.getInputStream().read()).as("closed without an answer").isEqualTo(-1);
         }
         assertThat(get("/-/metrics").body()).contains("weft_gateway_connections_header_timeouts_total 1.0");
