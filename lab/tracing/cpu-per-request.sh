@@ -10,8 +10,9 @@
 #   sampled  the same with tracing: {otlp, sample: 0.1}
 # Each model: a fresh gateway, WARMUP at the rate, then DUR measured. The last column splits the measured
 # CPU by thread (name without its number, 1/100 s each, those above 0.05 s): the virtual threads' carriers
-# (ForkJoinPool) do the requests; C1/C2 CompilerThread is the JIT still compiling (more code with the
-# OpenTelemetry SDK loaded, so a short warm-up charges it to the traced models).
+# (ForkJoinPool) do the requests, and with tracing write each span as it ends; weft-otlp-export sends the
+# batches; C1/C2 CompilerThread is the JIT still compiling (more code in the traced models, so a short
+# warm-up charges it to them).
 # Environment: RATE (default 2000 req/s), DUR (default 15s), WARMUP (default 30s), MODELS (default: three
 # of each, alternated); GATEWAY_CPUS and OTHER_CPUS (taskset lists, e.g. 1 and 0; default unset: no pinning)
 # run the gateway on CPUs of its own and everything else (backends, receiver, load) on the others, so that

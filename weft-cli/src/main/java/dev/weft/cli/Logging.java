@@ -18,7 +18,7 @@ import java.util.Locale;
 /**
  * The one logging backend of the product: Logback, behind SLF4J 2. Weft's own code logs through
  * {@link System.Logger} (bridged to SLF4J by slf4j-jdk-platform-logging), libraries through SLF4J (Kafka's
- * clients, Micrometer, the OpenTelemetry SDK) or java.util.logging (bridged by jul-to-slf4j): all of it ends
+ * clients, Micrometer) or java.util.logging (bridged by jul-to-slf4j): all of it ends
  * here, on stderr, as text or as JSON lines. stdout stays for the commands' own output and the access log.
  */
 public final class Logging {

@@ -216,6 +216,8 @@ class ObserveIT {
         start("tracing: {otlp: http://127.0.0.1:" + otlp.getAddress().getPort() + ", sample: 1.0}");
         get("/two", "traceparent", INBOUND);
         get("/fails");
+        assertThat(get("/-/metrics").body()).contains("weft_tracing_spans_exported_total")
+                .contains("weft_tracing_spans_dropped_total 0.0").contains("weft_tracing_spans_lost_total 0.0");
         gw.close(); // shutdown exports what is queued
         gw = null;
         List<Span> spans = new ArrayList<>();
@@ -227,7 +229,7 @@ class ObserveIT {
                 }
             }
         }
-        assertThat(spans).hasSize(5); // two requests, three calls
+        assertThat(spans).hasSize(6); // three requests (one to /-/metrics), three calls
         String inboundTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
         Span server = spans.stream().filter(s -> s.getKind() == Span.SpanKind.SPAN_KIND_SERVER
                 && hex(s.getTraceId().toByteArray()).equals(inboundTrace)).findFirst().orElseThrow();

@@ -1,5 +1,6 @@
 package dev.weft.core.trace;
 
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -85,17 +86,53 @@ public record TraceParent(long traceHi, long traceLo, long spanId, int flags) {
 
     /** The trace id, 32 lower-case hex digits. */
     public String traceId() {
-        return hex16(traceHi) + hex16(traceLo);
+        return traceId(traceHi, traceLo);
     }
 
     /** The span id, 16 lower-case hex digits. */
     public String spanIdHex() {
-        return hex16(spanId);
+        byte[] b = new byte[16];
+        hex(spanId, b, 0);
+        return new String(b, StandardCharsets.ISO_8859_1);
     }
 
     /** The header value, version 00. */
     public String header() {
-        return "00-" + traceId() + "-" + spanIdHex() + "-" + (flags < 16 ? "0" : "") + Integer.toHexString(flags);
+        return header(traceHi, traceLo, spanId, flags);
+    }
+
+    /** A version 00 header for these ids and flags (one string, no intermediate ones: a request's calls each make one). */
+    public static String header(long traceHi, long traceLo, long spanId, int flags) {
+        byte[] b = new byte[LENGTH];
+        b[0] = '0';
+        b[1] = '0';
+        b[2] = '-';
+        hex(traceHi, b, 3);
+        hex(traceLo, b, 19);
+        b[35] = '-';
+        hex(spanId, b, 36);
+        b[52] = '-';
+        b[53] = HEX[(flags >>> 4) & 0xf];
+        b[54] = HEX[flags & 0xf];
+        return new String(b, StandardCharsets.ISO_8859_1);
+    }
+
+    /** The trace id of these two halves, 32 lower-case hex digits. */
+    public static String traceId(long traceHi, long traceLo) {
+        byte[] b = new byte[32];
+        hex(traceHi, b, 0);
+        hex(traceLo, b, 16);
+        return new String(b, StandardCharsets.ISO_8859_1);
+    }
+
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
+
+    /** {@code v} as 16 lower-case hex digits at {@code b[at]}. */
+    private static void hex(long v, byte[] b, int at) {
+        for (int i = 15; i >= 0; i--) {
+            b[at + i] = HEX[(int) (v & 0xf)];
+            v >>>= 4;
+        }
     }
 
     @Override
@@ -120,17 +157,13 @@ public record TraceParent(long traceHi, long traceLo, long spanId, int flags) {
         return value;
     }
 
-    static long newSpanId() {
+    /** A random span id (never 0). */
+    public static long newSpanId() {
         long s;
         do {
             s = ThreadLocalRandom.current().nextLong();
         } while (s == 0);
         return s;
-    }
-
-    private static String hex16(long v) {
-        String s = Long.toHexString(v);
-        return s.length() == 16 ? s : "0".repeat(16 - s.length()) + s;
     }
 
     /** Lower-case hex digits only: 0-9, a-f. */

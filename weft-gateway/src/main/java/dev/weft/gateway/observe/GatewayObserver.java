@@ -22,7 +22,8 @@ import java.util.Collection;
  * The gateway's access log and tracer, as the config at start asks ({@code access_log}, {@code tracing}).
  * One JSON object per request and line, written off the request's thread through a bounded buffer
  * ({@link LineSink}): under overload lines are dropped and counted in {@code weft_access_log_dropped_total},
- * a request never waits for the log.
+ * a request never waits for the log. With {@code tracing.otlp}, the spans exported, dropped (export queue full)
+ * and lost (refused by the receiver) are counted in {@code weft_tracing_spans_*_total}.
  */
 public final class GatewayObserver implements AutoCloseable {
     private static final JsonFactory JSON = new JsonFactory();
@@ -45,7 +46,16 @@ public final class GatewayObserver implements AutoCloseable {
             FunctionCounter.builder("weft.access_log.written", sink, LineSink::written)
                     .description("access-log lines written").register(registry);
         }
-        return new GatewayObserver(Tracer.of(config.tracing(), "weft-gateway"), sink);
+        Tracer tracer = Tracer.of(config.tracing(), "weft-gateway");
+        if (tracer instanceof OtlpTracer t) {
+            FunctionCounter.builder("weft.tracing.spans.exported", t, OtlpTracer::exported)
+                    .description("spans the OTLP receiver took").register(registry);
+            FunctionCounter.builder("weft.tracing.spans.dropped", t, OtlpTracer::dropped)
+                    .description("spans dropped because the export queue was full").register(registry);
+            FunctionCounter.builder("weft.tracing.spans.lost", t, OtlpTracer::lost)
+                    .description("spans the OTLP receiver did not take after every try").register(registry);
+        }
+        return new GatewayObserver(tracer, sink);
     }
 
     /** Starts observing one request. */

@@ -5,29 +5,24 @@ import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.core.OncePer;
-import io.opentelemetry.sdk.common.CompletableResultCode;
-import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SpanExporter;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A {@link SpanExporter} (the SDK's interface) for OTLP/HTTP protobuf, writing the request with {@link OtlpTraceEncoder}
- * instead of the SDK's marshalers and sending it with Weft's own HTTP client instead of the JDK's (why, measured:
- * docs/benchmarks.md), on the thread of the SDK's batch processor, one export at a time. A batch the receiver
- * does not take is tried {@link #ATTEMPTS} times in all when the failure may pass (no connection, 429, 502, 503,
- * 504; a {@code Retry-After} is honoured), after pauses of 0.5-1 s and 1-2 s ({@link #BACKOFF} doubling, jittered
- * as {@link RetryPolicy} does), all within the timeout; then its spans are counted as lost and reported on the
- * {@code weft.tracing} logger (one line every 10 s at most, with the counts). The receiver's other limits are
- * weft-client's defaults (its breaker needs 100 calls in a window, more than exports ever make).
+ * Sends batches of spans, each already an OTLP/HTTP protobuf request ({@link OtlpTraceEncoder#request}), with
+ * Weft's own HTTP client (not the JDK's: why, measured: docs/benchmarks.md), on the tracer's export thread, one
+ * export at a time. A batch the receiver does not take is tried {@link #ATTEMPTS} times in all when the failure
+ * may pass (no connection, 429, 502, 503, 504; a {@code Retry-After} is honoured), after pauses of 0.5-1 s and
+ * 1-2 s ({@link #BACKOFF} doubling, jittered as {@link RetryPolicy} does), all within the timeout; then its spans
+ * are counted as lost and reported on the {@code weft.tracing} logger (one line every 10 s at most, with the
+ * counts). The receiver's other limits are weft-client's defaults (its breaker needs 100 calls in a window, more
+ * than exports ever make).
  */
-final class OtlpSpanExporter implements SpanExporter {
+final class OtlpSpanExporter {
     static final int ATTEMPTS = 3;
     static final Duration BACKOFF = Duration.ofSeconds(1);
     private static final System.Logger LOG = System.getLogger("weft.tracing");
@@ -36,7 +31,6 @@ final class OtlpSpanExporter implements SpanExporter {
     private final Duration timeout;
     private final RetryPolicy retry;
     private final Transport transport;
-    private final OtlpTraceEncoder encoder = new OtlpTraceEncoder();
     private final OncePer report = new OncePer(Duration.ofSeconds(10));
     private final AtomicLong exported = new AtomicLong();
     private final AtomicLong lost = new AtomicLong();
@@ -67,52 +61,46 @@ final class OtlpSpanExporter implements SpanExporter {
         return lost.get();
     }
 
-    @Override
-    public CompletableResultCode export(Collection<SpanData> spans) {
+    /** Sends one request of {@code spans} spans; true when the receiver took it. */
+    boolean export(byte[] request, int spans) {
         lock.lock();
         try {
-            return send(spans);
+            return send(request, spans);
         } finally {
             lock.unlock();
         }
     }
 
-    private CompletableResultCode send(Collection<SpanData> spans) {
-        if (spans.isEmpty()) {
-            return CompletableResultCode.ofSuccess();
+    private boolean send(byte[] body, int spans) {
+        if (spans == 0) {
+            return true;
         }
         if (shutdown) {
-            return giveUp(spans.size(), "the exporter is shut down");
+            return giveUp(spans, "the exporter is shut down");
         }
-        int length = encoder.encode(spans);
         CallRequest request = CallRequest.builder("POST", endpoint)
-                .body(Arrays.copyOf(encoder.buffer(), length), "application/x-protobuf")
+                .body(body, "application/x-protobuf")
                 .retry(retry)
                 .build();
         CallResult r = transport.call(request, timeout);
         if (r.ok()) {
-            exported.addAndGet(spans.size());
-            return CompletableResultCode.ofSuccess();
+            exported.addAndGet(spans);
+            return true;
         }
-        return giveUp(spans.size(), r.outcome() + (r.message() == null ? "" : ": " + r.message()));
+        return giveUp(spans, r.outcome() + (r.message() == null ? "" : ": " + r.message()));
     }
 
-    private CompletableResultCode giveUp(int spans, String why) {
+    private boolean giveUp(int spans, String why) {
         long total = lost.addAndGet(spans);
         if (report.due()) {
             LOG.log(System.Logger.Level.WARNING, "tracing: " + spans + " spans not exported to " + endpoint + " ("
                     + why + "); " + total + " lost since start, " + exported.get() + " exported");
         }
-        return CompletableResultCode.ofFailure();
+        return false;
     }
 
-    @Override
-    public CompletableResultCode flush() {
-        return CompletableResultCode.ofSuccess(); // each export is sent before export() returns
-    }
-
-    @Override
-    public CompletableResultCode shutdown() {
+    /** Stops: a later export is lost; waits for one under way. */
+    void shutdown() {
         lock.lock();
         try {
             shutdown = true;
@@ -120,6 +108,5 @@ final class OtlpSpanExporter implements SpanExporter {
         } finally {
             lock.unlock();
         }
-        return CompletableResultCode.ofSuccess();
     }
 }

@@ -1,398 +1,216 @@
 package dev.weft.gateway.observe;
 
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.trace.SpanContext;
-import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.api.trace.StatusCode;
-import io.opentelemetry.api.trace.TraceState;
-import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
-import io.opentelemetry.sdk.resources.Resource;
-import io.opentelemetry.sdk.trace.data.EventData;
-import io.opentelemetry.sdk.trace.data.LinkData;
-import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.data.StatusData;
+import dev.weft.client.Attempt;
+import dev.weft.client.CallResult;
 
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Writes finished spans as an OTLP {@code ExportTraceServiceRequest} (protobuf, opentelemetry-proto v1), the
- * same bytes the SDK's OTLP marshaler writes for them (fields in number order, defaults left out; checked by
- * OtlpTraceEncoderTest against it), in one pass instead of its two (sizing, then writing): one growable buffer;
- * each nested message's length is reserved as one byte and the message moved up only when it turns out longer
- * than 127 bytes; the UTF-8 of the first {@link #CACHE} distinct short strings (attribute keys, span names,
- * routes, calls, destinations, outcomes) is kept. What it saves: docs/benchmarks.md, Round 6
- * ({@code lab/tracing/encoder-bench.sh}). Not thread-safe: one exporter thread uses it.
+ * The gateway's spans as OTLP protobuf (opentelemetry-proto v1, {@code trace.proto}): each span is written when
+ * it ends, on the request's thread, as the content of one {@code Span} message ({@link #serverSpan},
+ * {@link #callSpan}); {@link #request} puts a batch of them into one {@code ExportTraceServiceRequest} under the
+ * gateway's resource and scope, copying their bytes. Fields in number order, proto3 defaults left out, as the
+ * OpenTelemetry SDK's marshaler writes them. Why the gateway writes its spans itself instead of recording them
+ * with the SDK: docs/benchmarks.md, Round 8.
  */
-public final class OtlpTraceEncoder {
+final class OtlpTraceEncoder {
+    // Span's fields
+    private static final int TRACE_ID = 1;
+    private static final int SPAN_ID = 2;
+    private static final int TRACE_STATE = 3;
+    private static final int PARENT_SPAN_ID = 4;
+    private static final int NAME = 5;
+    private static final int KIND = 6;
+    private static final int START = 7;
+    private static final int END = 8;
+    private static final int ATTRIBUTES = 9;
+    private static final int STATUS = 15;
+    private static final int FLAGS = 16;
+    static final int KIND_SERVER = 2;
+    static final int KIND_CLIENT = 3;
+    static final int STATUS_ERROR = 2;
+
+    static final String ROUTE = "http.route";
+    static final String CALL = "weft.call";
+    static final String DESTINATION = "weft.destination";
+    static final String OUTCOME = "weft.outcome";
+    static final String ATTEMPTS = "weft.attempt_kinds";
+    static final String HTTP_STATUS = "http.response.status_code";
+    static final String METHOD = "http.request.method";
+    static final String PATH = "url.path";
+
+    private static final List<String> FIRST_ONLY = List.of("first");
+    private static final String[] KIND_NAMES = kindNames();
+
+    /** ResourceSpans' {@code resource} field, whole: the same for every request. */
+    private final byte[] resource;
+    /** ScopeSpans' {@code scope} field, whole. */
+    private final byte[] scope;
+
+    /** @param resource the resource's attributes, in order (string values); @param scopeName the scope's name */
+    OtlpTraceEncoder(Map<String, String> resource, String scopeName) {
+        ProtoWriter w = new ProtoWriter(256);
+        int r = w.begin(1);
+        resource.forEach((k, v) -> stringAttribute(w, 1, k, v));
+        w.end(r);
+        this.resource = w.toByteArray();
+        w.reset();
+        int s = w.begin(1);
+        w.string(1, scopeName);
+        w.end(s);
+        this.scope = w.toByteArray();
+    }
+
     /**
-     * Distinct strings whose UTF-8 is kept, the first ones seen (the keys, span names and values of the first
-     * spans: routes, calls, destinations, outcomes); strings past it are encoded each time.
+     * One ExportTraceServiceRequest: a ResourceSpans with the resource, one ScopeSpans with the scope and
+     * {@code spans} (each the content of a Span message), written into an array of its exact length.
      */
-    static final int CACHE = 1_024;
-    /** Values longer than this are encoded each time (paths, messages), not cached. */
-    private static final int CACHE_MAX_LENGTH = 64;
-
-    private byte[] buf = new byte[1 << 16];
-    private int pos;
-    private final Map<String, byte[]> utf8 = new HashMap<>();
-
-    /** The request for {@code spans}; valid until the next call. */
-    public byte[] buffer() {
-        return buf;
+    byte[] request(List<byte[]> spans) {
+        long spansLength = 0;
+        for (byte[] s : spans) {
+            spansLength += 1 + ProtoWriter.varintSize(s.length) + s.length;
+        }
+        long scopeSpans = scope.length + spansLength;
+        long resourceSpans = resource.length + 1 + ProtoWriter.varintSize(scopeSpans) + scopeSpans;
+        long total = 1 + ProtoWriter.varintSize(resourceSpans) + resourceSpans;
+        if (total > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException("a batch of " + total + " bytes");
+        }
+        ProtoWriter w = new ProtoWriter((int) total);
+        w.tag(1, 2);
+        w.varint(resourceSpans);
+        w.bytes(resource, 0, resource.length);
+        w.tag(2, 2);
+        w.varint(scopeSpans);
+        w.bytes(scope, 0, scope.length);
+        for (byte[] s : spans) {
+            w.tag(2, 2);
+            w.varint(s.length);
+            w.bytes(s, 0, s.length);
+        }
+        return w.exact();
     }
 
-    /** Encodes {@code spans}, returning the length of the message at the start of {@link #buffer()}. */
-    public int encode(Collection<SpanData> spans) {
-        pos = 0;
-        Resource firstResource = null;
-        InstrumentationScopeInfo firstScope = null;
-        boolean oneGroup = true;
-        for (SpanData s : spans) {
-            if (firstResource == null) {
-                firstResource = s.getResource();
-                firstScope = s.getInstrumentationScopeInfo();
-            } else if (s.getResource() != firstResource || s.getInstrumentationScopeInfo() != firstScope) {
-                oneGroup = false;
-                break;
-            }
+    /**
+     * The request's span (kind SERVER): named after its route (its method when no route matched), with the
+     * method, path, route and status; status ERROR for an answer of 500 or more.
+     *
+     * @param parentId     the caller's span id, 0 when the request started the trace
+     * @param parentRemote whether {@code parentId} came from the request's traceparent
+     */
+    static void serverSpan(ProtoWriter w, long traceHi, long traceLo, long spanId, long parentId, boolean parentRemote,
+                           String traceState, long startEpochNanos, long endEpochNanos, String method, String path,
+                           String route, int status) {
+        head(w, traceHi, traceLo, spanId, traceState, parentId, route != null ? route : method, KIND_SERVER,
+                startEpochNanos, endEpochNanos);
+        stringAttribute(w, ATTRIBUTES, METHOD, method);
+        stringAttribute(w, ATTRIBUTES, PATH, path);
+        if (route != null) {
+            stringAttribute(w, ATTRIBUTES, ROUTE, route);
         }
-        if (firstResource == null) {
-            return 0;
-        }
-        if (oneGroup) { // the gateway's case: one provider, one tracer; no grouping maps
-            resourceSpans(firstResource, Map.of(firstScope, spans));
-            return pos;
-        }
-        Map<Resource, Map<InstrumentationScopeInfo, Collection<SpanData>>> groups = new LinkedHashMap<>();
-        for (SpanData s : spans) {
-            groups.computeIfAbsent(s.getResource(), r -> new LinkedHashMap<>())
-                    .computeIfAbsent(s.getInstrumentationScopeInfo(), i -> new java.util.ArrayList<>()).add(s);
-        }
-        groups.forEach(this::resourceSpans);
-        return pos;
+        longAttribute(w, HTTP_STATUS, status);
+        status(w, status >= 500 ? STATUS_ERROR : 0, null);
+        w.fixed32(FLAGS, flags(parentRemote));
     }
 
-    /** One ResourceSpans: the resource, then its spans by scope. */
-    private void resourceSpans(Resource resource, Map<InstrumentationScopeInfo, Collection<SpanData>> scopes) {
-        int rs = begin(1);
-        resource(resource);
-        scopes.forEach(this::scopeSpans);
-        schemaUrl(resource.getSchemaUrl());
-        end(rs);
+    /**
+     * One backend call's span (kind CLIENT, its id the span id the call sent): named after the call, with the
+     * call, its destination ({@code scheme://authority}), outcome, status when an answer came, and the kind of
+     * each attempt; status ERROR with the outcome for a failed call.
+     */
+    static void callSpan(ProtoWriter w, long traceHi, long traceLo, long spanId, long parentId, String traceState,
+                         long startEpochNanos, long endEpochNanos, String call, String destination, CallResult r) {
+        head(w, traceHi, traceLo, spanId, traceState, parentId, call, KIND_CLIENT, startEpochNanos, endEpochNanos);
+        stringAttribute(w, ATTRIBUTES, CALL, call);
+        stringAttribute(w, ATTRIBUTES, DESTINATION, destination);
+        stringAttribute(w, ATTRIBUTES, OUTCOME, r.outcome());
+        if (r.status() > 0) {
+            longAttribute(w, HTTP_STATUS, r.status());
+        }
+        int kv = w.begin(ATTRIBUTES);
+        w.utf8(1, ATTEMPTS);
+        int any = w.begin(2);
+        int array = w.begin(5);
+        for (String k : attemptKinds(r.attempts())) {
+            int el = w.begin(1);
+            w.utf8(1, k);
+            w.end(el);
+        }
+        w.end(array);
+        w.end(any);
+        w.end(kv);
+        status(w, r.ok() ? 0 : STATUS_ERROR, r.ok() ? null : r.outcome());
+        w.fixed32(FLAGS, flags(false));
     }
 
-    private void resource(Resource r) {
-        int m = begin(1);
-        attributes(1, r.getAttributes());
-        end(m);
+    private static void head(ProtoWriter w, long traceHi, long traceLo, long spanId, String traceState, long parentId,
+                             String name, int kind, long start, long end) {
+        w.id16(TRACE_ID, traceHi, traceLo);
+        w.id8(SPAN_ID, spanId);
+        w.string(TRACE_STATE, traceState);
+        if (parentId != 0) {
+            w.id8(PARENT_SPAN_ID, parentId);
+        }
+        w.string(NAME, name);
+        w.uint(KIND, kind);
+        w.fixed64(START, start);
+        w.fixed64(END, end);
     }
 
-    private void schemaUrl(String url) {
-        if (url != null && !url.isEmpty()) {
-            string(3, url);
-        }
+    /** The Status message (written even when empty, as the SDK does): its message, then its code. */
+    private static void status(ProtoWriter w, int code, String message) {
+        int st = w.begin(STATUS);
+        w.string(2, message);
+        w.uint(3, code);
+        w.end(st);
     }
 
-    private void scopeSpans(InstrumentationScopeInfo scope, Collection<SpanData> spans) {
-        int ss = begin(2);
-        int sc = begin(1);
-        string(1, scope.getName());
-        if (scope.getVersion() != null) {
-            string(2, scope.getVersion());
-        }
-        attributes(3, scope.getAttributes());
-        end(sc);
-        for (SpanData s : spans) {
-            span(s);
-        }
-        schemaUrl(scope.getSchemaUrl());
-        end(ss);
+    /** The span's flags: sampled (the only spans recorded), and that whether its parent is remote is known (and is it). */
+    private static int flags(boolean parentRemote) {
+        return 0x01 | 0x100 | (parentRemote ? 0x200 : 0);
     }
 
-    private void span(SpanData s) {
-        int m = begin(2);
-        SpanContext ctx = s.getSpanContext();
-        hexBytes(1, ctx.getTraceId());
-        hexBytes(2, ctx.getSpanId());
-        traceState(3, ctx.getTraceState());
-        SpanContext parent = s.getParentSpanContext();
-        if (parent.isValid()) {
-            hexBytes(4, parent.getSpanId());
-        }
-        string(5, s.getName());
-        tag(6, 0);
-        varint(kind(s.getKind()));
-        fixed64(7, s.getStartEpochNanos());
-        fixed64(8, s.getEndEpochNanos());
-        Attributes attrs = s.getAttributes();
-        attributes(9, attrs);
-        uint32(10, s.getTotalAttributeCount() - attrs.size());
-        List<EventData> events = s.getEvents();
-        for (EventData e : events) {
-            int em = begin(11);
-            fixed64(1, e.getEpochNanos());
-            string(2, e.getName());
-            attributes(3, e.getAttributes());
-            uint32(4, e.getTotalAttributeCount() - e.getAttributes().size());
-            end(em);
-        }
-        uint32(12, s.getTotalRecordedEvents() - events.size());
-        List<LinkData> links = s.getLinks();
-        for (LinkData l : links) {
-            int lm = begin(13);
-            SpanContext lc = l.getSpanContext();
-            hexBytes(1, lc.getTraceId());
-            hexBytes(2, lc.getSpanId());
-            traceState(3, lc.getTraceState());
-            attributes(4, l.getAttributes());
-            uint32(5, l.getTotalAttributeCount() - l.getAttributes().size());
-            fixed32(6, flags(lc.getTraceFlags().asByte(), lc.isRemote()));
-            end(lm);
-        }
-        uint32(14, s.getTotalRecordedLinks() - links.size());
-        StatusData status = s.getStatus();
-        int st = begin(15);
-        if (!status.getDescription().isEmpty()) {
-            string(2, status.getDescription());
-        }
-        int code = status.getStatusCode() == StatusCode.OK ? 1 : status.getStatusCode() == StatusCode.ERROR ? 2 : 0;
-        if (code != 0) {
-            tag(3, 0);
-            varint(code);
-        }
-        end(st);
-        fixed32(16, flags(ctx.getTraceFlags().asByte(), parent.isRemote()));
-        end(m);
-    }
-
-    /** The span's flags field: the W3C trace flags, and that whether its parent is remote is known (and is it). */
-    private static int flags(byte traceFlags, boolean parentRemote) {
-        return (traceFlags & 0xff) | 0x100 | (parentRemote ? 0x200 : 0);
-    }
-
-    private static int kind(SpanKind k) {
-        return switch (k) {
-            case INTERNAL -> 1;
-            case SERVER -> 2;
-            case CLIENT -> 3;
-            case PRODUCER -> 4;
-            case CONSUMER -> 5;
-        };
-    }
-
-    private void traceState(int field, TraceState state) {
-        if (state.isEmpty()) {
+    /** A KeyValue of a string value in {@code field}; left out when the value is null. */
+    private static void stringAttribute(ProtoWriter w, int field, String key, String value) {
+        if (value == null) {
             return;
         }
-        StringBuilder b = new StringBuilder();
-        state.forEach((k, v) -> {
-            if (!b.isEmpty()) {
-                b.append(',');
-            }
-            b.append(k).append('=').append(v);
-        });
-        string(field, b.toString());
+        int kv = w.begin(field);
+        w.utf8(1, key);
+        int any = w.begin(2);
+        w.utf8(1, value);
+        w.end(any);
+        w.end(kv);
     }
 
-    private void attributes(int field, Attributes attrs) {
-        if (attrs.isEmpty()) {
-            return;
+    private static void longAttribute(ProtoWriter w, String key, long value) {
+        int kv = w.begin(ATTRIBUTES);
+        w.utf8(1, key);
+        int any = w.begin(2);
+        w.int64(3, value);
+        w.end(any);
+        w.end(kv);
+    }
+
+    /** {@code weft.attempt_kinds}: the kind of each attempt in order ({@code first}, {@code retry}, {@code hedge}). */
+    static List<String> attemptKinds(List<Attempt> attempts) {
+        if (attempts.size() == 1 && attempts.get(0).kind() == Attempt.Kind.FIRST) {
+            return FIRST_ONLY;
         }
-        attributeField = field;
-        attrs.forEach(writeAttribute);
-    }
-
-    /** The field {@link #writeAttribute} writes to (one lambda for every span, not one allocated each time). */
-    private int attributeField;
-    private final java.util.function.BiConsumer<AttributeKey<?>, Object> writeAttribute =
-            (k, v) -> keyValue(attributeField, k, v);
-
-    private void keyValue(int field, AttributeKey<?> key, Object value) {
-        int kv = begin(field);
-        string(1, key.getKey());
-        int any = begin(2);
-        switch (key.getType()) {
-            case STRING -> value((String) value);
-            case BOOLEAN -> bool(2, (Boolean) value);
-            case LONG -> int64(3, (Long) value);
-            case DOUBLE -> dbl(4, (Double) value);
-            default -> {
-                int arr = begin(5);
-                for (Object o : (List<?>) value) {
-                    int el = begin(1);
-                    switch (o) {
-                        case String str -> value(str);
-                        case Boolean b -> bool(2, b);
-                        case Long l -> int64(3, l);
-                        case Double d -> dbl(4, d);
-                        default -> value(String.valueOf(o));
-                    }
-                    end(el);
-                }
-                end(arr);
-            }
+        String[] kinds = new String[attempts.size()];
+        for (int i = 0; i < kinds.length; i++) {
+            kinds[i] = KIND_NAMES[attempts.get(i).kind().ordinal()];
         }
-        end(any);
-        end(kv);
+        return List.of(kinds);
     }
 
-    // the protobuf wire format: a field's tag, then a varint, 8 or 4 bytes, or a length and that many bytes
-
-    private void bool(int field, boolean v) {
-        tag(field, 0);
-        varint(v ? 1 : 0);
-    }
-
-    private void int64(int field, long v) {
-        tag(field, 0);
-        varint(v);
-    }
-
-    private void dbl(int field, double v) {
-        tag(field, 1);
-        long bits = Double.doubleToRawLongBits(v);
-        ensure(8);
-        for (int i = 0; i < 8; i++) {
-            buf[pos++] = (byte) (bits >>> (8 * i));
+    private static String[] kindNames() {
+        Attempt.Kind[] kinds = Attempt.Kind.values();
+        String[] names = new String[kinds.length];
+        for (Attempt.Kind k : kinds) {
+            names[k.ordinal()] = k.name().toLowerCase(java.util.Locale.ROOT);
         }
-    }
-
-    private void uint32(int field, int v) {
-        if (v != 0) {
-            tag(field, 0);
-            varint(v & 0xffffffffL);
-        }
-    }
-
-    private void fixed64(int field, long v) {
-        tag(field, 1);
-        ensure(8);
-        for (int i = 0; i < 8; i++) {
-            buf[pos++] = (byte) (v >>> (8 * i));
-        }
-    }
-
-    private void fixed32(int field, int v) {
-        tag(field, 5);
-        ensure(4);
-        for (int i = 0; i < 4; i++) {
-            buf[pos++] = (byte) (v >>> (8 * i));
-        }
-    }
-
-    /** A string field, left out when empty (the proto3 default). */
-    private void string(int field, String s) {
-        if (!s.isEmpty()) {
-            utf8(field, s);
-        }
-    }
-
-    /** An AnyValue's string_value: one of a oneof, so written even when empty. */
-    private void value(String s) {
-        utf8(1, s);
-    }
-
-    private void utf8(int field, String s) {
-        byte[] b;
-        if (s.length() <= CACHE_MAX_LENGTH) {
-            b = utf8.get(s);
-            if (b == null) {
-                b = s.getBytes(StandardCharsets.UTF_8);
-                if (utf8.size() < CACHE) {
-                    utf8.put(s, b);
-                }
-            }
-        } else {
-            b = s.getBytes(StandardCharsets.UTF_8);
-        }
-        tag(field, 2);
-        varint(b.length);
-        ensure(b.length);
-        System.arraycopy(b, 0, buf, pos, b.length);
-        pos += b.length;
-    }
-
-    /** An id the SDK holds as lower-case hex, written as its bytes. */
-    private void hexBytes(int field, String hex) {
-        int n = hex.length() >> 1;
-        tag(field, 2);
-        varint(n);
-        ensure(n);
-        byte[] b = buf;
-        int p = pos;
-        for (int i = 0, c = 0; i < n; i++, c += 2) {
-            b[p + i] = (byte) ((NIBBLE[hex.charAt(c) & 0x7f] << 4) | NIBBLE[hex.charAt(c + 1) & 0x7f]);
-        }
-        pos = p + n;
-    }
-
-    /** The value of each hex digit (ASCII), 0 for anything else (the SDK's ids are valid lower-case hex). */
-    private static final byte[] NIBBLE = new byte[128];
-
-    static {
-        for (int i = 0; i < 10; i++) {
-            NIBBLE['0' + i] = (byte) i;
-        }
-        for (int i = 0; i < 6; i++) {
-            NIBBLE['a' + i] = (byte) (10 + i);
-            NIBBLE['A' + i] = (byte) (10 + i);
-        }
-    }
-
-    private void tag(int field, int wireType) {
-        varint((field << 3) | wireType);
-    }
-
-    private void varint(long v) {
-        ensure(10);
-        while ((v & ~0x7FL) != 0) {
-            buf[pos++] = (byte) ((v & 0x7F) | 0x80);
-            v >>>= 7;
-        }
-        buf[pos++] = (byte) v;
-    }
-
-    /** Starts a nested message of {@code field}: its tag, and one byte reserved for its length. */
-    private int begin(int field) {
-        tag(field, 2);
-        ensure(1);
-        return pos++;
-    }
-
-    /** Ends the message {@link #begin} started at {@code lengthAt}: writes its length, moving it up if need be. */
-    private void end(int lengthAt) {
-        int len = pos - lengthAt - 1;
-        if (len < 0x80) {
-            buf[lengthAt] = (byte) len;
-            return;
-        }
-        int extra = varintSize(len) - 1;
-        ensure(extra);
-        System.arraycopy(buf, lengthAt + 1, buf, lengthAt + 1 + extra, len);
-        pos += extra;
-        int p = lengthAt;
-        long v = len;
-        while ((v & ~0x7FL) != 0) {
-            buf[p++] = (byte) ((v & 0x7F) | 0x80);
-            v >>>= 7;
-        }
-        buf[p] = (byte) v;
-    }
-
-    private static int varintSize(int v) {
-        return v < (1 << 7) ? 1 : v < (1 << 14) ? 2 : v < (1 << 21) ? 3 : v < (1 << 28) ? 4 : 5;
-    }
-
-    private void ensure(int n) {
-        if (pos + n > buf.length) {
-            buf = Arrays.copyOf(buf, Math.max(buf.length * 2, pos + n));
-        }
+        return names;
     }
 }

@@ -9,7 +9,7 @@ import java.net.URI;
 /**
  * Trace context for the gateway's requests: {@link #begin} reads the request's W3C {@code traceparent} (a new
  * trace when absent or malformed); each call of the plan gets the same trace id and a span id of its own.
- * {@link #propagating()} only propagates; {@link OtelTracer} also records spans and exports them over OTLP.
+ * {@link #propagating()} only propagates; {@link OtlpTracer} also records spans and exports them over OTLP.
  */
 public interface Tracer extends AutoCloseable {
 
@@ -43,7 +43,7 @@ public interface Tracer extends AutoCloseable {
 
     /** The tracer that {@code tracing} asks for: spans exported when it names an OTLP receiver. */
     static Tracer of(ObserveReaders.Tracing t, String serviceName) {
-        return t == null || t.otlp() == null ? propagating() : new OtelTracer(t.otlp(), t.sample(), serviceName);
+        return t == null || t.otlp() == null ? propagating() : new OtlpTracer(t.otlp(), t.sample(), serviceName);
     }
 
     /** Propagation only: no spans recorded, nothing exported; a new trace is not sampled (flags 00). */

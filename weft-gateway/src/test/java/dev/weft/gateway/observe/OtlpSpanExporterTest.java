@@ -1,13 +1,7 @@
 package dev.weft.gateway.observe;
 
 import com.sun.net.httpserver.HttpServer;
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
-import io.opentelemetry.sdk.resources.Resource;
-import io.opentelemetry.sdk.trace.data.SpanData;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +10,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.time.Duration;
-import java.util.Collections;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -58,18 +52,27 @@ class OtlpSpanExporterTest {
         }
     }
 
-    private static List<SpanData> spans(int n) {
-        OtlpTraceEncoderTest.SpanSpec s = new OtlpTraceEncoderTest.SpanSpec("GET /a/{id}", SpanKind.SERVER, 0,
-                List.of(Map.entry("http.route", "GET /a/{id}")), List.of(), 0, Map.entry(StatusCode.UNSET, ""), "");
-        return OtlpTraceEncoderTest.make(Resource.create(Attributes.of(AttributeKey.stringKey("service.name"),
-                "weft-gateway")), "dev.weft.gateway", Collections.nCopies(n, s));
+    /** A request of {@code n} spans, each a request's span of route {@code GET /a/{id}}. */
+    private static byte[] spans(int n) {
+        List<byte[]> spans = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ProtoWriter w = new ProtoWriter(64);
+            OtlpTraceEncoder.serverSpan(w, 1, 2, i + 1, 0, false, null, 1_700_000_000_000_000_000L,
+                    1_700_000_000_001_000_000L, "GET", "/a/" + i, "GET /a/{id}", 200);
+            spans.add(w.toByteArray());
+        }
+        return new OtlpTraceEncoder(Map.of("service.name", "weft-gateway"), "dev.weft.gateway").request(spans);
+    }
+
+    private static boolean export(OtlpSpanExporter e, int n) {
+        return e.export(spans(n), n);
     }
 
     @Test
     void aBatchArrivesOnceAndWhole() throws IOException {
         OtlpSpanExporter e = new OtlpSpanExporter(receiver(), Duration.ofSeconds(5), Duration.ofMillis(50));
-        assertThat(e.export(spans(3)).isSuccess()).isTrue();
-        assertThat(e.export(spans(5)).isSuccess()).isTrue();
+        assertThat(export(e, 3)).isTrue();
+        assertThat(export(e, 5)).isTrue();
         assertThat(received).hasSize(2);
         assertThat(received.get(0).getResourceSpans(0).getScopeSpans(0).getSpansCount()).isEqualTo(3);
         assertThat(received.get(1).getResourceSpans(0).getScopeSpans(0).getSpansList())
@@ -77,14 +80,14 @@ class OtlpSpanExporterTest {
         assertThat(e.exported()).isEqualTo(8);
         assertThat(e.lost()).isZero();
         e.shutdown();
-        assertThat(e.export(spans(1)).isSuccess()).isFalse();
+        assertThat(export(e, 1)).isFalse();
         assertThat(e.lost()).isEqualTo(1);
     }
 
     @Test
     void aBatchTheReceiverCannotTakeYetIsSentAgain() throws IOException {
         OtlpSpanExporter e = new OtlpSpanExporter(receiver(503, 429), Duration.ofSeconds(5), Duration.ofMillis(50));
-        assertThat(e.export(spans(4)).isSuccess()).isTrue();
+        assertThat(export(e, 4)).isTrue();
         assertThat(requests.get()).isEqualTo(3);
         assertThat(received).hasSize(1);
         assertThat(e.exported()).isEqualTo(4);
@@ -94,10 +97,10 @@ class OtlpSpanExporterTest {
     @Test
     void aBatchTheReceiverRefusesIsLostAndCounted() throws IOException {
         OtlpSpanExporter e = new OtlpSpanExporter(receiver(400), Duration.ofSeconds(5), Duration.ofMillis(50));
-        assertThat(e.export(spans(4)).isSuccess()).isFalse();
+        assertThat(export(e, 4)).isFalse();
         assertThat(requests.get()).isEqualTo(1); // 400 will not pass: not tried again
         assertThat(e.lost()).isEqualTo(4);
-        assertThat(e.export(spans(2)).isSuccess()).isTrue(); // the next batch goes through
+        assertThat(export(e, 2)).isTrue(); // the next batch goes through
         assertThat(e.exported()).isEqualTo(2);
     }
 
@@ -109,7 +112,7 @@ class OtlpSpanExporterTest {
         }
         OtlpSpanExporter e = new OtlpSpanExporter(URI.create("http://127.0.0.1:" + port + "/v1/traces"),
                 Duration.ofSeconds(2), Duration.ofMillis(20));
-        assertThat(e.export(spans(7)).isSuccess()).isFalse();
+        assertThat(export(e, 7)).isFalse();
         assertThat(e.lost()).isEqualTo(7);
         assertThat(e.exported()).isZero();
     }

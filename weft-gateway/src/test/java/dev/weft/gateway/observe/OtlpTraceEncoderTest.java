@@ -1,27 +1,17 @@
 package dev.weft.gateway.observe;
 
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.common.AttributesBuilder;
-import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanBuilder;
-import io.opentelemetry.api.trace.SpanContext;
-import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.api.trace.StatusCode;
-import io.opentelemetry.api.trace.TraceFlags;
-import io.opentelemetry.api.trace.TraceState;
-import io.opentelemetry.context.Context;
-import io.opentelemetry.exporter.internal.otlp.traces.TraceRequestMarshaler;
+import dev.weft.client.Attempt;
+import dev.weft.client.CallFailure;
+import dev.weft.client.CallResult;
+import dev.weft.client.Headers;
+import dev.weft.client.Reason;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+import io.opentelemetry.proto.common.v1.AnyValue;
+import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.ScopeSpans;
-import io.opentelemetry.sdk.common.CompletableResultCode;
-import io.opentelemetry.sdk.resources.Resource;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
-import io.opentelemetry.sdk.trace.SpanLimits;
-import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
-import io.opentelemetry.sdk.trace.export.SpanExporter;
+import io.opentelemetry.proto.trace.v1.Span;
+import io.opentelemetry.proto.trace.v1.Status;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -30,200 +20,229 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collection;
-import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link OtlpTraceEncoder} writes the bytes the OpenTelemetry SDK's own OTLP marshaler writes for the same spans
- * (random spans made by the SDK: every attribute type, arrays, events, links, remote and local parents, trace
- * state, statuses, dropped counts, strings of any Unicode and of lengths across the one-byte length boundary),
- * and those bytes decode with the opentelemetry-proto classes.
+ * What {@link OtlpTraceEncoder} writes decodes with the opentelemetry-proto classes (the reference decoder) into the
+ * spans it was given: random ids, times, statuses and outcomes, names, paths and routes of any Unicode and of
+ * lengths across the one-byte length boundaries, batches of 0 to many spans.
  */
 class OtlpTraceEncoderTest {
+    private static final Map<String, String> RESOURCE = resource();
 
-    /** What to build one span from. */
-    record SpanSpec(String name, SpanKind kind, int parent, List<Map.Entry<String, Object>> attributes,
-                    List<String> events, int links, Map.Entry<StatusCode, String> status, String traceState) {
+    private static Map<String, String> resource() {
+        Map<String, String> r = new LinkedHashMap<>();
+        r.put("service.name", "weft-gateway");
+        r.put("telemetry.sdk.name", "weft");
+        return r;
     }
 
-    /** Spans made by the SDK from the specs, as its exporters receive them. */
-    static List<SpanData> make(Resource resource, String scope, List<SpanSpec> specs) {
-        List<SpanData> out = new ArrayList<>();
-        SpanExporter collect = new SpanExporter() {
-            @Override
-            public CompletableResultCode export(Collection<SpanData> spans) {
-                out.addAll(spans);
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode flush() {
-                return CompletableResultCode.ofSuccess();
-            }
-
-            @Override
-            public CompletableResultCode shutdown() {
-                return CompletableResultCode.ofSuccess();
-            }
-        };
-        // a low attribute limit, so that some spans drop attributes and carry a dropped count
-        try (SdkTracerProvider p = SdkTracerProvider.builder().setResource(resource)
-                .setSpanLimits(SpanLimits.builder().setMaxNumberOfAttributes(6).setMaxNumberOfLinks(2)
-                        .setMaxNumberOfEvents(2).build())
-                .addSpanProcessor(SimpleSpanProcessor.create(collect)).build()) {
-            io.opentelemetry.api.trace.Tracer t = p.tracerBuilder(scope).setInstrumentationVersion("1.2.3")
-                    .setSchemaUrl("https://opentelemetry.io/schemas/1.24.0").build();
-            Span local = t.spanBuilder("local parent").startSpan();
-            int n = 0;
-            for (SpanSpec s : specs) {
-                n++;
-                SpanBuilder b = t.spanBuilder(s.name()).setSpanKind(s.kind());
-                TraceState state = s.traceState().isEmpty() ? TraceState.getDefault()
-                        : TraceState.builder().put("weft", s.traceState()).put("k" + n, "v").build();
-                String traceId = HexFormat.of().toHexDigits((long) n * 0x9E3779B97F4A7C15L) + "00000000000000a" + (n % 10);
-                switch (s.parent()) {
-                    case 0 -> b.setNoParent();
-                    case 1 -> b.setParent(Context.root().with(local));
-                    default -> b.setParent(Context.root().with(Span.wrap(SpanContext.createFromRemoteParent(
-                            traceId, "00f067aa0ba902b" + (n % 10), TraceFlags.getSampled(), state))));
-                }
-                for (int l = 0; l < s.links(); l++) {
-                    b.addLink(SpanContext.create(traceId, "0000000000000ab" + l, TraceFlags.getDefault(), state),
-                            Attributes.of(AttributeKey.longKey("link"), (long) l));
-                }
-                Span span = b.startSpan();
-                for (Map.Entry<String, Object> a : s.attributes()) {
-                    set(span, a.getKey(), a.getValue());
-                }
-                for (String e : s.events()) {
-                    span.addEvent(e, Attributes.of(AttributeKey.stringKey("e"), e, AttributeKey.booleanKey("b"), true));
-                }
-                if (s.status().getKey() != StatusCode.UNSET) {
-                    span.setStatus(s.status().getKey(), s.status().getValue());
-                }
-                span.end();
-            }
-            // the local parent is not ended: only the specs' spans are exported
-        }
-        return out;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static void set(Span span, String key, Object v) {
-        switch (v) {
-            case String s -> span.setAttribute(key, s);
-            case Long l -> span.setAttribute(key, l);
-            case Double d -> span.setAttribute(key, d);
-            case Boolean b -> span.setAttribute(key, b);
-            case String[] a -> span.setAttribute(AttributeKey.stringArrayKey(key), Arrays.asList(a));
-            case Long[] a -> span.setAttribute(AttributeKey.longArrayKey(key), Arrays.asList(a));
-            case Double[] a -> span.setAttribute(AttributeKey.doubleArrayKey(key), Arrays.asList(a));
-            case Boolean[] a -> span.setAttribute(AttributeKey.booleanArrayKey(key), Arrays.asList(a));
-            default -> throw new IllegalArgumentException(v.toString());
+    /** A request's span as the test gives it. */
+    record Server(long traceHi, long traceLo, long spanId, long parentId, boolean remote, String state, long start,
+                  long duration, String method, String path, String route, int status) {
+        byte[] write() {
+            ProtoWriter w = new ProtoWriter(8); // small, so that every write grows it
+            OtlpTraceEncoder.serverSpan(w, traceHi, traceLo, spanId, parentId, remote, state, start, start + duration,
+                    method, path, route, status);
+            return w.toByteArray();
         }
     }
 
-    static byte[] sdk(Collection<SpanData> spans) throws IOException {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        TraceRequestMarshaler.create(spans).writeBinaryTo(out);
-        return out.toByteArray();
-    }
-
-    static byte[] ours(OtlpTraceEncoder enc, Collection<SpanData> spans) {
-        int n = enc.encode(spans);
-        return Arrays.copyOf(enc.buffer(), n);
+    /** A call's span as the test gives it. */
+    record Call(long traceHi, long traceLo, long spanId, long parentId, long start, long duration, String name,
+                String destination, CallResult result) {
+        byte[] write() {
+            ProtoWriter w = new ProtoWriter(8);
+            OtlpTraceEncoder.callSpan(w, traceHi, traceLo, spanId, parentId, null, start, start + duration, name,
+                    destination, result);
+            return w.toByteArray();
+        }
     }
 
     @Property(tries = 300)
-    void writesTheSdksBytes(@ForAll("spans") List<SpanSpec> specs) throws IOException {
-        Resource resource = Resource.create(Attributes.of(AttributeKey.stringKey("service.name"), "weft-gateway",
-                AttributeKey.longKey("pid"), 42L), "https://opentelemetry.io/schemas/1.24.0");
-        List<SpanData> spans = make(resource, "dev.weft.gateway", specs);
-        OtlpTraceEncoder enc = new OtlpTraceEncoder();
-        byte[] ours = ours(enc, spans);
-        assertThat(ours).isEqualTo(sdk(spans));
-        assertThat(ExportTraceServiceRequest.parseFrom(ours).getResourceSpans(0).getScopeSpans(0).getSpansCount())
-                .isEqualTo(spans.size());
-        // the buffer is reused: a second batch is written from its start, not after the first
-        List<SpanData> half = spans.subList(0, spans.size() / 2 + 1);
-        assertThat(ours(enc, half)).isEqualTo(sdk(half));
+    void aRequestsSpanDecodesAsWritten(@ForAll("servers") Server s) throws Exception {
+        Span span = only(decode(List.of(s.write())));
+        assertThat(span.getTraceId().toByteArray()).isEqualTo(bytes(s.traceHi(), s.traceLo()));
+        assertThat(span.getSpanId().toByteArray()).isEqualTo(bytes(s.spanId()));
+        assertThat(span.getParentSpanId().toByteArray()).isEqualTo(s.parentId() == 0 ? new byte[0] : bytes(s.parentId()));
+        assertThat(span.getTraceState()).isEqualTo(s.state() == null ? "" : s.state());
+        assertThat(span.getName()).isEqualTo(s.route() != null ? s.route() : s.method());
+        assertThat(span.getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_SERVER);
+        assertThat(span.getStartTimeUnixNano()).isEqualTo(s.start());
+        assertThat(span.getEndTimeUnixNano()).isEqualTo(s.start() + s.duration());
+        Map<String, AnyValue> attrs = attributes(span.getAttributesList());
+        assertThat(attrs.get("http.request.method").getStringValue()).isEqualTo(s.method());
+        assertThat(attrs.get("url.path").getStringValue()).isEqualTo(s.path());
+        if (s.route() == null) {
+            assertThat(attrs).doesNotContainKey("http.route");
+        } else {
+            assertThat(attrs.get("http.route").getStringValue()).isEqualTo(s.route());
+        }
+        assertThat(attrs.get("http.response.status_code").getIntValue()).isEqualTo(s.status());
+        assertThat(span.getStatus().getCode()).isEqualTo(s.status() >= 500 ? Status.StatusCode.STATUS_CODE_ERROR
+                : Status.StatusCode.STATUS_CODE_UNSET);
+        assertThat(span.getFlags()).isEqualTo(0x101 | (s.remote() ? 0x200 : 0));
+    }
+
+    @Property(tries = 300)
+    void aCallsSpanDecodesAsWritten(@ForAll("calls") Call c) throws Exception {
+        Span span = only(decode(List.of(c.write())));
+        assertThat(span.getTraceId().toByteArray()).isEqualTo(bytes(c.traceHi(), c.traceLo()));
+        assertThat(span.getSpanId().toByteArray()).isEqualTo(bytes(c.spanId()));
+        assertThat(span.getParentSpanId().toByteArray()).isEqualTo(bytes(c.parentId()));
+        assertThat(span.getName()).isEqualTo(c.name());
+        assertThat(span.getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_CLIENT);
+        assertThat(span.getEndTimeUnixNano() - span.getStartTimeUnixNano()).isEqualTo(c.duration());
+        Map<String, AnyValue> attrs = attributes(span.getAttributesList());
+        CallResult r = c.result();
+        assertThat(attrs.get("weft.call").getStringValue()).isEqualTo(c.name());
+        assertThat(attrs.get("weft.destination").getStringValue()).isEqualTo(c.destination());
+        assertThat(attrs.get("weft.outcome").getStringValue()).isEqualTo(r.outcome());
+        if (r.status() > 0) {
+            assertThat(attrs.get("http.response.status_code").getIntValue()).isEqualTo(r.status());
+        } else {
+            assertThat(attrs).doesNotContainKey("http.response.status_code");
+        }
+        assertThat(attrs.get("weft.attempt_kinds").getArrayValue().getValuesList().stream()
+                .map(AnyValue::getStringValue).toList())
+                .isEqualTo(r.attempts().stream().map(a -> a.kind().name().toLowerCase(java.util.Locale.ROOT)).toList());
+        if (r.ok()) {
+            assertThat(span.getStatus()).isEqualTo(Status.getDefaultInstance());
+        } else {
+            assertThat(span.getStatus().getCode()).isEqualTo(Status.StatusCode.STATUS_CODE_ERROR);
+            assertThat(span.getStatus().getMessage()).isEqualTo(r.outcome());
+        }
+        assertThat(span.getFlags()).isEqualTo(0x101);
+    }
+
+    @Property(tries = 50)
+    void aBatchHoldsItsSpansInOrderUnderTheResourceAndScope(@ForAll("batches") List<Server> batch) throws Exception {
+        List<byte[]> written = new ArrayList<>();
+        for (Server s : batch) {
+            written.add(s.write());
+        }
+        ExportTraceServiceRequest req = decode(written);
+        if (batch.isEmpty()) {
+            assertThat(req.getResourceSpans(0).getScopeSpans(0).getSpansList()).isEmpty();
+        }
+        ResourceSpans rs = req.getResourceSpans(0);
+        assertThat(req.getResourceSpansCount()).isEqualTo(1);
+        assertThat(attributes(rs.getResource().getAttributesList()).get("service.name").getStringValue())
+                .isEqualTo("weft-gateway");
+        assertThat(rs.getResource().getAttributesList().stream().map(KeyValue::getKey).toList())
+                .containsExactly("service.name", "telemetry.sdk.name");
+        ScopeSpans ss = rs.getScopeSpans(0);
+        assertThat(ss.getScope().getName()).isEqualTo("dev.weft.gateway");
+        assertThat(ss.getSpansList().stream().map(sp -> ByteBuffer.wrap(sp.getSpanId().toByteArray()).getLong()).toList())
+                .isEqualTo(batch.stream().map(Server::spanId).toList());
+    }
+
+    @Test
+    void aLongPathMovesTheLengthsOfEveryEnclosingMessage() throws Exception {
+        // a path longer than 127 and than 16,383 bytes: the KeyValue and AnyValue lengths take two, then three bytes
+        for (int n : new int[] {100, 127, 128, 200, 16_383, 16_384, 70_000}) {
+            Server s = new Server(1, 2, 3, 0, false, null, 1_700_000_000_000_000_000L, 5, "GET", "/" + "é".repeat(n),
+                    "GET /x", 200);
+            assertThat(attributes(only(decode(List.of(s.write()))).getAttributesList()).get("url.path").getStringValue())
+                    .isEqualTo(s.path());
+        }
+    }
+
+    @Test
+    void aLoneSurrogateIsWrittenAsAQuestionMark() throws Exception {
+        Server s = new Server(1, 2, 3, 0, false, null, 1, 5, "GET", "/a\uD800b", null, 200);
+        assertThat(only(decode(List.of(s.write()))).getAttributesList().stream()
+                .filter(kv -> kv.getKey().equals("url.path")).findFirst().orElseThrow().getValue().getStringValue())
+                .isEqualTo("/a?b");
+    }
+
+    private static ExportTraceServiceRequest decode(List<byte[]> spans) throws Exception {
+        return ExportTraceServiceRequest.parseFrom(new OtlpTraceEncoder(RESOURCE, "dev.weft.gateway").request(spans));
+    }
+
+    private static Span only(ExportTraceServiceRequest req) {
+        assertThat(req.getResourceSpansCount()).isEqualTo(1);
+        assertThat(req.getResourceSpans(0).getScopeSpansCount()).isEqualTo(1);
+        assertThat(req.getResourceSpans(0).getScopeSpans(0).getSpansCount()).isEqualTo(1);
+        return req.getResourceSpans(0).getScopeSpans(0).getSpans(0);
+    }
+
+    private static Map<String, AnyValue> attributes(List<KeyValue> kvs) {
+        Map<String, AnyValue> m = new LinkedHashMap<>();
+        for (KeyValue kv : kvs) {
+            assertThat(m.put(kv.getKey(), kv.getValue())).as("attribute %s written once", kv.getKey()).isNull();
+        }
+        return m;
+    }
+
+    private static byte[] bytes(long... longs) {
+        ByteBuffer b = ByteBuffer.allocate(8 * longs.length);
+        for (long l : longs) {
+            b.putLong(l);
+        }
+        return b.array();
+    }
+
+    /**
+     * Any Unicode (surrogate pairs included), of lengths around the one- and two-byte length boundaries; not a lone
+     * surrogate, which UTF-8 cannot carry (it is written as {@code ?}, as by {@link String#getBytes}).
+     */
+    private static Arbitrary<String> text() {
+        return Arbitraries.<String>oneOf(
+                Arbitraries.strings().ofMinLength(1).ofMaxLength(300),
+                Arbitraries.strings().ascii().ofMinLength(120).ofMaxLength(140),
+                Arbitraries.strings().withCharRange('\u0080', '\uffff').ofMinLength(1).ofMaxLength(60),
+                Arbitraries.of("GET /a/{id}", "b", "http://127.0.0.2:19001", "\uD83D\uDE00"))
+                .filter(t -> new String(t.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8).equals(t));
     }
 
     @Provide
-    Arbitrary<List<SpanSpec>> spans() {
-        Arbitrary<String> text = Arbitraries.oneOf(
-                Arbitraries.strings().ofMaxLength(200),                                   // any char, surrogates too
-                Arbitraries.strings().withCharRange(' ', '~').ofMinLength(100).ofMaxLength(300), // > 127 bytes
-                Arbitraries.of("", "ok", "GET /a/{id}", "http://127.0.0.2:19001", "é", "日本", "😀"));
-        Arbitrary<Object> value = Arbitraries.oneOf(
-                text.map(s -> (Object) s),
-                Arbitraries.longs().map(l -> (Object) l),
-                Arbitraries.doubles().map(d -> (Object) d),
-                Arbitraries.of(Double.NaN, -0.0, Double.POSITIVE_INFINITY).map(d -> (Object) d),
-                Arbitraries.of(true, false).map(b -> (Object) b),
-                text.array(String[].class).ofMaxSize(4).map(a -> (Object) a),
-                Arbitraries.longs().map(l -> l).array(Long[].class).ofMaxSize(4).map(a -> (Object) a),
-                Arbitraries.doubles().map(d -> d).array(Double[].class).ofMaxSize(3).map(a -> (Object) a),
-                Arbitraries.of(true, false).array(Boolean[].class).ofMaxSize(3).map(a -> (Object) a));
-        Arbitrary<Map.Entry<String, Object>> attribute = Combinators.combine(
-                Arbitraries.of("http.route", "weft.call", "k", "url.path", "ключ").flatMap(k ->
-                        Arbitraries.integers().between(0, 9).map(i -> k + (i == 0 ? "" : i))),
-                value).as(Map::entry);
-        Arbitrary<SpanSpec> spec = Combinators.combine(
-                text.filter(s -> !s.isBlank()),
-                Arbitraries.of(SpanKind.class),
-                Arbitraries.integers().between(0, 2),
-                attribute.list().ofMaxSize(9),
-                text.list().ofMaxSize(3),
-                Arbitraries.integers().between(0, 3),
-                Combinators.combine(Arbitraries.of(StatusCode.class), text).as(Map::entry),
-                Arbitraries.of("", "abc", "x-y"))
-                .as(SpanSpec::new);
-        return spec.list().ofMinSize(1).ofMaxSize(12);
+    Arbitrary<Server> servers() {
+        Arbitrary<Long> ids = Arbitraries.longs().filter(l -> l != 0);
+        return Combinators.combine(
+                Combinators.combine(ids, Arbitraries.longs(), ids, Arbitraries.oneOf(Arbitraries.just(0L), ids),
+                        Arbitraries.of(true, false), text().injectNull(0.5)).as(java.util.Arrays::asList),
+                Combinators.combine(Arbitraries.longs().between(0, Long.MAX_VALUE / 2),
+                        Arbitraries.longs().between(0, 10_000_000_000L), text(), text(), text().injectNull(0.3),
+                        Arbitraries.integers().between(100, 599)).as(java.util.Arrays::asList))
+                .as((a, b) -> new Server((Long) a.get(0), (Long) a.get(1), (Long) a.get(2), (Long) a.get(3),
+                        (Boolean) a.get(4), (String) a.get(5), (Long) b.get(0), (Long) b.get(1), (String) b.get(2),
+                        (String) b.get(3), (String) b.get(4), (Integer) b.get(5)));
     }
 
-    @Test
-    void spansOfTwoResourcesAndScopesAreGroupedAsTheSdkGroupsThem() throws IOException {
-        SpanSpec one = new SpanSpec("a", SpanKind.SERVER, 0, List.of(), List.of(), 0, Map.entry(StatusCode.UNSET, ""), "");
-        SpanSpec two = new SpanSpec("b", SpanKind.CLIENT, 1, List.of(Map.entry("k", "v")), List.of(), 0,
-                Map.entry(StatusCode.ERROR, "status-503"), "");
-        Resource r1 = Resource.create(Attributes.of(AttributeKey.stringKey("service.name"), "one"));
-        Resource r2 = Resource.create(Attributes.of(AttributeKey.stringKey("service.name"), "two"));
-        List<SpanData> spans = new ArrayList<>();
-        spans.addAll(make(r1, "s1", List.of(one, two)));
-        spans.addAll(make(r2, "s1", List.of(two)));
-        spans.addAll(make(r1, "s2", List.of(one)));
-        ExportTraceServiceRequest ours = ExportTraceServiceRequest.parseFrom(ours(new OtlpTraceEncoder(), spans));
-        ExportTraceServiceRequest sdk = ExportTraceServiceRequest.parseFrom(sdk(spans));
-        assertThat(grouped(ours)).isEqualTo(grouped(sdk));
-        assertThat(ours.getResourceSpansCount()).isEqualTo(2);
-        assertThat(ours.getResourceSpansList().stream().mapToInt(ResourceSpans::getScopeSpansCount).sum()).isEqualTo(3);
+    @Provide
+    Arbitrary<Call> calls() {
+        Arbitrary<Long> ids = Arbitraries.longs().filter(l -> l != 0);
+        Arbitrary<List<Attempt>> attempts = Arbitraries.of(Attempt.Kind.values()).list().ofMaxSize(4)
+                .map(kinds -> {
+                    List<Attempt> out = new ArrayList<>();
+                    for (int i = 0; i < kinds.size(); i++) {
+                        out.add(new Attempt(i + 1, kinds.get(i), 200, null, 0, 1, i == 0));
+                    }
+                    return out;
+                });
+        Arbitrary<CallResult> results = Combinators.combine(Arbitraries.integers().between(0, 599),
+                Arbitraries.of(Reason.values()).injectNull(0.4), attempts).as((status, reason, as) -> {
+                    CallFailure f = reason == null ? null
+                            : reason == Reason.STATUS ? CallFailure.status(Math.max(status, 400))
+                            : CallFailure.of(reason, "why");
+                    int st = f != null && f.isStatus() ? f.status() : reason == null ? Math.max(status, 100) : status;
+                    return new CallResult(null, st, Headers.EMPTY, new byte[0], f, CallResult.Timings.NONE, as);
+                });
+        return Combinators.combine(ids, Arbitraries.longs(), ids, ids, Arbitraries.longs().between(0, 10_000_000_000L),
+                text(), text(), results).as((hi, lo, span, parent, d, name, dest, r) ->
+                new Call(hi, lo, span, parent, 1_700_000_000_000_000_000L, d, name, dest, r));
     }
 
-    /** Each resource's scopes and their spans, in an order that does not depend on the writer's. */
-    private static Map<String, Map<String, List<String>>> grouped(ExportTraceServiceRequest r) {
-        Map<String, Map<String, List<String>>> g = new TreeMap<>();
-        for (ResourceSpans rs : r.getResourceSpansList()) {
-            Map<String, List<String>> scopes = g.computeIfAbsent(rs.getResource().toString(), k -> new TreeMap<>());
-            for (ScopeSpans ss : rs.getScopeSpansList()) {
-                scopes.computeIfAbsent(ss.getScope().toString(), k -> new ArrayList<>())
-                        .addAll(ss.getSpansList().stream().map(Object::toString).toList());
-            }
-        }
-        return g;
-    }
-
-    @Test
-    void noSpansWriteNothing() {
-        assertThat(new OtlpTraceEncoder().encode(List.of())).isZero();
+    @Provide
+    Arbitrary<List<Server>> batches() {
+        return servers().list().ofMaxSize(200);
     }
 }
