@@ -36,8 +36,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>
  * The OpenTelemetry SDK recorded the spans until Round 8: with its span objects and its batch processor's copy of
  * each span before export, the export thread took 5x the CPU it takes now and the request's thread allocated 1.6x
- * the bytes; the traced gateway served 0.88 of the untraced one's throughput in {@code lab system-a} at 0 ms,
- * ~1.0 now (docs/benchmarks.md, Round 8).
+ * the bytes, and the process 1.75x the CPU per recorded request (docs/benchmarks.md, Round 8).
  */
 final class OtlpTracer implements Tracer {
     /**
