@@ -22,10 +22,6 @@ final class ProtoWriter {
         pos = 0;
     }
 
-    int length() {
-        return pos;
-    }
-
     /** What was written: the buffer itself when it is exactly full, else a copy of its length. */
     byte[] exact() {
         return pos == buf.length ? buf : toByteArray();
