@@ -1,15 +1,12 @@
 package dev.weft.cli;
 
+import dev.weft.core.WeftVersion;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
-
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.Properties;
 
 @Command(name = "weft",
         mixinStandardHelpOptions = true,
@@ -39,14 +36,9 @@ public final class WeftCommand implements Runnable {
     /** The version from the jar, with the JDK it runs on. */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
-        public String[] getVersion() throws IOException {
-            Properties p = new Properties();
-            try (InputStream in = WeftCommand.class.getResourceAsStream("/weft-version.properties")) {
-                if (in != null) {
-                    p.load(in);
-                }
-            }
-            return new String[] {"weft " + p.getProperty("version", "unknown"),
+        public String[] getVersion() {
+            String version = WeftVersion.get();
+            return new String[] {"weft " + (version == null ? "unknown" : version),
                     "JDK " + Runtime.version() + " (" + System.getProperty("java.vendor") + "), "
                             + System.getProperty("os.name") + " " + System.getProperty("os.arch")};
         }

@@ -2,10 +2,9 @@ package dev.weft.gateway.observe;
 
 import dev.weft.client.CallResult;
 import dev.weft.core.OncePer;
+import dev.weft.core.WeftVersion;
 import dev.weft.core.trace.TraceParent;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,7 +12,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -91,16 +89,9 @@ final class OtlpTracer implements Tracer {
         r.put("service.name", serviceName);
         r.put("telemetry.sdk.language", "java");
         r.put("telemetry.sdk.name", "weft");
-        Properties p = new Properties();
-        try (InputStream in = OtlpTracer.class.getResourceAsStream("/weft-version.properties")) {
-            if (in != null) {
-                p.load(in);
-            }
-        } catch (IOException e) {
-            // the version is left out
-        }
-        if (p.getProperty("version") != null) {
-            r.put("telemetry.sdk.version", p.getProperty("version"));
+        String version = WeftVersion.get();
+        if (version != null) {
+            r.put("telemetry.sdk.version", version);
         }
         return r;
     }
