@@ -65,6 +65,8 @@ final class Connection {
     private volatile boolean closed;
     /** When it went back to the pool, {@link System#nanoTime()}. */
     long idleSince;
+    /** When the current exchange took it (for the pool's estimate of how long an exchange holds one). */
+    long leasedAt;
     /** Whether it served an exchange before the current one (a reused connection may have gone stale). */
     boolean reused;
 

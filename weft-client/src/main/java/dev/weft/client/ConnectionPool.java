@@ -31,7 +31,9 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>A call that finds no idle connection queues as a waiter. Connections are opened by connectors,
  *       virtual threads of the pool, at most {@code max_connecting} at once (TCP connect and TLS handshake
  *       together, under {@code connect_timeout}); a waiter takes whichever comes first: a new connection,
- *       or one another call gives back. The newest waiter is served first (it has the most budget left). So a cold start of N calls starts at most
+ *       or one another call gives back. The call that has waited longest is served first if it still has
+ *       the budget for an exchange (twice the destination's recent ones); older ones are passed over and fail
+ *       {@code connect-wait} when their budget ends. So a cold start of N calls starts at most
  *       {@code max_connecting} handshakes, not N, and a handshake is never thrown away because one
  *       caller's deadline passed: its connection goes to the next waiter or to the idle list.</li>
  *   <li>A connect that fails is handed to one waiter, so a refused or unreachable backend fails calls with
@@ -53,9 +55,19 @@ final class ConnectionPool implements AutoCloseable {
         }
     }
 
-    /** How often a waiter looks again on its own, in case a hand-off raced past it. */
-    private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /**
+     * How often a waiter looks again on its own: a safety net only, longer than a call's usual budget. A
+     * waiter is woken by the hand-off that serves it, by a connect failure, by its deadline or its cancel; and
+     * a connection filed as idle while a call queued itself is found by one of the two (see {@link #handOff}).
+     * It used to be 50 ms: with 5,000 calls waiting, as at an HTTPS cold start, that cost the process 0.44-0.59 of
+     * a core on the cores the handshakes needed (lab/client/pool-wait-cpu.sh, docs/benchmarks.md, Round 9).
+     */
+    private static final long RECHECK_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final Object CANCELLED = new Object();
+    /** In a waiter's slot: a connection came back when it had too little budget left to use one. */
+    private static final Object PASSED_OVER = new Object();
+    /** See {@link #offerToWaiter}: a call is handed a connection with at least this many exchanges of budget. */
+    static final int BUDGET_FOR_AN_EXCHANGE = 2;
 
     private final Destination destination;
     private final DestinationLimits limits;
@@ -67,11 +79,17 @@ final class ConnectionPool implements AutoCloseable {
     private final Set<Connection> open = ConcurrentHashMap.newKeySet();
     private final Set<Socket> connectingSockets = ConcurrentHashMap.newKeySet();
     /**
-     * Waiting calls, newest first: a connection goes to the call with the most budget left (the oldest may be
-     * about to give up; handing it the connection would waste the connection too, as its deadline aborts it).
+     * Waiting calls, newest first; a connection goes to the oldest that still has the budget for an exchange
+     * ({@link #offerToWaiter}). It used to go to the newest: under a closed loop of more callers than
+     * connections (every cold start) the oldest then waited until their deadline while newer ones went first.
      */
     private final ConcurrentLinkedDeque<Waiter> waiters = new ConcurrentLinkedDeque<>();
     private final AtomicInteger waiting = new AtomicInteger();
+    /**
+     * How long an exchange holds a connection, lease to release: a moving average over the last ~8. A waiting
+     * call is handed a connection only with at least {@link #BUDGET_FOR_AN_EXCHANGE} times this left.
+     */
+    private volatile long exchangeNanos;
     private final AtomicInteger connecting = new AtomicInteger();
     private final LongAdder connectsOk = new LongAdder();
     private final LongAdder connectsFailed = new LongAdder();
@@ -106,18 +124,22 @@ final class ConnectionPool implements AutoCloseable {
     }
 
     /**
-     * One waiting call: a connection, a connect failure, or {@link #CANCELLED} is put in its slot once; the
-     * pool's count of waiting calls drops at that moment (so that no connector starts for a call already served).
+     * One waiting call: a connection, a connect failure, {@link #CANCELLED} or {@link #PASSED_OVER} is put in
+     * its slot once; the pool's count of waiting calls drops at that moment (so that no connector starts for a
+     * call already served or passed over).
      */
     static final class Waiter {
         final Thread thread = Thread.currentThread();
         /** Takes only a connection made for it (a retry after a stale pooled connection). */
         final boolean fresh;
+        /** System.nanoTime() at which its budget ends. */
+        final long until;
         final AtomicReference<Object> slot = new AtomicReference<>();
         private final AtomicInteger waiting;
 
-        Waiter(boolean fresh, AtomicInteger waiting) {
+        Waiter(boolean fresh, long until, AtomicInteger waiting) {
             this.fresh = fresh;
+            this.until = until;
             this.waiting = waiting;
             waiting.incrementAndGet();
         }
@@ -133,7 +155,26 @@ final class ConnectionPool implements AutoCloseable {
 
         /** Wakes the waiting call with nothing (its exchange was cancelled or reached its deadline). */
         boolean cancel() {
-            return offer(CANCELLED);
+            if (offer(CANCELLED)) {
+                return true;
+            }
+            if (slot.get() == PASSED_OVER) {
+                LockSupport.unpark(thread); // it waits out its budget: stop that now
+            }
+            return false;
+        }
+
+        /**
+         * Takes it out of the running for connections, without waking it: it waits out its budget and fails
+         * {@code connect-wait} then, as it would have without a connection (failing it at once would only send
+         * its caller back sooner, to a pool that has no connection for it either).
+         */
+        boolean passOver() {
+            if (slot.compareAndSet(null, PASSED_OVER)) {
+                waiting.decrementAndGet();
+                return true;
+            }
+            return false;
         }
     }
 
@@ -186,13 +227,12 @@ final class ConnectionPool implements AutoCloseable {
             if (closed) {
                 throw new IOException("the transport is closed");
             }
-            if (!fresh) {
-                Connection c = takeIdle();
-                if (c != null) {
-                    return c;
-                }
+            Connection c = fresh ? null : takeIdle();
+            if (c == null) {
+                c = await(exchange, budgetNanos - (System.nanoTime() - start), fresh);
             }
-            return await(exchange, budgetNanos - (System.nanoTime() - start), fresh);
+            c.leasedAt = System.nanoTime();
+            return c;
         } catch (IOException | RuntimeException e) {
             leases.release();
             throw e;
@@ -200,9 +240,9 @@ final class ConnectionPool implements AutoCloseable {
     }
 
     private Connection await(Exchange exchange, long budgetNanos, boolean fresh) throws IOException {
-        Waiter w = new Waiter(fresh, waiting);
-        waiters.addFirst(w);
         long until = System.nanoTime() + Math.max(0, budgetNanos);
+        Waiter w = new Waiter(fresh, until, waiting);
+        waiters.addFirst(w);
         // Who filled the slot unlinks the waiter: a hand-off unlinks it through its iterator (O(1)); when the
         // waiter filled it itself (an idle connection, a timeout), it unlinks itself here. A scan of the whole
         // deque per waiter would cost O(n^2) with thousands of calls waiting at a cold start.
@@ -216,12 +256,23 @@ final class ConnectionPool implements AutoCloseable {
                         if (w.offer(c)) {
                             self = true;
                         } else {
-                            giveBack(c);
+                            handOff(c, false); // served meanwhile: c goes to another waiting call, or back to idle
                         }
                     }
                 }
                 startConnectors();
                 Object got = w.slot.get();
+                if (got == PASSED_OVER) {
+                    long left = until - System.nanoTime();
+                    if (left > 0 && !closed && !exchange.stopped() && !Thread.currentThread().isInterrupted()) {
+                        LockSupport.parkNanos(this, Math.min(left, RECHECK_NANOS));
+                        continue;
+                    }
+                    throw new ConnectWaitException("no connection to " + destination.key() + " in time: when one"
+                            + " came back, this call had less than " + BUDGET_FOR_AN_EXCHANGE + " times the recent"
+                            + " exchanges (" + exchangeNanos / 1_000_000 + " ms each) left, so an older call with"
+                            + " enough budget took it");
+                }
                 if (got == null) {
                     long left = until - System.nanoTime();
                     if (left <= 0 || closed) {
@@ -281,6 +332,11 @@ final class ConnectionPool implements AutoCloseable {
 
     /** Gives a leased connection back: kept for reuse when {@code reusable}, closed otherwise. */
     void release(Connection c, boolean reusable) {
+        if (reusable) { // an exchange that ran to its end (one cut by its deadline would say only "longer than")
+            long held = System.nanoTime() - c.leasedAt;
+            long e = exchangeNanos;
+            exchangeNanos = e + (held - e) / 8; // racy by design: an estimate
+        }
         try {
             if (reusable && !closed && !c.isClosed()) {
                 c.reused = true;
@@ -298,16 +354,63 @@ final class ConnectionPool implements AutoCloseable {
      * that wants a fresh connection may take it.
      */
     private void handOff(Connection c, boolean brandNew) {
-        if (!waiters.isEmpty()) {
-            for (java.util.Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
-                Waiter w = it.next();
-                if ((brandNew || !w.fresh) && w.offer(c)) {
-                    it.remove();
-                    return;
-                }
+        while (true) {
+            if (offerToWaiter(c, brandNew)) {
+                return;
+            }
+            giveBack(c);
+            // A call that queued itself after the scan above may have looked at the idle list before c was filed
+            // there. await() queues, then looks at the idle list; this files, then looks at the queue: one of the
+            // two sees the other. If a call is still unserved and c is still idle, take c back and offer it again.
+            // Each further round means some call was served meanwhile, so this ends.
+            if (!unservedWaiter(brandNew) || !idle.removeFirstOccurrence(c)) {
+                return;
             }
         }
-        giveBack(c);
+    }
+
+    /**
+     * Offers {@code c} to the call that has waited longest and still has the budget for an exchange: at least
+     * {@link #BUDGET_FOR_AN_EXCHANGE} times the destination's recent exchanges. Older calls with less left are
+     * passed over on the way ({@link Waiter#passOver}): their exchange would most likely reach its deadline,
+     * and a deadline in the middle of an exchange closes the connection (over TLS, a handshake lost).
+     */
+    private boolean offerToWaiter(Connection c, boolean brandNew) {
+        if (waiters.isEmpty()) {
+            return false;
+        }
+        long now = System.nanoTime();
+        long needed = BUDGET_FOR_AN_EXCHANGE * exchangeNanos;
+        for (java.util.Iterator<Waiter> it = waiters.descendingIterator(); it.hasNext(); ) {
+            Waiter w = it.next();
+            if (!brandNew && w.fresh) {
+                continue;
+            }
+            if (w.until - now < needed) {
+                if (w.passOver()) {
+                    it.remove();
+                }
+                continue;
+            }
+            if (w.offer(c)) {
+                it.remove();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a queued call that could take an idle connection has not been served yet. */
+    private boolean unservedWaiter(boolean brandNew) {
+        if (waiters.isEmpty()) {
+            return false;
+        }
+        for (Waiter w : waiters) {
+            if ((brandNew || !w.fresh) && w.slot.get() == null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void giveBack(Connection c) {

@@ -214,6 +214,133 @@ class ConnectionStormIT {
         }
     }
 
+    @Test
+    void waitingCallsAreServedByConnectionsGivenBackWithoutLookingAgainOnTheirOwn() throws Exception {
+        // One connect at a time, so most calls wait for a connection another call gives back. A waiting call
+        // looks again on its own only every 2 s (a safety net); each call's budget is 1 s. So a hand-off lost
+        // between "a call queues itself" and "a connection is filed as idle" would leave a call waiting past
+        // its budget and fail it connect-wait, most likely at the end, when no more connections come back.
+        // Served newest first (as before), the oldest of 64 callers starved past their budget in the first
+        // round, while the pool was still growing one handshake at a time (34-47 connect-waits of 2,560).
+        // First the JIT's warm-up on another transport, so that a cold TLS stack's slow first exchanges do not
+        // run into the 1 s budget: this test is about the pool's hand-offs.
+        try (Transport warm = transport(trusting(DestinationLimits.DEFAULT))) {
+            storm(warm, sim.url("/warm"), 200, Duration.ofSeconds(30));
+        }
+        long warmHandshakes = tls.handshakes();
+        try (Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1))
+                .withRetry(RetryPolicy.NONE))) {
+            Map<String, Integer> outcomes = new TreeMap<>();
+            for (int round = 0; round < 3; round++) {
+                try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                    List<Future<Map<String, Integer>>> fs = new ArrayList<>();
+                    for (int i = 0; i < 64; i++) {
+                        String url = sim.url("/r" + round + "/" + i + "?latency=" + (i % 3) + "ms");
+                        fs.add(ex.submit(() -> {
+                            Map<String, Integer> mine = new TreeMap<>();
+                            for (int k = 0; k < 40; k++) {
+                                mine.merge(t.call(CallRequest.get(url), Duration.ofSeconds(1)).outcome(), 1, Integer::sum);
+                            }
+                            return mine;
+                        }));
+                    }
+                    Map<String, Integer> r = new TreeMap<>();
+                    for (Future<Map<String, Integer>> f : fs) {
+                        f.get(120, TimeUnit.SECONDS).forEach((k, v) -> r.merge(k, v, Integer::sum));
+                    }
+                    r.forEach((k, v) -> outcomes.merge(k, v, Integer::sum));
+                }
+            }
+            // The one thing this test is about: no call waited out its budget for a connection. A rare
+            // timeout-headers (a 0-2 ms exchange taking the rest of a budget on a loaded machine) is not.
+            assertThat(outcomes).as("3 rounds of 64 callers x 40 calls").doesNotContainKey("connect-wait");
+            assertThat(outcomes.getOrDefault("ok", 0)).as("outcomes " + outcomes)
+                    .isGreaterThanOrEqualTo(3 * 64 * 40 - 8);
+            assertThat(tls.handshakes() - warmHandshakes).as("connections were shared, not one per call")
+                    .isLessThan(3 * 64 * 40);
+        }
+    }
+
+    @Test
+    void aConnectionGoesToTheOldestWaitingCallThatHasTheBudgetForAnExchange() throws Exception {
+        // A loopback relay in front of the TLS backend: its first connection is piped through, every later
+        // one is held silent, so the pool has exactly one connection and no connect ever adds another.
+        List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (ServerSocket relay = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Thread.ofVirtual().start(() -> {
+                try {
+                    java.net.Socket first = relay.accept();
+                    java.net.Socket up = new java.net.Socket("127.0.0.1", java.net.URI.create(sim.url()).getPort());
+                    held.add(first);
+                    held.add(up);
+                    Thread.ofVirtual().start(() -> pipe(first, up));
+                    Thread.ofVirtual().start(() -> pipe(up, first));
+                    while (true) {
+                        held.add(relay.accept());
+                    }
+                } catch (java.io.IOException e) {
+                    // the relay closed
+                }
+            });
+            String base = "https://127.0.0.1:" + relay.getLocalPort();
+            try (Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1)
+                    .withConnectTimeout(Duration.ofSeconds(20))).withRetry(RetryPolicy.NONE))) {
+                // Six exchanges of 600 ms: the pool's estimate of an exchange is then ~330 ms, so a waiting
+                // call needs ~660 ms of budget left to be handed the connection.
+                for (int i = 0; i < 6; i++) {
+                    assertThat(t.call(CallRequest.get(base + "/warm?latency=600ms"), Duration.ofSeconds(5)).ok()).isTrue();
+                }
+                try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                    Future<CallResult> a = ex.submit(() -> t.call(CallRequest.get(base + "/a?latency=600ms"),
+                            Duration.ofSeconds(5)));
+                    awaitWaiting(0, () -> tls.handshakes() == 1 && a.state() == Future.State.RUNNING);
+                    Thread.sleep(50); // a has the one connection for ~600 ms
+                    // queued in this order: b1 (900 ms), c (5 s), b2 (900 ms); the connection comes back to
+                    // them after ~550 ms, when b1 and b2 have ~350 ms left: not enough for a 600 ms exchange
+                    Future<CallResult> b1 = ex.submit(() -> t.call(CallRequest.get(base + "/b1?latency=600ms"),
+                            Duration.ofMillis(900)));
+                    awaitWaiting(1, () -> true);
+                    Future<CallResult> c = ex.submit(() -> t.call(CallRequest.get(base + "/c?latency=600ms"),
+                            Duration.ofSeconds(5)));
+                    awaitWaiting(2, () -> true);
+                    Future<CallResult> b2 = ex.submit(() -> t.call(CallRequest.get(base + "/b2?latency=600ms"),
+                            Duration.ofMillis(900)));
+                    awaitWaiting(3, () -> true);
+                    assertThat(a.get(20, TimeUnit.SECONDS).ok()).isTrue();
+                    // served newest first, b2 would take it and its exchange would be cut (timeout-headers);
+                    // served oldest first without the budget rule, b1 would
+                    assertThat(c.get(20, TimeUnit.SECONDS).outcome()).as("the oldest call with the budget").isEqualTo("ok");
+                    assertThat(b1.get(20, TimeUnit.SECONDS).outcome()).as("older, too little budget").isEqualTo("connect-wait");
+                    assertThat(b2.get(20, TimeUnit.SECONDS).outcome()).as("newer, too little budget").isEqualTo("connect-wait");
+                }
+                assertThat(tls.handshakes()).as("one connection all along: none was cut and made again").isEqualTo(1);
+            }
+        } finally {
+            for (java.net.Socket s : held) {
+                s.close();
+            }
+        }
+    }
+
+    private static void pipe(java.net.Socket from, java.net.Socket to) {
+        try {
+            from.getInputStream().transferTo(to.getOutputStream());
+        } catch (java.io.IOException e) {
+            // one side closed
+        }
+    }
+
+    /** Waits until {@code n} calls wait for a connection (and {@code also} holds), at most 10 s. */
+    private void awaitWaiting(int n, java.util.function.BooleanSupplier also) throws InterruptedException {
+        for (int i = 0; i < 1000; i++) {
+            if (registry.find("weft.destination.connect_waiting").gauge().value() == n && also.getAsBoolean()) {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("never " + n + " calls waiting for a connection");
+    }
+
     private void awaitOpenConnections(long n) throws InterruptedException {
         AtomicInteger tries = new AtomicInteger();
         while (connectionsOpen() != n && tries.incrementAndGet() < 400) {
