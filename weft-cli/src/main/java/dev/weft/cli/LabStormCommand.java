@@ -22,8 +22,11 @@ import java.time.Instant;
                 "N clients (closed loop, one connection each) start cold on the plain route, then cold on the HTTPS",
                 "route; halfway through the HTTPS phase the backends reset every connection they hold (a restart).",
                 "Prints good answers and errors per second, the steady rate, the seconds to reach 90%% of it, the",
-                "error share, the gateway's backend calls by outcome, and HTTPS / plain. --before-jar runs an older",
-                "build's gateway (its weft-lab.jar) the same way first, in the same run.",
+                "error share, the gateway's backend calls by outcome, and HTTPS / plain. Then the issue's own",
+                "measure: for the HTTPS cold start and for the time after the drop, the seconds until every later",
+                "second had < 1%% errors (at least 3 such seconds), and the good answers per second from then on",
+                "against the plain steady rate. --before-jar runs an older build's gateway (its weft-lab.jar) the",
+                "same way first, in the same run.",
                 ""})
 public final class LabStormCommand implements Runnable {
     @Spec

@@ -74,6 +74,27 @@ public final class StormLab {
             return -1;
         }
 
+        /**
+         * Issue 13's measure: the seconds from {@code from} until the phase settles, that is until every later
+         * second up to {@code to} (at least {@link #SETTLED_SECONDS} of them) had errors under 1% of its
+         * answers; -1 if it never does.
+         */
+        public int settled(int from, int to) {
+            to = Math.min(to, ok.length);
+            int s = to;
+            while (s > from && 100 * errors[s - 1] < ok[s - 1] + errors[s - 1]) {
+                s--;
+            }
+            return to - s >= SETTLED_SECONDS ? s - from : -1;
+        }
+
+        /** Good answers per second from {@code from + settled} to {@code to}; 0 if it never settles. */
+        public double settledRate(int from, int to) {
+            int s = settled(from, to);
+            to = Math.min(to, ok.length);
+            return s < 0 ? 0 : (double) sum(ok, from + s, to) / (to - from - s);
+        }
+
         long sum(long[] a, int from, int to) {
             long n = 0;
             for (int i = from; i < Math.min(to, a.length); i++) {
@@ -82,6 +103,9 @@ public final class StormLab {
             return n;
         }
     }
+
+    /** How many seconds under 1% errors, to the end of a window, count as settled. */
+    static final int SETTLED_SECONDS = 3;
 
     public record ModelResult(String model, Phase plain, Phase https) {
     }
@@ -361,6 +385,22 @@ public final class StormLab {
             b.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.2f | %s s, %.2f%% | %s s, %.2f%% |%n", r.model(),
                     r.plain().steady(), h.steady(), r.plain().steady() == 0 ? 0 : h.steady() / r.plain().steady(),
                     reachText(h.reach(0)), share(h, 0, cut), reachText(h.reach(cut)), share(h, cut, h.ok().length)));
+        }
+        b.append("\nIssue 13's measure: the seconds until every later second of the window had < 1% errors (at least ")
+                .append(SETTLED_SECONDS).append(" such seconds to the window's end),\nand the good answers per second from"
+                        + " then on, against the plain phase's steady rate.\n\n");
+        b.append("| build | HTTPS cold: s to settle | req/s settled | / plain steady | after the drop: s to settle | req/s settled | / plain steady |\n");
+        b.append("|---|---:|---:|---:|---:|---:|---:|\n");
+        for (ModelResult r : rs) {
+            Phase h = r.https();
+            int cut = h.dropSecond() > 0 ? h.dropSecond() : h.ok().length;
+            double plain = r.plain().steady();
+            double cold = h.settledRate(0, cut);
+            double after = h.settledRate(cut, h.ok().length);
+            b.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.2f | %s | %.0f | %.2f |%n", r.model(),
+                    reachText(h.settled(0, cut)), cold, plain == 0 ? 0 : cold / plain,
+                    h.dropSecond() > 0 ? reachText(h.settled(cut, h.ok().length)) : "-", after,
+                    plain == 0 ? 0 : after / plain));
         }
         return b.toString();
     }
