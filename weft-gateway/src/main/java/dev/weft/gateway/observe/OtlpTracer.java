@@ -126,14 +126,14 @@ final class OtlpTracer implements Tracer {
         TraceParent in = TraceParent.parse(traceparent);
         if (in != null) {
             String state = TraceParent.cleanState(tracestate);
-            if (!in.sampled()) {
-                return new Unsampled(in.traceHi(), in.traceLo(), state);
+            if (!in.sampled()) { // passed on with flags 00
+                return new Propagated(new TraceParent(in.traceHi(), in.traceLo(), in.spanId(), 0), state);
             }
             return new Recording(in.traceHi(), in.traceLo(), in.spanId(), true, state, method, path);
         }
         TraceParent t = TraceParent.newTrace(false); // its ids; sampled or not is decided here
         return samples(t.traceLo()) ? new Recording(t.traceHi(), t.traceLo(), 0, false, null, method, path)
-                : new Unsampled(t.traceHi(), t.traceLo(), null);
+                : new Propagated(t, null);
     }
 
     /** A writer for one span: the calling thread's slot's, or a new one when another thread holds it. */
@@ -317,30 +317,6 @@ final class OtlpTracer implements Tracer {
             OtlpTraceEncoder.callSpan(w, q.traceHi, q.traceLo, spanId, q.spanId, q.state, q.epochNanosAt(startNanos),
                     end, name, destination.getScheme() + "://" + destination.getAuthority(), result);
             record(w);
-        }
-    }
-
-    /** A request that is not recorded: its calls send the trace on with new span ids and flags 00. */
-    private record Unsampled(long traceHi, long traceLo, String tracestate) implements RequestTrace {
-        @Override
-        public String traceId() {
-            return TraceParent.traceId(traceHi, traceLo);
-        }
-
-        @Override
-        public CallTrace call(String name, URI destination) {
-            return new Propagated(TraceParent.header(traceHi, traceLo, TraceParent.newSpanId(), 0));
-        }
-
-        @Override
-        public void end(String route, int status) {
-        }
-    }
-
-    /** The call of an unsampled request: a new span id to propagate, nothing recorded. */
-    private record Propagated(String traceparent) implements CallTrace {
-        @Override
-        public void end(CallResult result) {
         }
     }
 

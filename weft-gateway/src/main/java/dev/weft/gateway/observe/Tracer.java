@@ -51,6 +51,33 @@ public interface Tracer extends AutoCloseable {
         return Propagating.INSTANCE;
     }
 
+    /**
+     * A request whose trace is only passed on (no tracing, or not sampled): each call sends {@code trace}'s id and
+     * flags with a span id of its own; nothing is recorded.
+     */
+    record Propagated(TraceParent trace, String tracestate) implements RequestTrace {
+        @Override
+        public String traceId() {
+            return trace.traceId();
+        }
+
+        @Override
+        public CallTrace call(String name, URI destination) {
+            return new Sent(TraceParent.header(trace.traceHi(), trace.traceLo(), TraceParent.newSpanId(), trace.flags()));
+        }
+
+        @Override
+        public void end(String route, int status) {
+        }
+    }
+
+    /** A call whose {@code traceparent} is only sent: nothing is recorded. */
+    record Sent(String traceparent) implements CallTrace {
+        @Override
+        public void end(CallResult result) {
+        }
+    }
+
     /** Propagation only. */
     final class Propagating implements Tracer {
         static final Propagating INSTANCE = new Propagating();
@@ -61,38 +88,8 @@ public interface Tracer extends AutoCloseable {
         @Override
         public RequestTrace begin(String traceparent, String tracestate, String method, String path) {
             TraceParent in = TraceParent.parse(traceparent);
-            TraceParent self = in != null ? in.child() : TraceParent.newTrace(false);
-            String state = in != null ? TraceParent.cleanState(tracestate) : null;
-            return new RequestTrace() {
-                @Override
-                public String traceId() {
-                    return self.traceId();
-                }
-
-                @Override
-                public String tracestate() {
-                    return state;
-                }
-
-                @Override
-                public CallTrace call(String name, URI destination) {
-                    String header = self.child().header();
-                    return new CallTrace() {
-                        @Override
-                        public String traceparent() {
-                            return header;
-                        }
-
-                        @Override
-                        public void end(CallResult result) {
-                        }
-                    };
-                }
-
-                @Override
-                public void end(String route, int status) {
-                }
-            };
+            return in != null ? new Propagated(in, TraceParent.cleanState(tracestate))
+                    : new Propagated(TraceParent.newTrace(false), null);
         }
 
         @Override
