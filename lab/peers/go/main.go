@@ -4,10 +4,20 @@
 //
 // Usage: system-a-go B_URL C_URL D_URL MAX_CONNECTIONS
 // Prints "READY <url>" once it serves; exits when its standard input closes.
+// Environment (both optional; `weft lab storm` sets them):
+//
+//	WEFT_PEER_CA            a PEM file of CA certificates trusted for https backends besides the system's
+//	WEFT_PEER_CALL_TIMEOUT  each backend call's budget, dial, TLS handshake and wait for a connection included
+//	                        (a Go duration, default 60s)
+//
+// https backends: HTTP/1.1 (net/http does not try HTTP/2 with its own dialer and TLS config), TLS sessions resumed from
+// an LRU client session cache.
 package main
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,9 +48,29 @@ func main() {
 		fmt.Fprintln(os.Stderr, "MAX_CONNECTIONS must be a positive integer")
 		os.Exit(2)
 	}
+	timeout := 60 * time.Second
+	if t := os.Getenv("WEFT_PEER_CALL_TIMEOUT"); t != "" {
+		timeout, err = time.ParseDuration(t)
+		if err != nil || timeout <= 0 {
+			fmt.Fprintln(os.Stderr, "WEFT_PEER_CALL_TIMEOUT must be a positive Go duration such as 1s")
+			os.Exit(2)
+		}
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if ca := os.Getenv("WEFT_PEER_CA"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil || !roots.AppendCertsFromPEM(pem) {
+			fmt.Fprintln(os.Stderr, "WEFT_PEER_CA: no PEM certificate in", ca, err)
+			os.Exit(2)
+		}
+	}
 	client := &http.Client{
-		Timeout: 60 * time.Second,
+		Timeout: timeout,
 		Transport: &http.Transport{
+			TLSClientConfig:     &tls.Config{RootCAs: roots, ClientSessionCache: tls.NewLRUClientSessionCache(0)},
 			MaxIdleConns:        3 * maxConns,
 			MaxIdleConnsPerHost: maxConns, // the default of 2 would close and reopen connections under load
 			MaxConnsPerHost:     maxConns,

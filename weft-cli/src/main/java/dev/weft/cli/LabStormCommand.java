@@ -26,7 +26,7 @@ import java.time.Instant;
                 "measure: for the HTTPS cold start and for the time after the drop, the seconds until every later",
                 "second had < 1%% errors (at least 3 such seconds), and the good answers per second from then on",
                 "against the plain steady rate. --before-jar runs an older build's gateway (its weft-lab.jar) the",
-                "same way first, in the same run.",
+                "same way first, in the same run; --go runs the Go aggregation peer after it.",
                 ""})
 public final class LabStormCommand implements Runnable {
     @Spec
@@ -60,6 +60,14 @@ public final class LabStormCommand implements Runnable {
             description = "Both builds run with the circuit breaker off: the connection storm apart from the breaker.")
     boolean breakerOff;
 
+    @Option(names = "--go",
+            description = {"Also run the Go aggregation peer (lab/peers/go, built with the machine's Go; skipped with a",
+                    "note where there is none) through both phases, a fresh process per phase: net/http over",
+                    "HTTP/1.1, a goroutine per call, a new connection dialled for each call that finds none idle",
+                    "(no bound on handshakes at once), TLS sessions resumed, each call's budget 1s (the gateway's",
+                    "call_timeout)."})
+    boolean go;
+
     @Override
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
@@ -79,12 +87,14 @@ public final class LabStormCommand implements Runnable {
         out.println("command: weft lab storm --connections " + connections + " --latency " + Durations.format(latency)
                 + " --plain " + Durations.format(plain) + " --https " + Durations.format(https)
                 + (beforeJar != null ? " --before-jar " + beforeJar : "")
-                + (maxConnecting > 0 ? " --max-connecting " + maxConnecting : "") + (breakerOff ? " --breaker-off" : ""));
+                + (maxConnecting > 0 ? " --max-connecting " + maxConnecting : "") + (breakerOff ? " --breaker-off" : "")
+                + (go ? " --go" : ""));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
         try {
-            StormLab.run(new StormLab.Options(connections, latency, plain, https, beforeJar, maxConnecting, breakerOff), out,
+            StormLab.run(new StormLab.Options(connections, latency, plain, https, beforeJar, maxConnecting, breakerOff, go),
+                    out,
                     spec.commandLine().getErr());
         } catch (Exception e) {
             throw new UserException("lab storm failed: " + e.getMessage(), e);

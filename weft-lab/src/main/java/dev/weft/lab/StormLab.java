@@ -37,7 +37,10 @@ import java.util.concurrent.atomic.LongAdder;
  * the steady rate, the time to reach 90% of it, the error share, and what the gateway's calls ended with; per
  * HTTPS window (cold, after the drop), issue 13's measure: the seconds until it settled under 1% errors and
  * its rate from then on ({@link Phase#settled}).
- * With {@code --before-jar} an older build's gateway runs the same in the same run.
+ * With {@code --before-jar} an older build's gateway runs the same in the same run; with {@code --go}, the
+ * Go aggregation peer ({@code lab/peers/go}, net/http: a goroutine per call, a new connection dialled for
+ * every call that finds none idle, each call's budget {@link #GO_CALL_TIMEOUT}) runs both phases after it, a
+ * fresh process per phase so that each starts cold.
  */
 public final class StormLab {
     /**
@@ -51,8 +54,14 @@ public final class StormLab {
      *                      from what the breaker makes of it)
      */
     public record Options(int connections, Duration latency, Duration plain, Duration https, Path beforeJar,
-                          int maxConnecting, boolean breakerOff) {
+                          int maxConnecting, boolean breakerOff, boolean go) {
     }
+
+    /**
+     * The Go peer's budget per backend call, dial, handshake and wait for a connection included: the gateway's
+     * default {@code call_timeout}, so that both give up on a call after the same time.
+     */
+    static final Duration GO_CALL_TIMEOUT = Duration.ofSeconds(1);
 
     /** Per-second counts of one phase. */
     public record Phase(String name, long[] ok, long[] errors, Map<String, Long> errorsByReason,
@@ -175,23 +184,67 @@ public final class StormLab {
                     progress.flush();
                     Phase https = phase("https", client, url + "/tls/1", o.connections(), o.https(),
                             tlsSim.url() + "/-/drop", admin, url, progress);
-                    CallResult st = patiently(admin, CallRequest.get(tlsSim.url() + "/-/stats"));
-                    String stats = st.ok() ? st.bodyText() : st.toString();
-                    int t = stats.indexOf("\"tls\"");
-                    out.println("HTTPS backends' handshakes so far: " + (t < 0 ? stats : stats.substring(t)));
-                    CallResult reset = patiently(admin, CallRequest.builder("POST", tlsSim.url() + "/-/reset").build());
-                    if (!reset.ok()) {
-                        out.println("(the backends' counts could not be reset: " + reset + "; the next counts include these)");
+                    results.add(finish(new ModelResult(m[0], plain, https), tlsSim, admin, out));
+                }
+            }
+            if (o.go()) {
+                Path bin = null;
+                try {
+                    bin = dev.weft.lab.peers.GoPeers.build("go");
+                } catch (dev.weft.lab.peers.GoPeers.Unavailable e) {
+                    out.println("go: SKIPPED: " + e.getMessage());
+                    progress.println("lab storm: SKIPPED go: " + e.getMessage());
+                    progress.flush();
+                }
+                if (bin != null) {
+                    String path = "/a/1?latency=" + o.latency().toMillis() + "ms";
+                    Phase plain;
+                    try (ChildProcess go = goPeer(bin, plainSim.urls(), certs.cert(), o.connections())) {
+                        progress.println("lab storm: go: pid " + go.pid() + " at " + go.ready() + "; plain phase, "
+                                + o.connections() + " clients, cold ...");
+                        progress.flush();
+                        plain = phase("plain", client, go.ready() + path, o.connections(), o.plain(), null, admin,
+                                go.ready(), progress);
                     }
-                    ModelResult r = new ModelResult(m[0], plain, https);
-                    results.add(r);
-                    out.println(report(r));
-                    out.flush();
+                    try (ChildProcess go = goPeer(bin, tlsSim.urls(), certs.cert(), o.connections())) {
+                        progress.println("lab storm: go: pid " + go.pid() + " at " + go.ready() + "; HTTPS phase, cold;"
+                                + " the backends drop every connection at " + o.https().dividedBy(2).toSeconds() + " s ...");
+                        progress.flush();
+                        Phase https = phase("https", client, go.ready() + path, o.connections(), o.https(),
+                                tlsSim.url() + "/-/drop", admin, go.ready(), progress);
+                        results.add(finish(new ModelResult("go", plain, https), tlsSim, admin, out));
+                    }
                 }
             }
         }
         out.println(summary(results));
         return results;
+    }
+
+    /**
+     * The Go peer for one phase, calling {@code backends} (the lab's certificate trusted, at most
+     * {@code connections + 500} connections per backend as the gateway's {@code max_in_flight} here).
+     */
+    static ChildProcess goPeer(Path bin, List<String> backends, Path cert, int connections) throws IOException {
+        return ChildProcess.start(List.of("env", "WEFT_PEER_CA=" + cert,
+                "WEFT_PEER_CALL_TIMEOUT=" + GO_CALL_TIMEOUT.toMillis() + "ms", bin.toString(), backends.get(0),
+                backends.get(1), backends.get(2), String.valueOf(connections + 500)), "the Go peer");
+    }
+
+    /** Prints the backends' handshakes and the model's report, and resets the backends' counts. */
+    private static ModelResult finish(ModelResult r, SimProcess tlsSim, Transport admin, PrintWriter out)
+            throws InterruptedException {
+        CallResult st = patiently(admin, CallRequest.get(tlsSim.url() + "/-/stats"));
+        String stats = st.ok() ? st.bodyText() : st.toString();
+        int t = stats.indexOf("\"tls\"");
+        out.println("HTTPS backends' handshakes so far: " + (t < 0 ? stats : stats.substring(t)));
+        CallResult reset = patiently(admin, CallRequest.builder("POST", tlsSim.url() + "/-/reset").build());
+        if (!reset.ok()) {
+            out.println("(the backends' counts could not be reset: " + reset + "; the next counts include these)");
+        }
+        out.println(report(r));
+        out.flush();
+        return r;
     }
 
     /** An admin call to a backend that may still be busy with the load just stopped: up to 10 tries. */
