@@ -19,8 +19,9 @@ import java.time.Duration;
  * @param maxConnecting  connections being opened (TCP connect and TLS handshake) at once; other calls
  *                       wait, within their deadline, for one of them or for a pooled connection to come
  *                       back instead of each starting its own connect. 0 (the default) means by scheme:
- *                       4 for https (a handshake costs both sides CPU), 64 for http (a connect costs a
- *                       round trip); see {@link #maxConnectingFor}
+ *                       4 for https (a handshake costs both sides CPU), 1024 for http (a connect costs a
+ *                       round trip; 64 until Round 10, when a cold start of 2,000 clients waited out
+ *                       their budget behind it: docs/benchmarks.md); see {@link #maxConnectingFor}
  * @param minIdle        connections opened in the background at start and kept open while idle
  *                       (a warm pool), default 0; at most maxConnections
  */
@@ -32,7 +33,7 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
     /** max_connecting by scheme: {@link #DEFAULT_MAX_CONNECTING_HTTPS} or {@link #DEFAULT_MAX_CONNECTING_HTTP}. */
     public static final int DEFAULT_MAX_CONNECTING = 0;
     public static final int DEFAULT_MAX_CONNECTING_HTTPS = 4;
-    public static final int DEFAULT_MAX_CONNECTING_HTTP = 64;
+    public static final int DEFAULT_MAX_CONNECTING_HTTP = 1024;
     public static final int MAX_MAX_CONNECTING = 10_000;
     public static final DestinationLimits DEFAULT = new DestinationLimits(DEFAULT_MAX_IN_FLIGHT,
             Duration.ofMillis(100), DEFAULT_MAX_IN_FLIGHT, Duration.ofSeconds(2), Duration.ofSeconds(30),

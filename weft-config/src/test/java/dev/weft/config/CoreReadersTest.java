@@ -70,7 +70,7 @@ class CoreReadersTest {
         assertThat(d.tls().ca()).isEqualTo(ca);
         assertThat(d.tls().insecureSkipVerify()).isFalse();
         assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("https")).as("documented default").isEqualTo(4);
-        assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("http")).as("documented default").isEqualTo(64);
+        assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("http")).as("documented default").isEqualTo(1024);
         assertThat(d.limits().maxConnectingFor("https")).as("set").isEqualTo(8);
     }
 
