@@ -17,8 +17,9 @@ import java.time.Instant;
 @Command(name = "storm",
         mixinStandardHelpOptions = true,
         description = {
-                "The HTTPS connection storm of issue 13: a gateway route calls three HTTPS backends (weft-sim, a",
-                "self-signed RSA-2048 certificate, --latency each), another route the same three over plain HTTP.",
+                "The HTTPS connection storm of issue 13: a gateway route calls three HTTPS backends (weft-sim, or",
+                "Go's net/http with --backends go; a self-signed RSA-2048 certificate, --latency each), another",
+                "route three of the same kind over plain HTTP.",
                 "N clients (closed loop, one connection each) start cold on the plain route, then cold on the HTTPS",
                 "route; halfway through the HTTPS phase the backends reset every connection they hold (a restart).",
                 "Prints good answers and errors per second, the steady rate, the seconds to reach 90%% of it, the",
@@ -60,6 +61,12 @@ public final class LabStormCommand implements Runnable {
             description = "Both builds run with the circuit breaker off: the connection storm apart from the breaker.")
     boolean breakerOff;
 
+    @Option(names = "--backends", paramLabel = "sim|go", defaultValue = "sim",
+            description = {"What serves the backends: sim (weft-sim, the JDK's TLS; the default) or go",
+                    "(lab/peers/go-upstream, Go's net/http and crypto/tls, built with the machine's Go), as the Go",
+                    "HTTPS server issue 13 was first measured against; its TLS costs the shared cores less."})
+    String backends;
+
     @Option(names = "--go",
             description = {"Also run the Go aggregation peer (lab/peers/go, built with the machine's Go; skipped with a",
                     "note where there is none) through both phases, a fresh process per phase: net/http over",
@@ -81,6 +88,10 @@ public final class LabStormCommand implements Runnable {
         if (maxConnecting < 0 || maxConnecting > 10_000) {
             throw new UserException("--max-connecting must be 0..10000", null, 2);
         }
+        if (!StormLab.BACKENDS.contains(backends)) {
+            throw new UserException("--backends must be one of " + String.join(", ", StormLab.BACKENDS) + ", not '"
+                    + backends + "'", null, 2);
+        }
         if (beforeJar != null && !Files.isRegularFile(beforeJar)) {
             throw new UserException("--before-jar: no such file " + beforeJar, null, 2);
         }
@@ -88,12 +99,13 @@ public final class LabStormCommand implements Runnable {
                 + " --plain " + Durations.format(plain) + " --https " + Durations.format(https)
                 + (beforeJar != null ? " --before-jar " + beforeJar : "")
                 + (maxConnecting > 0 ? " --max-connecting " + maxConnecting : "") + (breakerOff ? " --breaker-off" : "")
-                + (go ? " --go" : ""));
+                + (go ? " --go" : "") + (backends.equals("sim") ? "" : " --backends " + backends));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
         try {
-            StormLab.run(new StormLab.Options(connections, latency, plain, https, beforeJar, maxConnecting, breakerOff, go),
+            StormLab.run(new StormLab.Options(connections, latency, plain, https, beforeJar, maxConnecting, breakerOff, go,
+                    backends),
                     out,
                     spec.commandLine().getErr());
         } catch (Exception e) {

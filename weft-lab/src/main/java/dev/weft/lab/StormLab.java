@@ -29,8 +29,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * {@code weft lab storm}: issue 13's HTTPS storm. One gateway route calls three HTTPS backends (weft-sim
- * with a self-signed RSA-2048 certificate, {@code latency} each), another the same three over plain HTTP.
+ * {@code weft lab storm}: issue 13's HTTPS storm. One gateway route calls three HTTPS backends (weft-sim, or
+ * Go's net/http with {@code backends = "go"}; a self-signed RSA-2048 certificate, {@code latency} each), another
+ * three of the same kind over plain HTTP.
  * A closed loop of {@code connections} clients starts cold on the plain route, then cold on the HTTPS
  * route, and halfway through the HTTPS phase the backends reset every connection they hold (a restart
  * that kills the gateway's pooled connections). Printed per second: good answers and errors; per phase:
@@ -54,7 +55,52 @@ public final class StormLab {
      *                      from what the breaker makes of it)
      */
     public record Options(int connections, Duration latency, Duration plain, Duration https, Path beforeJar,
-                          int maxConnecting, boolean breakerOff, boolean go) {
+                          int maxConnecting, boolean breakerOff, boolean go, String backends) {
+        public Options {
+            if (!BACKENDS.contains(backends)) {
+                throw new IllegalArgumentException("backends must be one of " + BACKENDS + ", not " + backends);
+            }
+        }
+    }
+
+    /**
+     * What serves the three backends: {@code sim} (weft-sim, the JDK's TLS) or {@code go} ({@code
+     * lab/peers/go-upstream}: Go's net/http and crypto/tls, as the Go HTTPS server issue 13 was first measured
+     * against).
+     */
+    public static final List<String> BACKENDS = List.of("sim", "go");
+
+    /** Three backends in one process; {@code url()} is the first, where the admin paths are asked. */
+    record Backends(List<String> urls, long pid, AutoCloseable process) implements AutoCloseable {
+        String url() {
+            return urls.getFirst();
+        }
+
+        @Override
+        public void close() throws Exception {
+            process.close();
+        }
+    }
+
+    static Backends backends(String kind, TestCerts certs, boolean tls) throws IOException {
+        List<InetSocketAddress> three = List.of(new InetSocketAddress("127.0.0.1", 0),
+                new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0));
+        if (kind.equals("sim")) {
+            SimProcess sim = tls ? SimProcess.startTls(three, certs) : SimProcess.start(three);
+            return new Backends(sim.urls(), sim.pid(), sim);
+        }
+        Path bin;
+        try {
+            bin = dev.weft.lab.peers.GoPeers.build("go-upstream");
+        } catch (dev.weft.lab.peers.GoPeers.Unavailable e) {
+            throw new IOException("--backends go: " + e.getMessage(), e);
+        }
+        List<String> cmd = new ArrayList<>(List.of(bin.toString(), "3"));
+        if (tls) {
+            cmd.addAll(List.of(certs.cert().toString(), certs.key().toString()));
+        }
+        ChildProcess p = ChildProcess.start(cmd, "the Go backends");
+        return new Backends(List.of(p.ready().split(",")), p.pid(), p);
     }
 
     /**
@@ -138,11 +184,9 @@ public final class StormLab {
     private static List<ModelResult> run(Options o, PrintWriter out, PrintWriter progress, Path dir) throws Exception {
         TestCerts certs = TestCerts.selfSigned(dir);
         Path trust = trustStore(certs.cert(), dir.resolve("trust.p12"));
-        List<InetSocketAddress> three = List.of(new InetSocketAddress("127.0.0.1", 0),
-                new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0));
         List<ModelResult> results = new ArrayList<>();
-        try (SimProcess tlsSim = SimProcess.startTls(three, certs);
-             SimProcess plainSim = SimProcess.start(three);
+        try (Backends tlsSim = backends(o.backends(), certs, true);
+             Backends plainSim = backends(o.backends(), certs, false);
              Transport client = LoadClient.transport(o.connections() + 16);
              Transport admin = Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
                      new dev.weft.client.TlsOptions(certs.cert(), false))).build()) {
@@ -154,7 +198,7 @@ public final class StormLab {
                 Files.writeString(afterConfig, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(),
                         o.maxConnecting(), o.breakerOff()));
             }
-            out.println("backends: HTTPS " + tlsSim.urls() + " (pid " + tlsSim.pid() + "), plain " + plainSim.urls()
+            out.println("backends (" + o.backends() + "): HTTPS " + tlsSim.urls() + " (pid " + tlsSim.pid() + "), plain " + plainSim.urls()
                     + " (pid " + plainSim.pid() + "), latency " + o.latency().toMillis() + " ms");
             out.println("gateway config (" + afterConfig + "):");
             out.println(Files.readString(afterConfig).indent(4));
@@ -232,7 +276,7 @@ public final class StormLab {
     }
 
     /** Prints the backends' handshakes and the model's report, and resets the backends' counts. */
-    private static ModelResult finish(ModelResult r, SimProcess tlsSim, Transport admin, PrintWriter out)
+    private static ModelResult finish(ModelResult r, Backends tlsSim, Transport admin, PrintWriter out)
             throws InterruptedException {
         CallResult st = patiently(admin, CallRequest.get(tlsSim.url() + "/-/stats"));
         String stats = st.ok() ? st.bodyText() : st.toString();

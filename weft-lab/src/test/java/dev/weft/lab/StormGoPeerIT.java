@@ -19,7 +19,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Go peer as {@code weft lab storm --go} starts it: it trusts the lab's self-signed certificate, composes the
+ * The Go processes of {@code weft lab storm}. The Go peer as {@code --go} starts it: it trusts the lab's self-signed certificate, composes the
  * three HTTPS backends' answers, and gives up on a call after {@link StormLab#GO_CALL_TIMEOUT}, as the gateway's
  * default {@code call_timeout} does (else its error share would not compare with the gateway's).
  */
@@ -56,5 +56,59 @@ class StormGoPeerIT {
             CallResult stats = client.call(CallRequest.get(tls.url() + "/-/stats"), Duration.ofSeconds(30));
             assertThat(stats.bodyText()).as("the backends served TLS handshakes").containsPattern("\"handshakes\":[1-9]");
         }
+    }
+
+    /**
+     * {@code --backends go}: Go's net/http and crypto/tls serve what weft-sim serves to the lab: the JSON body after
+     * the latency asked, its handshake counts, and a drop of every connection (the restart in the middle of the
+     * HTTPS phase), after which a new connection resumes the TLS session.
+     */
+    @Test
+    void theGoBackendsServeCountHandshakesAndDropEveryConnection(@TempDir Path dir) throws Exception {
+        try {
+            GoPeers.build("go-upstream");
+        } catch (GoPeers.Unavailable e) {
+            System.out.println("StormGoPeerIT: skipped, the Go backends cannot run here: " + e.getMessage());
+            Assumptions.abort(e.getMessage());
+            return;
+        }
+        TestCerts certs = TestCerts.selfSigned(dir);
+        try (StormLab.Backends tls = StormLab.backends("go", certs, true);
+             StormLab.Backends plain = StormLab.backends("go", certs, false);
+             Transport client = Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
+                     new dev.weft.client.TlsOptions(certs.cert(), false))).build()) {
+            assertThat(tls.urls()).hasSize(3).allSatisfy(u -> assertThat(u).startsWith("https://127.0.0.1:"));
+            assertThat(plain.urls()).hasSize(3).allSatisfy(u -> assertThat(u).startsWith("http://127.0.0.1:"));
+            CallResult p = client.call(CallRequest.get(plain.urls().get(2) + "/d/3?latency=5ms"), Duration.ofSeconds(30));
+            assertThat(p.status()).as(p.toString()).isEqualTo(200);
+            assertThat(p.bodyText()).startsWith("{\"path\":\"/d/3\",\"items\":[");
+            CallResult bad = client.call(CallRequest.get(plain.url() + "/b/1?latency=soon"), Duration.ofSeconds(30));
+            assertThat(bad.status()).isEqualTo(400);
+
+            CallResult first = client.call(CallRequest.get(tls.url() + "/b/7?latency=5ms"), Duration.ofSeconds(30));
+            assertThat(first.status()).as(first.toString()).isEqualTo(200);
+            assertThat(first.bodyText()).contains("\"path\":\"/b/7\"");
+            long before = handshakes(client, tls, "handshakes");
+            assertThat(before).isPositive();
+            CallResult again = client.call(CallRequest.get(tls.url() + "/b/8?latency=5ms"), Duration.ofSeconds(30));
+            assertThat(again.status()).isEqualTo(200);
+            assertThat(handshakes(client, tls, "handshakes")).as("a kept-alive connection, no new handshake").isEqualTo(before);
+
+            CallResult drop = client.call(CallRequest.builder("POST", tls.url() + "/-/drop").build(), Duration.ofSeconds(30));
+            assertThat(drop.status()).as(drop.toString()).isEqualTo(200);
+            Thread.sleep(200); // the drop closes the connections 10 ms after its answer
+            CallResult after = client.call(CallRequest.get(tls.url() + "/b/9?latency=5ms"), Duration.ofSeconds(30));
+            assertThat(after.status()).as(after.toString()).isEqualTo(200);
+            assertThat(handshakes(client, tls, "handshakes")).as("dropped: a new connection").isGreaterThan(before);
+            assertThat(handshakes(client, tls, "resumed")).as("the new connection resumed the session").isPositive();
+        }
+    }
+
+    private static long handshakes(Transport client, StormLab.Backends b, String field) {
+        CallResult r = client.call(CallRequest.get(b.url() + "/-/stats"), Duration.ofSeconds(30));
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + field + "\":(\\d+)").matcher(r.bodyText());
+        assertThat(m.find()).as(r.bodyText()).isTrue();
+        return Long.parseLong(m.group(1));
     }
 }

@@ -1,0 +1,3 @@
+module weft.dev/lab/peers/go-upstream
+
+go 1.22
