@@ -53,6 +53,8 @@ public final class StormLab {
      * @param maxConnecting this build's {@code max_connecting} for every destination (0: its default)
      * @param breakerOff    both builds run with the circuit breaker off (to see the connection storm apart
      *                      from what the breaker makes of it)
+     * @param go            also run the Go aggregation peer through both phases
+     * @param backends      what serves the backends, one of {@link #BACKENDS}
      */
     public record Options(int connections, Duration latency, Duration plain, Duration https, Path beforeJar,
                           int maxConnecting, boolean breakerOff, boolean go, String backends) {
