@@ -73,14 +73,14 @@ public final class StormLab {
     public static final List<String> BACKENDS = List.of("sim", "go");
 
     /** Three backends in one process; {@code url()} is the first, where the admin paths are asked. */
-    record Backends(List<String> urls, long pid, AutoCloseable process) implements AutoCloseable {
+    record Backends(List<String> urls, long pid, Runnable stop) implements AutoCloseable {
         String url() {
             return urls.getFirst();
         }
 
         @Override
-        public void close() throws Exception {
-            process.close();
+        public void close() {
+            stop.run();
         }
     }
 
@@ -89,7 +89,7 @@ public final class StormLab {
                 new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0));
         if (kind.equals("sim")) {
             SimProcess sim = tls ? SimProcess.startTls(three, certs) : SimProcess.start(three);
-            return new Backends(sim.urls(), sim.pid(), sim);
+            return new Backends(sim.urls(), sim.pid(), sim::close);
         }
         Path bin;
         try {
@@ -102,7 +102,7 @@ public final class StormLab {
             cmd.addAll(List.of(certs.cert().toString(), certs.key().toString()));
         }
         ChildProcess p = ChildProcess.start(cmd, "the Go backends");
-        return new Backends(List.of(p.ready().split(",")), p.pid(), p);
+        return new Backends(List.of(p.ready().split(",")), p.pid(), p::close);
     }
 
     /**
