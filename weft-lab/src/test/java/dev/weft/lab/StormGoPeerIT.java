@@ -19,9 +19,10 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Go processes of {@code weft lab storm}. The Go peer as {@code --go} starts it: it trusts the lab's self-signed certificate, composes the
- * three HTTPS backends' answers, and gives up on a call after {@link StormLab#GO_CALL_TIMEOUT}, as the gateway's
- * default {@code call_timeout} does (else its error share would not compare with the gateway's).
+ * The Go processes of {@code weft lab storm}. The Go peer as {@code --go} starts it: it trusts the lab's
+ * self-signed certificate, composes the three HTTPS backends' answers, and gives up on a call after
+ * {@link StormLab#GO_CALL_TIMEOUT}, as the gateway's default {@code call_timeout} does (else its error share would
+ * not compare with the gateway's). The Go backends of {@code --backends go}: see the second test.
  */
 class StormGoPeerIT {
     @Test
