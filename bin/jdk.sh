@@ -45,3 +45,11 @@ weft_find_jdk() {
   fi
   return 0
 }
+
+# Runs one of lab/'s one-file Java programs on the product jar: finds the JDK, builds the jars once if needed
+# (./weft), then execs java. From the source tree's root: weft_lab_program lab/DIR/Program.java [ARGS...]
+weft_lab_program() {
+  weft_find_jdk || exit 2
+  ./weft --version > /dev/null # builds the jars once, if needed
+  exec "$WEFT_JDK/bin/java" -cp weft-cli/target/weft.jar "$@"
+}

@@ -7,6 +7,4 @@ set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 . bin/jdk.sh
-weft_find_jdk || exit 2
-./weft --version > /dev/null # builds the jars once, if needed
-exec "$WEFT_JDK/bin/java" -cp weft-cli/target/weft.jar lab/admission/QueueCpu.java "${1:-100}"
+weft_lab_program lab/admission/QueueCpu.java "${1:-100}"

@@ -4,17 +4,14 @@ import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.devtools.SimProcess;
 import dev.weft.devtools.TestCerts;
 import dev.weft.lab.peers.GoPeers;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,9 +33,7 @@ class StormGoPeerIT {
             return;
         }
         TestCerts certs = TestCerts.selfSigned(dir);
-        List<InetSocketAddress> three = List.of(new InetSocketAddress("127.0.0.1", 0),
-                new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0));
-        try (SimProcess tls = SimProcess.startTls(three, certs);
+        try (StormLab.Backends tls = StormLab.backends("sim", certs, true);
              ChildProcess go = StormLab.goPeer(bin, tls.urls(), certs.cert(), 10);
              Transport client = Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
                      new dev.weft.client.TlsOptions(certs.cert(), false))).build()) {
