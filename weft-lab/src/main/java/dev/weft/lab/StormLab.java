@@ -105,6 +105,12 @@ public final class StormLab {
         return new Backends(List.of(p.ready().split(",")), p.pid(), p::close);
     }
 
+    /** A client that trusts the lab's self-signed certificate (for the backends' admin paths). */
+    static Transport trusting(Path cert) {
+        return Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
+                new dev.weft.client.TlsOptions(cert, false))).build();
+    }
+
     /**
      * The Go peer's budget per backend call, dial, handshake and wait for a connection included: the gateway's
      * default {@code call_timeout}, so that both give up on a call after the same time.
@@ -190,8 +196,7 @@ public final class StormLab {
         try (Backends tlsSim = backends(o.backends(), certs, true);
              Backends plainSim = backends(o.backends(), certs, false);
              Transport client = LoadClient.transport(o.connections() + 16);
-             Transport admin = Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
-                     new dev.weft.client.TlsOptions(certs.cert(), false))).build()) {
+             Transport admin = trusting(certs.cert())) {
             Path config = dir.resolve("storm.yaml");
             Files.writeString(config, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(), 0, o.breakerOff()));
             Path afterConfig = config;

@@ -24,19 +24,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class StormGoPeerIT {
     @Test
     void theGoPeerCallsTheLabsHttpsBackendsWithinTheGatewaysCallBudget(@TempDir Path dir) throws Exception {
-        Path bin;
-        try {
-            bin = GoPeers.build("go");
-        } catch (GoPeers.Unavailable e) {
-            System.out.println("StormGoPeerIT: skipped, the Go peer cannot run here: " + e.getMessage());
-            Assumptions.abort(e.getMessage());
-            return;
-        }
+        Path bin = builtOrSkipped("go");
         TestCerts certs = TestCerts.selfSigned(dir);
         try (StormLab.Backends tls = StormLab.backends("sim", certs, true);
              ChildProcess go = StormLab.goPeer(bin, tls.urls(), certs.cert(), 10);
-             Transport client = Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
-                     new dev.weft.client.TlsOptions(certs.cert(), false))).build()) {
+             Transport client = StormLab.trusting(certs.cert())) {
             assertThat(tls.urls()).allSatisfy(u -> assertThat(u).startsWith("https://"));
 
             CallResult ok = client.call(CallRequest.get(go.ready() + "/a/7?latency=5ms"), Duration.ofSeconds(30));
@@ -61,18 +53,11 @@ class StormGoPeerIT {
      */
     @Test
     void theGoBackendsServeCountHandshakesAndDropEveryConnection(@TempDir Path dir) throws Exception {
-        try {
-            GoPeers.build("go-upstream");
-        } catch (GoPeers.Unavailable e) {
-            System.out.println("StormGoPeerIT: skipped, the Go backends cannot run here: " + e.getMessage());
-            Assumptions.abort(e.getMessage());
-            return;
-        }
+        builtOrSkipped("go-upstream");
         TestCerts certs = TestCerts.selfSigned(dir);
         try (StormLab.Backends tls = StormLab.backends("go", certs, true);
              StormLab.Backends plain = StormLab.backends("go", certs, false);
-             Transport client = Transport.builder().defaults(dev.weft.client.DestinationConfig.DEFAULT.withTls(
-                     new dev.weft.client.TlsOptions(certs.cert(), false))).build()) {
+             Transport client = StormLab.trusting(certs.cert())) {
             assertThat(tls.urls()).hasSize(3).allSatisfy(u -> assertThat(u).startsWith("https://127.0.0.1:"));
             assertThat(plain.urls()).hasSize(3).allSatisfy(u -> assertThat(u).startsWith("http://127.0.0.1:"));
             CallResult p = client.call(CallRequest.get(plain.urls().get(2) + "/d/3?latency=5ms"), Duration.ofSeconds(30));
@@ -97,6 +82,16 @@ class StormGoPeerIT {
             assertThat(after.status()).as(after.toString()).isEqualTo(200);
             assertThat(handshakes(client, tls, "handshakes")).as("dropped: a new connection").isGreaterThan(before);
             assertThat(handshakes(client, tls, "resumed")).as("the new connection resumed the session").isPositive();
+        }
+    }
+
+    /** Builds {@code lab/peers/NAME}, or skips the test with the reason printed where Go cannot build it. */
+    private static Path builtOrSkipped(String name) {
+        try {
+            return GoPeers.build(name);
+        } catch (GoPeers.Unavailable e) {
+            System.out.println("StormGoPeerIT: skipped, lab/peers/" + name + " cannot run here: " + e.getMessage());
+            return Assumptions.abort(e.getMessage());
         }
     }
 
