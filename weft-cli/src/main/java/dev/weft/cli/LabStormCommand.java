@@ -71,8 +71,9 @@ public final class LabStormCommand implements Runnable {
             description = {"Also run the Go aggregation peer (lab/peers/go, built with the machine's Go; skipped with a",
                     "note where there is none) through both phases, a fresh process per phase: net/http over",
                     "HTTP/1.1, a goroutine per call, a new connection dialled for each call that finds none idle",
-                    "(no bound on handshakes at once), TLS sessions resumed, each call's budget 1s (the gateway's",
-                    "call_timeout)."})
+                    "(no bound on handshakes at once), TLS sessions resumed, each call's budget 1s, its dial and",
+                    "handshake included (the gateway's call_timeout; a gateway call may also wait for a pooled",
+                    "connection until the route's 2s deadline, which does not count against its call_timeout)."})
     boolean go;
 
     @Override

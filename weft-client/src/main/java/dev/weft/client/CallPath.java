@@ -44,7 +44,7 @@ final class CallPath {
         Interceptor.Call call = chain.call();
         Exchange e = new Exchange(call.request);
         chain.attempt().started(e);
-        return e.run(call.destination, call.deadline);
+        return e.run(call);
     };
 
     static final List<Interceptor> LINKS = List.of(METRICS, RETRY, HEDGE, PERMITS, EXCHANGE);

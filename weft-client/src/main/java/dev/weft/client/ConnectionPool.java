@@ -25,17 +25,21 @@ import java.util.concurrent.locks.LockSupport;
  * The keep-alive connections of one destination.
  *
  * <ul>
- *   <li>At most {@code max_connections} are leased at once (a lease waits, within the call's budget, for
- *       one to come back); idle ones are reused newest first, and one idle for longer than
- *       {@code idle_timeout} is closed instead of reused.</li>
+ *   <li>A wait for a connection is bounded by the request's deadline, not by the call's own budget
+ *       ({@code call_timeout}), which does not run while the call waits ({@link Exchange#waitStarts}): the
+ *       wait is the gateway's queueing, and the destination gets its whole budget once the call has a
+ *       connection.</li>
+ *   <li>At most {@code max_connections} are leased at once (a lease waits for one to come back); idle ones
+ *       are reused newest first, and one idle for longer than {@code idle_timeout} is closed instead of
+ *       reused.</li>
  *   <li>A call that finds no idle connection queues as a waiter. Connections are opened by connectors,
  *       virtual threads of the pool, at most {@code max_connecting} at once (TCP connect and TLS handshake
  *       together, under {@code connect_timeout}); a waiter takes whichever comes first: a new connection,
  *       or one another call gives back. The call that has waited longest is served first if it still has
- *       the budget for an exchange (twice the destination's recent ones); older ones are passed over and fail
- *       {@code connect-wait} when their budget ends. So a cold start of N calls starts at most
- *       {@code max_connecting} handshakes, not N, and a handshake is never thrown away because one
- *       caller's deadline passed: its connection goes to the next waiter or to the idle list.</li>
+ *       the time for an exchange (twice the destination's recent ones) before its request's deadline; older
+ *       ones are passed over and fail {@code connect-wait} when that deadline comes. So a cold start of N
+ *       calls starts at most {@code max_connecting} handshakes, not N, and a handshake is never thrown away
+ *       because one caller's deadline passed: its connection goes to the next waiter or to the idle list.</li>
  *   <li>A connect that fails is handed to one waiter, so a refused or unreachable backend fails calls with
  *       its own reason (and feeds the breaker); a waiter whose deadline passes first fails with
  *       {@code connect-wait}, which is the gateway's own and never counts against the backend. A connect
@@ -48,7 +52,7 @@ import java.util.concurrent.locks.LockSupport;
  * </ul>
  */
 final class ConnectionPool implements AutoCloseable {
-    /** No pooled connection, and no new one, became available within the call's budget. */
+    /** No pooled connection, and no new one, became available before the request's deadline. */
     static final class ConnectWaitException extends IOException {
         ConnectWaitException(String message) {
             super(message);
@@ -92,6 +96,12 @@ final class ConnectionPool implements AutoCloseable {
     private volatile long exchangeNanos;
     private final AtomicInteger connecting = new AtomicInteger();
     private final LongAdder connectsOk = new LongAdder();
+    /**
+     * Connections that became free for a call: given back for reuse, or newly opened. A call whose own budget
+     * ran out while it waited goes on waiting only if this moved meanwhile, or a connection is open that will
+     * come back ({@link #await}).
+     */
+    private final LongAdder madeFree = new LongAdder();
     private final LongAdder connectsFailed = new LongAdder();
     /** https: the destination's own context's factory (its session cache resumes sessions); null for http. */
     private final SSLSocketFactory tls;
@@ -132,7 +142,7 @@ final class ConnectionPool implements AutoCloseable {
         final Thread thread = Thread.currentThread();
         /** Takes only a connection made for it (a retry after a stale pooled connection). */
         final boolean fresh;
-        /** System.nanoTime() at which its budget ends. */
+        /** System.nanoTime() at which its wait ends: its request's deadline. */
         final long until;
         final AtomicReference<Object> slot = new AtomicReference<>();
         private final AtomicInteger waiting;
@@ -203,17 +213,17 @@ final class ConnectionPool implements AutoCloseable {
 
     /**
      * A connection for one exchange: an idle one, or one handed over or newly opened while the call
-     * waits (at most {@code budgetNanos}). {@code exchange} learns the waiter, so that its deadline or a
-     * cancel wakes the wait.
+     * waits. Before it waits, {@link Exchange#waitStarts} says for how long it may (until the request's
+     * deadline: the call's own budget does not run while it waits). {@code exchange} learns the waiter, so that
+     * its deadline or a cancel wakes the wait.
      *
      * @param fresh do not reuse an idle connection (only one opened for this call)
      */
-    Connection lease(Exchange exchange, long budgetNanos, boolean fresh) throws IOException {
-        long start = System.nanoTime();
+    Connection lease(Exchange exchange, boolean fresh) throws IOException {
         if (!leases.tryAcquire()) {
             boolean got;
             try {
-                got = leases.tryAcquire(Math.max(0, budgetNanos), TimeUnit.NANOSECONDS);
+                got = leases.tryAcquire(exchange.waitStarts(), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new InterruptedIOException("interrupted while waiting for a connection");
@@ -229,7 +239,8 @@ final class ConnectionPool implements AutoCloseable {
             }
             Connection c = fresh ? null : takeIdle();
             if (c == null) {
-                c = await(exchange, budgetNanos - (System.nanoTime() - start), fresh);
+                long budget = exchange.waitStarts();
+                c = await(exchange, budget, exchange.ownBudgetEndsNanos(), fresh);
             }
             c.leasedAt = System.nanoTime();
             return c;
@@ -239,8 +250,19 @@ final class ConnectionPool implements AutoCloseable {
         }
     }
 
-    private Connection await(Exchange exchange, long budgetNanos, boolean fresh) throws IOException {
+    /**
+     * Waits for a connection until {@code budgetNanos} from now (the request's deadline). Past
+     * {@code ownBudgetEnds}, where the call's own budget would have ended, it waits on only if some connection
+     * became free meanwhile or one is open (leased: it comes back, within its call's budget). A pool that serves
+     * its queue (a cold start, every connection busy) is worth waiting for; one with no connection whose
+     * connects all hang or fail (a backend that does not answer) is not, and the call fails {@code connect-wait}
+     * then, as it did before waits stopped counting against its budget.
+     */
+    private Connection await(Exchange exchange, long budgetNanos, long ownBudgetEnds, boolean fresh)
+            throws IOException {
         long until = System.nanoTime() + Math.max(0, budgetNanos);
+        long freeAtStart = madeFree.sum();
+        boolean patient = ownBudgetEnds - until >= 0; // its own budget lasts the whole wait: nothing to check
         Waiter w = new Waiter(fresh, until, waiting);
         waiters.addFirst(w);
         // Who filled the slot unlinks the waiter: a hand-off unlinks it through its iterator (O(1)); when the
@@ -274,12 +296,20 @@ final class ConnectionPool implements AutoCloseable {
                             + " enough budget took it");
                 }
                 if (got == null) {
-                    long left = until - System.nanoTime();
+                    long now = System.nanoTime();
+                    long left = until - now;
+                    if (!patient && now - ownBudgetEnds >= 0) {
+                        patient = madeFree.sum() != freeAtStart || !open.isEmpty();
+                        if (!patient) {
+                            left = 0; // nothing became free within its own budget, and nothing will: stop waiting
+                        }
+                    }
                     if (left <= 0 || closed) {
                         self |= w.cancel();
                         got = w.slot.get();
                     } else {
-                        LockSupport.parkNanos(this, Math.min(left, RECHECK_NANOS));
+                        long nap = patient ? left : Math.min(left, Math.max(0, ownBudgetEnds - now));
+                        LockSupport.parkNanos(this, Math.min(nap, RECHECK_NANOS));
                         if (Thread.interrupted()) {
                             Thread.currentThread().interrupt();
                             self |= w.cancel();
@@ -339,6 +369,7 @@ final class ConnectionPool implements AutoCloseable {
         }
         try {
             if (reusable && !closed && !c.isClosed()) {
+                madeFree.increment();
                 c.reused = true;
                 handOff(c, false);
             } else {
@@ -449,6 +480,7 @@ final class ConnectionPool implements AutoCloseable {
         try {
             Connection c = open();
             connectsOk.increment();
+            madeFree.increment();
             result = c;
         } catch (IOException | RuntimeException e) {
             connectsFailed.increment();

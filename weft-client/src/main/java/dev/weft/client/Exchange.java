@@ -18,11 +18,15 @@ import java.util.Set;
 /**
  * One HTTP/1.1 attempt on the calling (virtual) thread, under a deadline.
  *
- * <p>The deadline is enforced in two places: the connect timeout is cut to the remaining budget, and
- * the {@link Watchdog} aborts the exchange once the deadline has passed (within a few milliseconds);
- * reads themselves are untimed. Aborting closes the socket, which wakes a read blocked anywhere
- * (waiting for headers, or between the bytes of a body that drips), so no virtual thread outlives its
+ * <p>The deadline is enforced by the {@link Watchdog}, which aborts the exchange once it has passed (within a
+ * few milliseconds); reads themselves are untimed. Aborting closes the socket, which wakes a read blocked
+ * anywhere (waiting for headers, or between the bytes of a body that drips), so no virtual thread outlives its
  * deadline. An aborted connection is never reused.
+ *
+ * <p>Waiting for a connection (every one leased, or one being opened) is the caller's own queueing, not the
+ * destination's time: while the attempt waits, only the request's deadline ({@link Interceptor.Call#outer})
+ * bounds it, and once it has a connection its own deadline is moved by the wait ({@link #waitStarts}). So a
+ * {@code call_timeout} of 1 s gives the destination 1 s even after the call waited 600 ms in a cold pool.
  */
 final class Exchange {
     private static final int PHASE_CONNECTING = 0;
@@ -43,6 +47,12 @@ final class Exchange {
     private long connectedNanos = -1;
     private long headersNanos = -1;
     private Destination destination;
+    private Interceptor.Call owner;
+    private Watchdog watchdog;
+    /** The attempt's own budget left when its current wait for a connection began; -1 while not waiting. */
+    private long ownLeftNanos = -1;
+    /** When that wait began. */
+    private long waitStartNanos;
 
     Exchange(CallRequest call) {
         this.call = call;
@@ -90,7 +100,10 @@ final class Exchange {
     }
 
     /** The attempt's result: its timings are from its own start ({@code totalNanos} is how long it ran). */
-    CallResult run(DestinationRuntime dest, Deadline deadline) {
+    CallResult run(Interceptor.Call owner) {
+        this.owner = owner;
+        DestinationRuntime dest = owner.destination;
+        Deadline deadline = owner.deadline;
         destination = dest.destination();
         startNanos = System.nanoTime();
         long remaining = deadline.remainingNanos();
@@ -108,7 +121,8 @@ final class Exchange {
         }
         DestinationLimits limits = dest.config().limits();
         deadlineNanos = deadline.nanoTime();
-        dest.watchdog().watch(this);
+        watchdog = dest.watchdog();
+        watchdog.watch(this);
         ConnectionPool pool = dest.pool();
         Connection c = null;
         boolean reusable = false;
@@ -117,7 +131,7 @@ final class Exchange {
             Connection.Head answer;
             boolean fresh = false;
             while (true) {
-                c = lease(pool, limits, deadline, fresh);
+                c = lease(pool, fresh);
                 try {
                     c.send(head, call.body());
                     answer = c.readHead(headRequest);
@@ -153,17 +167,26 @@ final class Exchange {
         } catch (IOException | RuntimeException e) {
             return classify(e);
         } finally {
-            dest.watchdog().unwatch(this);
+            watchdog.unwatch(this);
             if (c != null) {
                 pool.release(c, reusable && !timedOut && !cancelled);
             }
         }
     }
 
-    private Connection lease(ConnectionPool pool, DestinationLimits limits, Deadline deadline, boolean fresh)
-            throws IOException {
+    private Connection lease(ConnectionPool pool, boolean fresh) throws IOException {
         phase = PHASE_CONNECTING;
-        Connection c = pool.lease(this, deadline.remainingNanos(), fresh);
+        Connection c = pool.lease(this, fresh);
+        if (ownLeftNanos >= 0) { // it waited: its own budget runs again from now, within the request's deadline
+            long outer = owner.outer.nanoTime();
+            long until = System.nanoTime() + ownLeftNanos;
+            long d = until - outer < 0 ? until : outer;
+            if (d != deadlineNanos) { // filed under the request's deadline while it waited
+                rewatch(d);
+            }
+            owner.waitedUntil(d);
+            ownLeftNanos = -1;
+        }
         connection = c;
         if (timedOut || cancelled) {
             c.abort(); // aborted while it connected; the caller's read fails at once
@@ -173,6 +196,39 @@ final class Exchange {
         }
         phase = PHASE_SENT;
         return c;
+    }
+
+    /**
+     * The pool is about to wait for a connection for this attempt (for a lease or a connect): its own deadline
+     * stops running, and the wait may take until the request's deadline. Returns the nanoseconds the wait may
+     * take (0 when the attempt's own budget is already spent).
+     */
+    long waitStarts() {
+        long now = System.nanoTime();
+        if (ownLeftNanos < 0) {
+            waitStartNanos = now;
+            ownLeftNanos = Math.max(0, deadlineNanos - now);
+            long outer = owner.outer.nanoTime();
+            if (ownLeftNanos > 0 && outer - deadlineNanos > 0) {
+                rewatch(outer);
+            }
+        }
+        return ownLeftNanos == 0 ? 0 : Math.max(0, deadlineNanos - now);
+    }
+
+    /**
+     * Where the attempt's own budget would have ended had the wait not stopped it (a {@link System#nanoTime()}
+     * value; call after {@link #waitStarts}).
+     */
+    long ownBudgetEndsNanos() {
+        return waitStartNanos + ownLeftNanos;
+    }
+
+    /** Files this attempt with the watchdog under a new deadline (the wheel needs a fixed one while filed). */
+    private void rewatch(long nanoTime) {
+        watchdog.unwatch(this);
+        deadlineNanos = nanoTime;
+        watchdog.watch(this);
     }
 
     /** The request line and headers, in one array. */

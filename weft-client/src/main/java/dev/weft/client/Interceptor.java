@@ -60,7 +60,13 @@ interface Interceptor {
      */
     final class Call {
         final CallRequest request;
-        final Deadline deadline;
+        /**
+         * The call's own deadline: its budget from the start, moved later by the time its tries waited for a
+         * pooled connection ({@link #waitedUntil}), never past {@link #outer}.
+         */
+        volatile Deadline deadline;
+        /** The deadline of the whole request the call serves: it bounds the waits for a connection too. */
+        final Deadline outer;
         final DestinationRuntime destination;
         final long startNanos;
         final RetryPolicy retry;
@@ -68,15 +74,28 @@ interface Interceptor {
         final HedgePolicy hedge;
         final List<Attempt> attempts = new ArrayList<>(2);
 
-        Call(CallRequest request, Deadline deadline, DestinationRuntime destination, long startNanos) {
+        Call(CallRequest request, Deadline deadline, Deadline outer, DestinationRuntime destination, long startNanos) {
             this.request = request;
             this.deadline = deadline;
+            this.outer = outer;
             this.destination = destination;
             this.startNanos = startNanos;
             DestinationConfig cfg = destination.config();
             this.retry = request.retry() != null ? request.retry() : cfg.retry();
             HedgePolicy h = request.hedge() != null ? request.hedge() : cfg.hedge();
             this.hedge = h != null && h.allows(request.method()) ? h : null;
+        }
+
+        /**
+         * A try that waited for a pooled connection now ends at {@code nanoTime} (its own deadline moved by the
+         * wait, within {@link #outer}); the call's deadline moves with it, never earlier. Copies of a hedge each
+         * move it by their own wait, so the latest of them counts once.
+         */
+        synchronized void waitedUntil(long nanoTime) {
+            long d = nanoTime - outer.nanoTime() < 0 ? nanoTime : outer.nanoTime();
+            if (d - deadline.nanoTime() > 0) {
+                deadline = Deadline.at(d);
+            }
         }
     }
 

@@ -72,14 +72,26 @@ public final class Transport implements AutoCloseable {
 
     /** Makes a call under {@code deadline}. Blocks the calling thread; call it from a virtual thread. */
     public CallResult call(CallRequest request, Deadline deadline) {
+        return call(request, deadline, null);
+    }
+
+    /**
+     * Makes a call of at most {@code budget}, part of a request that must end by {@code deadline}. Time spent
+     * waiting for a pooled connection (every connection leased, or being opened for others) is the caller's
+     * own queueing, not the destination's: it does not count against {@code budget}, only against
+     * {@code deadline}. A call that waited 600 ms for a connection still has its whole budget for the exchange,
+     * within {@code deadline}. Null {@code budget}: the call may take until {@code deadline}.
+     */
+    public CallResult call(CallRequest request, Deadline deadline, Duration budget) {
         long t0 = System.nanoTime();
+        Deadline own = budget == null ? deadline : deadline.atMost(budget);
         Destination destination = request.destination();
         DestinationRuntime rt = runtime(destination);
         if (rt == null) {
             return CallResult.failed(destination, CallFailure.of(Reason.IO, closed ? "the transport is closed"
                     : "too many destinations (max " + maxDestinations + ")"));
         }
-        return new Interceptor.Chain(CallPath.LINKS, new Interceptor.Call(request, deadline, rt, t0)).proceed();
+        return new Interceptor.Chain(CallPath.LINKS, new Interceptor.Call(request, own, deadline, rt, t0)).proceed();
     }
 
     private DestinationRuntime runtime(Destination d) {

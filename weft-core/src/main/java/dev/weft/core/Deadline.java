@@ -20,6 +20,11 @@ public final class Deadline {
         return new Deadline(System.nanoTime() + saturatedNanos(budget));
     }
 
+    /** A deadline at {@code nanoTime}, a {@link System#nanoTime()} value. */
+    public static Deadline at(long nanoTime) {
+        return new Deadline(nanoTime);
+    }
+
     /** The earlier of this deadline and {@code budget} from now. */
     public Deadline atMost(Duration budget) {
         long other = System.nanoTime() + saturatedNanos(budget);

@@ -230,6 +230,33 @@ class GatewayIT {
     }
 
     @Test
+    void aCallThatWaitsForAConnectionKeepsItsWholeTimeoutForTheBackend() throws Exception {
+        // One connection to the backend; three requests at once, each one call of 400 ms under a 600 ms
+        // timeout: the second waits ~400 ms for the connection, the third ~800 ms. The wait is the gateway's
+        // own queueing and counts against the route's 10 s only; counted against the call's 600 ms, the
+        // second call was cut (timeout-headers) and the third gave up waiting (connect-wait): two 502s.
+        start("""
+                destination_defaults: { max_connections: 1 }
+                routes:
+                  - get: /one/{id}
+                    timeout: 10s
+                    calls:
+                      a: { url: "SIM/one/{path.id}?latency=400ms", timeout: 600ms }
+                """);
+        List<CompletableFuture<HttpResponse<String>>> pending = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            pending.add(http.sendAsync(HttpRequest.newBuilder(URI.create(gw.url() + "/one/" + i)).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        for (CompletableFuture<HttpResponse<String>> p : pending) {
+            HttpResponse<String> r = p.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        }
+        assertThat(sim.stats().answered("/one/0", "200") + sim.stats().answered("/one/1", "200")
+                + sim.stats().answered("/one/2", "200")).as("each call reached the backend once").isEqualTo(3);
+    }
+
+    @Test
     void statusFromPassesTheBackendStatusThrough() throws Exception {
         start("""
                 destination_defaults: { retry: { attempts: 1 } }

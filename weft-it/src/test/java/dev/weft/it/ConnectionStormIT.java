@@ -8,6 +8,7 @@ import dev.weft.client.DestinationLimits;
 import dev.weft.client.Reason;
 import dev.weft.client.TlsOptions;
 import dev.weft.client.Transport;
+import dev.weft.core.Deadline;
 import dev.weft.client.policy.BreakerPolicy;
 import dev.weft.client.policy.CircuitBreaker;
 import dev.weft.client.policy.RetryPolicy;
@@ -149,6 +150,31 @@ class ConnectionStormIT {
     }
 
     @Test
+    void aCallWhoseConnectsAllHangStopsWaitingWhenItsOwnBudgetEndsNotAtTheRequestsDeadline() throws Exception {
+        // The silent backend again: no connection ever becomes free. A wait does not count against a call's
+        // budget only while the pool serves its queue; here nothing does, so each call gives up at its own
+        // 300 ms, long before its request's 20 s.
+        try (ServerSocket silent = new ServerSocket(0, 1000, java.net.InetAddress.getLoopbackAddress());
+             Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1)
+                     .withConnectTimeout(Duration.ofSeconds(30))).withRetry(RetryPolicy.NONE))) {
+            String url = "https://127.0.0.1:" + silent.getLocalPort() + "/x";
+            try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                List<Future<CallResult>> fs = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    fs.add(ex.submit(() -> t.call(CallRequest.get(url), Deadline.in(Duration.ofSeconds(20)),
+                            Duration.ofMillis(300))));
+                }
+                for (Future<CallResult> f : fs) {
+                    CallResult r = f.get(30, TimeUnit.SECONDS);
+                    assertThat(r.outcome()).isEqualTo("connect-wait");
+                    assertThat(r.timings().totalNanos()).as("ended near its own budget, not at the request's 20 s")
+                            .isLessThan(TimeUnit.SECONDS.toNanos(10));
+                }
+            }
+        }
+    }
+
+    @Test
     void theJdkRootsRefuseTheSelfSignedCertificateWithAClearReasonAndCaAcceptsIt() {
         try (Transport t = transport(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE))) {
             CallResult r = t.call(CallRequest.get(sim.url("/x")), Duration.ofSeconds(20));
@@ -264,26 +290,8 @@ class ConnectionStormIT {
 
     @Test
     void aConnectionGoesToTheOldestWaitingCallThatHasTheBudgetForAnExchange() throws Exception {
-        // A loopback relay in front of the TLS backend: its first connection is piped through, every later
-        // one is held silent, so the pool has exactly one connection and no connect ever adds another.
-        List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (ServerSocket relay = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-            Thread.ofVirtual().start(() -> {
-                try {
-                    java.net.Socket first = relay.accept();
-                    java.net.Socket up = new java.net.Socket("127.0.0.1", java.net.URI.create(sim.url()).getPort());
-                    held.add(first);
-                    held.add(up);
-                    Thread.ofVirtual().start(() -> pipe(first, up));
-                    Thread.ofVirtual().start(() -> pipe(up, first));
-                    while (true) {
-                        held.add(relay.accept());
-                    }
-                } catch (java.io.IOException e) {
-                    // the relay closed
-                }
-            });
-            String base = "https://127.0.0.1:" + relay.getLocalPort();
+        try (OneConnectionRelay relay = new OneConnectionRelay()) {
+            String base = relay.base();
             try (Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1)
                     .withConnectTimeout(Duration.ofSeconds(20))).withRetry(RetryPolicy.NONE))) {
                 // Six exchanges of 600 ms: the pool's estimate of an exchange is then ~330 ms, so a waiting
@@ -316,7 +324,99 @@ class ConnectionStormIT {
                 }
                 assertThat(tls.handshakes()).as("one connection all along: none was cut and made again").isEqualTo(1);
             }
-        } finally {
+        }
+    }
+
+    @Test
+    void aCallsOwnBudgetDoesNotRunWhileItWaitsForALeaseOnlyTheRequestsDeadlineDoes() throws Exception {
+        // max_connections 1: while a holds the one connection (~700 ms), b, c and d wait for the lease
+        try (Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnections(1))
+                .withRetry(RetryPolicy.NONE))) {
+            assertThat(t.call(CallRequest.get(sim.url("/warm")), Duration.ofSeconds(20)).ok()).isTrue();
+            try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                Future<CallResult> a = ex.submit(() -> t.call(CallRequest.get(sim.url("/a?latency=700ms")),
+                        Duration.ofSeconds(20)));
+                awaitRequests(2); // a is on the connection
+                // b: a 300 ms budget, ~700 ms of waiting, then a 50 ms exchange. With the wait counted against
+                // its budget it failed connect-wait.
+                Future<CallResult> b = ex.submit(() -> t.call(CallRequest.get(sim.url("/b?latency=50ms")),
+                        Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300)));
+                // c: the same wait, then an exchange longer than its 300 ms: its budget still bounds that
+                Future<CallResult> c = ex.submit(() -> t.call(CallRequest.get(sim.url("/c?latency=1500ms")),
+                        Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300)));
+                // d: a request whose own deadline (300 ms) ends while it waits
+                Future<CallResult> d = ex.submit(() -> t.call(CallRequest.get(sim.url("/d")),
+                        Deadline.in(Duration.ofMillis(300)), Duration.ofSeconds(20)));
+                assertThat(a.get(20, TimeUnit.SECONDS).outcome()).isEqualTo("ok");
+                assertThat(b.get(20, TimeUnit.SECONDS).outcome()).as("waited past its budget, then served")
+                        .isEqualTo("ok");
+                CallResult cr = c.get(20, TimeUnit.SECONDS);
+                assertThat(cr.outcome()).as("its exchange cut at its own budget").isEqualTo("timeout-headers");
+                assertThat(cr.timings().totalNanos()).as("cut long before the request's 20 s deadline")
+                        .isLessThan(TimeUnit.SECONDS.toNanos(10));
+                assertThat(d.get(20, TimeUnit.SECONDS).outcome()).as("the request's deadline bounds the wait")
+                        .isEqualTo("connect-wait");
+            }
+        }
+    }
+
+    @Test
+    void aWaitingCallHandedAConnectionGivenBackKeepsItsOwnBudgetForTheExchange() throws Exception {
+        try (OneConnectionRelay relay = new OneConnectionRelay();
+             Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1)
+                     .withConnectTimeout(Duration.ofSeconds(20))).withRetry(RetryPolicy.NONE))) {
+            String base = relay.base();
+            assertThat(t.call(CallRequest.get(base + "/warm"), Duration.ofSeconds(20)).ok()).isTrue();
+            try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                Future<CallResult> a = ex.submit(() -> t.call(CallRequest.get(base + "/a?latency=700ms"),
+                        Duration.ofSeconds(20)));
+                awaitRequests(2);
+                // b queues as a waiter (its connect hangs at the relay) and is handed a's connection after
+                // ~700 ms, more than its own 300 ms budget
+                Future<CallResult> b = ex.submit(() -> t.call(CallRequest.get(base + "/b?latency=50ms"),
+                        Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300)));
+                awaitWaiting(1, () -> true);
+                assertThat(a.get(20, TimeUnit.SECONDS).outcome()).isEqualTo("ok");
+                assertThat(b.get(20, TimeUnit.SECONDS).outcome()).as("waited past its budget, then served")
+                        .isEqualTo("ok");
+            }
+            assertThat(tls.handshakes()).as("one connection served all three").isEqualTo(1);
+        }
+    }
+
+    /**
+     * A loopback relay in front of the TLS backend: its first connection is piped through, every later one is
+     * held silent, so a pool behind it has exactly one connection and no connect ever adds another.
+     */
+    private final class OneConnectionRelay implements AutoCloseable {
+        private final ServerSocket relay = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        private final List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        OneConnectionRelay() throws java.io.IOException {
+            Thread.ofVirtual().start(() -> {
+                try {
+                    java.net.Socket first = relay.accept();
+                    java.net.Socket up = new java.net.Socket("127.0.0.1", java.net.URI.create(sim.url()).getPort());
+                    held.add(first);
+                    held.add(up);
+                    Thread.ofVirtual().start(() -> pipe(first, up));
+                    Thread.ofVirtual().start(() -> pipe(up, first));
+                    while (true) {
+                        held.add(relay.accept());
+                    }
+                } catch (java.io.IOException e) {
+                    // the relay closed
+                }
+            });
+        }
+
+        String base() {
+            return "https://127.0.0.1:" + relay.getLocalPort();
+        }
+
+        @Override
+        public void close() throws java.io.IOException {
+            relay.close();
             for (java.net.Socket s : held) {
                 s.close();
             }
@@ -329,6 +429,17 @@ class ConnectionStormIT {
         } catch (java.io.IOException e) {
             // one side closed
         }
+    }
+
+    /** Waits until the backend has read {@code n} requests, at most 10 s. */
+    private void awaitRequests(long n) throws InterruptedException {
+        for (int i = 0; i < 1000; i++) {
+            if (((Number) sim.stats().snapshot(false).get("requests")).longValue() == n) {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("the backend never read " + n + " requests");
     }
 
     /** Waits until {@code n} calls wait for a connection (and {@code also} holds), at most 10 s. */

@@ -113,7 +113,9 @@ public final class StormLab {
 
     /**
      * The Go peer's budget per backend call, dial, handshake and wait for a connection included: the gateway's
-     * default {@code call_timeout}, so that both give up on a call after the same time.
+     * default {@code call_timeout}. (A gateway call's wait for a pooled connection does not count against its
+     * {@code call_timeout}, only against the route's deadline, 2 s by default; Go's net/http dials at once
+     * instead of waiting, and its dial counts against this budget.)
      */
     static final Duration GO_CALL_TIMEOUT = Duration.ofSeconds(1);
 

@@ -192,7 +192,6 @@ public final class PlanRunner {
 
     private CallOutcome single(CallSpec c, Scope scope, Headers forwarded, Deadline deadline,
                                Tracer.RequestTrace trace) {
-        Deadline d = c.timeout() != null ? deadline.atMost(c.timeout()) : deadline;
         String url;
         byte[] body;
         String[] headerValues = new String[c.headers().size()];
@@ -232,7 +231,9 @@ public final class PlanRunner {
                 request.header("tracestate", trace.tracestate());
             }
         }
-        CallResult r = transport.call(request.build(), d);
+        // the call's own budget (null: until the route's deadline); its waits for a connection count against the
+        // route's deadline only
+        CallResult r = transport.call(request.build(), deadline, c.timeout());
         if (span != null) {
             span.end(r);
         }
