@@ -91,12 +91,20 @@ interface Interceptor {
          * wait, within {@link #outer}); the call's deadline moves with it, never earlier. Copies of a hedge each
          * move it by their own wait, so the latest of them counts once.
          */
-        synchronized void waitedUntil(long nanoTime) {
+        void waitedUntil(long nanoTime) {
             long d = nanoTime - outer.nanoTime() < 0 ? nanoTime : outer.nanoTime();
-            if (d - deadline.nanoTime() > 0) {
-                deadline = Deadline.at(d);
+            Deadline later = Deadline.at(d);
+            while (true) {
+                Deadline now = deadline;
+                if (d - now.nanoTime() <= 0 || DEADLINE.compareAndSet(this, now, later)) {
+                    return;
+                }
             }
         }
+
+        private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Call, Deadline> DEADLINE =
+                java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Call.class, Deadline.class,
+                        "deadline");
     }
 
     /** One try of a call (or one copy of a hedged try): its kind, and the handle that cancels it. */
