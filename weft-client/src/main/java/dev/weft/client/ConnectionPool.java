@@ -220,6 +220,10 @@ final class ConnectionPool implements AutoCloseable {
      * @param fresh do not reuse an idle connection (only one opened for this call)
      */
     Connection lease(Exchange exchange, boolean fresh) throws IOException {
+        // Taken before any wait (for a lease, then for a connection): a connection given back while the call
+        // waited for its lease shows a pool that serves its queue, even if that connection was closed (its
+        // exchange cut) before this call got to the idle list.
+        long freeAtStart = madeFree.sum();
         if (!leases.tryAcquire()) {
             boolean got;
             try {
@@ -240,7 +244,7 @@ final class ConnectionPool implements AutoCloseable {
             Connection c = fresh ? null : takeIdle();
             if (c == null) {
                 long budget = exchange.waitStarts();
-                c = await(exchange, budget, exchange.ownBudgetEndsNanos(), fresh);
+                c = await(exchange, budget, exchange.ownBudgetEndsNanos(), fresh, freeAtStart);
             }
             c.leasedAt = System.nanoTime();
             return c;
@@ -253,15 +257,15 @@ final class ConnectionPool implements AutoCloseable {
     /**
      * Waits for a connection until {@code budgetNanos} from now (the request's deadline). Past
      * {@code ownBudgetEnds}, where the call's own budget would have ended, it waits on only if some connection
-     * became free meanwhile or one is open (leased: it comes back, within its call's budget). A pool that serves
-     * its queue (a cold start, every connection busy) is worth waiting for; one with no connection whose
-     * connects all hang or fail (a backend that does not answer) is not, and the call fails {@code connect-wait}
-     * then, as it did before waits stopped counting against its budget.
+     * became free since the call began to wait ({@code freeAtStart}: {@link #madeFree} then, before any wait
+     * for a lease) or one is open (leased: it comes back, within its call's budget). A pool that serves its
+     * queue (a cold start, every connection busy) is worth waiting for; one with no connection whose connects
+     * all hang or fail (a backend that does not answer) is not, and the call fails {@code connect-wait} then,
+     * as it did before waits stopped counting against its budget.
      */
-    private Connection await(Exchange exchange, long budgetNanos, long ownBudgetEnds, boolean fresh)
-            throws IOException {
+    private Connection await(Exchange exchange, long budgetNanos, long ownBudgetEnds, boolean fresh,
+                             long freeAtStart) throws IOException {
         long until = System.nanoTime() + Math.max(0, budgetNanos);
-        long freeAtStart = madeFree.sum();
         boolean patient = ownBudgetEnds - until >= 0; // its own budget lasts the whole wait: nothing to check
         Waiter w = new Waiter(fresh, until, waiting);
         waiters.addFirst(w);

@@ -329,7 +329,7 @@ class ConnectionStormIT {
 
     @Test
     void aCallsOwnBudgetDoesNotRunWhileItWaitsForALeaseOnlyTheRequestsDeadlineDoes() throws Exception {
-        // max_connections 1: while a holds the one connection (~700 ms), b, c and d wait for the lease
+        // max_connections 1: while a holds the one connection (~700 ms), c, b and d wait for the lease
         try (Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnections(1))
                 .withRetry(RetryPolicy.NONE))) {
             assertThat(t.call(CallRequest.get(sim.url("/warm")), Duration.ofSeconds(20)).ok()).isTrue();
@@ -337,12 +337,17 @@ class ConnectionStormIT {
                 Future<CallResult> a = ex.submit(() -> t.call(CallRequest.get(sim.url("/a?latency=700ms")),
                         Duration.ofSeconds(20)));
                 awaitRequests(2); // a is on the connection
-                // b: a 300 ms budget, ~700 ms of waiting, then a 50 ms exchange. With the wait counted against
-                // its budget it failed connect-wait.
-                Future<CallResult> b = ex.submit(() -> t.call(CallRequest.get(sim.url("/b?latency=50ms")),
-                        Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300)));
-                // c: the same wait, then an exchange longer than its 300 ms: its budget still bounds that
+                // c: a 300 ms budget, ~700 ms of waiting, then an exchange longer than its budget: its budget
+                // still bounds that, and the cut closes the one connection. c queues for the lease first, so
+                // it gets it first.
                 Future<CallResult> c = ex.submit(() -> t.call(CallRequest.get(sim.url("/c?latency=1500ms")),
+                        Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300)));
+                Thread.sleep(150);
+                // b: the same budget and wait, then a lease with no connection behind it (c's was closed), so
+                // a connect, then a 50 ms exchange. With the wait counted against its budget it failed
+                // connect-wait; so it did when only what became free after its lease showed a pool at work
+                // (CI, 2026-11-24, when c took the lease first).
+                Future<CallResult> b = ex.submit(() -> t.call(CallRequest.get(sim.url("/b?latency=50ms")),
                         Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300)));
                 // d: a request whose own deadline (300 ms) ends while it waits
                 Future<CallResult> d = ex.submit(() -> t.call(CallRequest.get(sim.url("/d")),
