@@ -6,7 +6,9 @@
 //
 // Usage: go-upstream COUNT [CERT_PEM KEY_PEM]
 // Listens on COUNT free ports of 127.0.0.1 (HTTPS with the certificate and key, else plain HTTP), prints
-// "READY <url>,<url>,..." once it serves, and exits when its standard input closes.
+// "READY <url>,<url>,..." once it serves, and exits when its standard input closes. Over HTTPS it offers h2 and
+// http/1.1 by ALPN, as a Go server started with ListenAndServeTLS does; WEFT_UPSTREAM_H2=0 offers http/1.1 only.
+// /-/stats counts the handshakes that chose h2 apart.
 package main
 
 import (
@@ -25,9 +27,9 @@ import (
 )
 
 var (
-	handshakes, resumed, failed atomic.Int64
-	connsMu                     sync.Mutex
-	conns                       = map[net.Conn]struct{}{}
+	handshakes, resumed, failed, h2 atomic.Int64
+	connsMu                         sync.Mutex
+	conns                           = map[net.Conn]struct{}{}
 )
 
 // failures counts the "TLS handshake error" lines net/http logs for failed handshakes.
@@ -60,12 +62,13 @@ func handler(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/-/stats":
 		h := handshakes.Load()
-		fmt.Fprintf(w, `{"tls":{"handshakes":%d,"full":%d,"resumed":%d,"failed":%d}}`, h, h-resumed.Load(),
-			resumed.Load(), failed.Load())
+		fmt.Fprintf(w, `{"tls":{"handshakes":%d,"full":%d,"resumed":%d,"failed":%d,"h2":%d}}`, h, h-resumed.Load(),
+			resumed.Load(), failed.Load(), h2.Load())
 	case r.URL.Path == "/-/reset" && r.Method == http.MethodPost:
 		handshakes.Store(0)
 		resumed.Store(0)
 		failed.Store(0)
+		h2.Store(0)
 		io.WriteString(w, `{"reset":true}`)
 	case r.URL.Path == "/-/drop" && r.Method == http.MethodPost:
 		connsMu.Lock()
@@ -141,13 +144,21 @@ func main() {
 			fmt.Fprintln(os.Stderr, "certificate:", err)
 			os.Exit(2)
 		}
-		cfg = &tls.Config{Certificates: []tls.Certificate{cert}, VerifyConnection: func(cs tls.ConnectionState) error {
-			handshakes.Add(1)
-			if cs.DidResume {
-				resumed.Add(1)
-			}
-			return nil
-		}}
+		protos := []string{"h2", "http/1.1"}
+		if os.Getenv("WEFT_UPSTREAM_H2") == "0" {
+			protos = []string{"http/1.1"}
+		}
+		cfg = &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos,
+			VerifyConnection: func(cs tls.ConnectionState) error {
+				handshakes.Add(1)
+				if cs.DidResume {
+					resumed.Add(1)
+				}
+				if cs.NegotiatedProtocol == "h2" {
+					h2.Add(1)
+				}
+				return nil
+			}}
 	}
 	var urls []string
 	for i := 0; i < count; i++ {

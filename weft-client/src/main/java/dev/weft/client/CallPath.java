@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@link #HEDGE}: runs copies of a try when the call is hedged, keeps the first good answer and cancels
  *       the others; records every try;</li>
  *   <li>{@link #PERMITS}: the destination's circuit breaker and bulkhead ({@link DestinationRuntime#admit});</li>
- *   <li>{@link #EXCHANGE}: one HTTP/1.1 exchange on a pooled connection ({@link Exchange}).</li>
+ *   <li>{@link #EXCHANGE}: one exchange on a pooled HTTP/1.1 connection or an HTTP/2 stream ({@link Exchange}).</li>
  * </ol>
  */
 final class CallPath {

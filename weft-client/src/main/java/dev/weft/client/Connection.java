@@ -25,7 +25,7 @@ import java.util.Arrays;
  * a virtual thread parks; the gateway spent a third of its CPU in GC. This class keeps one small read
  * buffer per connection and parks a few frames deep.
  */
-final class Connection {
+final class Connection extends Lease {
     /** Initial read buffer; grows for a long head (up to {@link #MAX_HEAD_BYTES}). */
     static final int BUFFER_BYTES = 2048;
     /** Longest response head (status line and headers) accepted. */
@@ -47,7 +47,7 @@ final class Connection {
     }
 
     /** The peer closed the connection (or reset it) before the whole answer arrived. */
-    static final class ClosedException extends IOException {
+    static class ClosedException extends IOException {
         final boolean nothingReceived;
 
         ClosedException(String message, boolean nothingReceived) {
@@ -65,10 +65,6 @@ final class Connection {
     private volatile boolean closed;
     /** When it went back to the pool, {@link System#nanoTime()}. */
     long idleSince;
-    /** When the current exchange took it (for the pool's estimate of how long an exchange holds one). */
-    long leasedAt;
-    /** Whether it served an exchange before the current one (a reused connection may have gone stale). */
-    boolean reused;
 
     /**
      * @param socket the socket to talk on (a TLS socket for https)
@@ -81,11 +77,13 @@ final class Connection {
         this.out = socket.getOutputStream();
     }
 
+    @Override
     boolean isClosed() {
         return closed;
     }
 
     /** Closes the TCP socket: a read or write blocked on it fails at once. Safe from any thread. */
+    @Override
     void abort() {
         closed = true;
         try {
@@ -131,6 +129,7 @@ final class Connection {
      *
      * @param headRequest whether the request was HEAD (its answer has no body whatever it declares)
      */
+    @Override
     Head readHead(boolean headRequest) throws IOException {
         ResponseHead h;
         try {
@@ -154,6 +153,7 @@ final class Connection {
      *
      * @return the body, or null when it is longer than {@code max} (the connection must then be closed)
      */
+    @Override
     byte[] readBody(Head head, long max) throws IOException {
         Framing framing = head.chunked() ? Framing.CHUNKED
                 : head.contentLength() == Head.UNTIL_CLOSE ? Framing.UNTIL_CLOSE

@@ -49,9 +49,16 @@ import java.util.concurrent.locks.LockSupport;
  *       (the socket is created with the destination's host and port, the cache's key).</li>
  *   <li>{@code min_idle}: a warmer opens that many connections in the background at start and tops the
  *       idle list up again once a second (replacing idle ones older than {@code idle_timeout}).</li>
+ *   <li>HTTP/2 ({@code http2}, on by default for https): a TLS connect offers {@code h2} and {@code http/1.1} by
+ *       ALPN, and the server chooses. An {@link Http2Connection} then carries up to {@code max_streams}
+ *       exchanges at once (or fewer, as the server's SETTINGS say): the pool hands out places on it
+ *       ({@link Http2Stream}) as it hands out HTTP/1.1 connections, to the same queue of waiting calls, oldest
+ *       first; a place given back goes to the next waiting call. While the destination speaks h2 a connector
+ *       starts only for every {@code max_streams} waiting calls, so 2,000 calls arriving at once need a
+ *       handful of handshakes, not 2,000. {@code max_connections} bounds the h2 connections too.</li>
  * </ul>
  */
-final class ConnectionPool implements AutoCloseable {
+final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
     /** No pooled connection, and no new one, became available before the request's deadline. */
     static final class ConnectWaitException extends IOException {
         ConnectWaitException(String message) {
@@ -70,6 +77,14 @@ final class ConnectionPool implements AutoCloseable {
     private static final Object CANCELLED = new Object();
     /** In a waiter's slot: a connection came back when it had too little budget left to use one. */
     private static final Object PASSED_OVER = new Object();
+
+    /**
+     * In a waiter's slot: an HTTP/1.1 connection for a call that waited without a lease of
+     * {@code max_connections} (it waited for HTTP/2, and the server answered with HTTP/1.1); the offerer took the
+     * lease for it.
+     */
+    private record WithLease(Connection connection) {
+    }
     /** See {@link #offerToWaiter}: a call is handed a connection with at least this many exchanges of budget. */
     static final int BUDGET_FOR_AN_EXCHANGE = 2;
 
@@ -103,6 +118,18 @@ final class ConnectionPool implements AutoCloseable {
      */
     private final LongAdder madeFree = new LongAdder();
     private final LongAdder connectsFailed = new LongAdder();
+    /** HTTP/2 connections that take new streams, oldest first (places are taken from the first with room). */
+    private final java.util.concurrent.CopyOnWriteArrayList<Http2Connection> h2 =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
+    /**
+     * Whether the destination's last connect chose HTTP/2: a call then waits for a place on a connection without
+     * taking a lease of {@code max_connections} (that bounds HTTP/1.1 exchanges, one per connection).
+     */
+    private volatile boolean speaksH2;
+    /** Places a new connection brings: 1 for HTTP/1.1, the last HTTP/2 connection's capacity while it speaks h2. */
+    private volatile int placesPerConnect = 1;
+    /** Streams per HTTP/2 connection at most (ours; the server may allow fewer). */
+    private final int maxStreams;
     /** https: the destination's own context's factory (its session cache resumes sessions); null for http. */
     private final SSLSocketFactory tls;
     /** Why the TLS context could not be built (a CA file that went away); every connect fails with it. */
@@ -120,6 +147,7 @@ final class ConnectionPool implements AutoCloseable {
         this.tlsOptions = tlsOptions;
         this.leases = new Semaphore(limits.maxConnections());
         this.maxConnecting = limits.maxConnectingFor(destination.scheme());
+        this.maxStreams = limits.maxStreams();
         SSLSocketFactory f = null;
         IOException problem = null;
         if (destination.scheme().equals("https")) {
@@ -144,12 +172,15 @@ final class ConnectionPool implements AutoCloseable {
         final boolean fresh;
         /** System.nanoTime() at which its wait ends: its request's deadline. */
         final long until;
+        /** Whether it holds a lease of max_connections (an HTTP/1.1 connection may be handed to it). */
+        boolean lease;
         final AtomicReference<Object> slot = new AtomicReference<>();
         private final AtomicInteger waiting;
 
-        Waiter(boolean fresh, long until, AtomicInteger waiting) {
+        Waiter(boolean fresh, long until, boolean lease, AtomicInteger waiting) {
             this.fresh = fresh;
             this.until = until;
+            this.lease = lease;
             this.waiting = waiting;
             waiting.incrementAndGet();
         }
@@ -198,9 +229,18 @@ final class ConnectionPool implements AutoCloseable {
         return connecting.get();
     }
 
-    /** Connections open now (leased and idle). */
+    /** Connections open now (HTTP/1.1 leased and idle, and HTTP/2). */
     int openConnections() {
-        return open.size();
+        return open.size() + h2.size();
+    }
+
+    /** HTTP/2 streams in flight now (places handed out on this destination's HTTP/2 connections). */
+    int streams() {
+        int n = 0;
+        for (Http2Connection c : h2) {
+            n += c.reserved();
+        }
+        return n;
     }
 
     long connectsOk() {
@@ -212,19 +252,27 @@ final class ConnectionPool implements AutoCloseable {
     }
 
     /**
-     * A connection for one exchange: an idle one, or one handed over or newly opened while the call
-     * waits. Before it waits, {@link Exchange#waitStarts} says for how long it may (until the request's
-     * deadline: the call's own budget does not run while it waits). {@code exchange} learns the waiter, so that
-     * its deadline or a cancel wakes the wait.
+     * A connection for one exchange: a place on an HTTP/2 connection with room, an idle HTTP/1.1 one, or one handed
+     * over or newly opened while the call waits. Before it waits, {@link Exchange#waitStarts} says for how long
+     * it may (until the request's deadline: the call's own budget does not run while it waits). {@code exchange}
+     * learns the waiter, so that its deadline or a cancel wakes the wait.
      *
-     * @param fresh do not reuse an idle connection (only one opened for this call)
+     * @param fresh do not reuse an idle connection or a place on an open one (only one opened for this call)
      */
-    Connection lease(Exchange exchange, boolean fresh) throws IOException {
+    Lease lease(Exchange exchange, boolean fresh) throws IOException {
         // Taken before any wait (for a lease, then for a connection): a connection given back while the call
         // waited for its lease shows a pool that serves its queue, even if that connection was closed (its
         // exchange cut) before this call got to the idle list.
         long freeAtStart = madeFree.sum();
-        if (!leases.tryAcquire()) {
+        if (!fresh) {
+            Http2Stream s = takeStream();
+            if (s != null) {
+                s.leasedAt = System.nanoTime();
+                return s;
+            }
+        }
+        boolean lease = !speaksH2;
+        if (lease && !leases.tryAcquire()) {
             boolean got;
             try {
                 got = leases.tryAcquire(exchange.waitStarts(), TimeUnit.NANOSECONDS);
@@ -237,19 +285,27 @@ final class ConnectionPool implements AutoCloseable {
                         + destination.key() + " stayed leased (max_connections)");
             }
         }
+        Waiter w = null;
         try {
             if (closed) {
                 throw new IOException("the transport is closed");
             }
-            Connection c = fresh ? null : takeIdle();
+            Lease c = fresh || !lease ? null : takeIdle();
             if (c == null) {
                 long budget = exchange.waitStarts();
-                c = await(exchange, budget, exchange.ownBudgetEndsNanos(), fresh, freeAtStart);
+                w = new Waiter(fresh, System.nanoTime() + Math.max(0, budget), lease, waiting);
+                c = await(exchange, w, exchange.ownBudgetEndsNanos(), freeAtStart);
+                if (c instanceof Http2Stream && w.lease) { // waited with a lease, served by HTTP/2
+                    w.lease = false;
+                    leases.release();
+                }
             }
             c.leasedAt = System.nanoTime();
             return c;
         } catch (IOException | RuntimeException e) {
-            leases.release();
+            if (w == null ? lease : w.lease) {
+                leases.release();
+            }
             throw e;
         }
     }
@@ -263,11 +319,10 @@ final class ConnectionPool implements AutoCloseable {
      * all hang or fail (a backend that does not answer) is not, and the call fails {@code connect-wait} then,
      * as it did before waits stopped counting against its budget.
      */
-    private Connection await(Exchange exchange, long budgetNanos, long ownBudgetEnds, boolean fresh,
-                             long freeAtStart) throws IOException {
-        long until = System.nanoTime() + Math.max(0, budgetNanos);
+    private Lease await(Exchange exchange, Waiter w, long ownBudgetEnds, long freeAtStart) throws IOException {
+        long until = w.until;
+        boolean fresh = w.fresh;
         boolean patient = ownBudgetEnds - until >= 0; // its own budget lasts the whole wait: nothing to check
-        Waiter w = new Waiter(fresh, until, waiting);
         waiters.addFirst(w);
         // Who filled the slot unlinks the waiter: a hand-off unlinks it through its iterator (O(1)); when the
         // waiter filled it itself (an idle connection, a timeout), it unlinks itself here. A scan of the whole
@@ -276,7 +331,17 @@ final class ConnectionPool implements AutoCloseable {
         try {
             exchange.waiting(w);
             while (true) {
-                if (!fresh && w.slot.get() == null) {
+                if (!fresh && w.slot.get() == null) { // queued, then looks: see handOff and giveBack
+                    Http2Stream st = takeStream();
+                    if (st != null) {
+                        if (w.offer(st)) {
+                            self = true;
+                        } else {
+                            handOn(st, false); // served meanwhile: the place goes to another waiting call
+                        }
+                    }
+                }
+                if (!fresh && w.lease && w.slot.get() == null) {
                     Connection c = takeIdle();
                     if (c != null) {
                         if (w.offer(c)) {
@@ -303,7 +368,7 @@ final class ConnectionPool implements AutoCloseable {
                     long now = System.nanoTime();
                     long left = until - now;
                     if (!patient && now - ownBudgetEnds >= 0) {
-                        patient = madeFree.sum() != freeAtStart || !open.isEmpty();
+                        patient = madeFree.sum() != freeAtStart || !open.isEmpty() || !h2.isEmpty();
                         if (!patient) {
                             left = 0; // nothing became free within its own budget, and nothing will: stop waiting
                         }
@@ -321,12 +386,23 @@ final class ConnectionPool implements AutoCloseable {
                         continue;
                     }
                 }
+                if (got instanceof WithLease wl) {
+                    w.lease = true; // the offerer took the lease for this call
+                    got = wl.connection();
+                }
                 if (got instanceof Connection c) {
                     if (exchange.stopped()) { // its deadline or a cancel came first: the next waiter has it
                         handOff(c, !c.reused);
                         throw new ConnectWaitException("stopped while a connection was handed over");
                     }
                     return c;
+                }
+                if (got instanceof Http2Stream st) {
+                    if (exchange.stopped()) {
+                        handOn(st, false);
+                        throw new ConnectWaitException("stopped while a place on a connection was handed over");
+                    }
+                    return st;
                 }
                 if (got instanceof IOException e) {
                     throw e;
@@ -339,8 +415,9 @@ final class ConnectionPool implements AutoCloseable {
                 }
                 throw new ConnectWaitException("no connection to " + destination.key() + " became free and no new one"
                         + " was made in time (" + connecting.get() + " connects in progress, max_connecting "
-                        + maxConnecting + "; " + open.size() + " open, max_connections "
-                        + limits.maxConnections() + ")");
+                        + maxConnecting + "; " + openConnections() + " open, max_connections "
+                        + limits.maxConnections() + (h2.isEmpty() ? "" : "; " + streams() + " HTTP/2 streams")
+                        + ")");
             }
         } finally {
             self |= w.cancel(); // false when it was served or cancelled from outside
@@ -364,13 +441,49 @@ final class ConnectionPool implements AutoCloseable {
         return null;
     }
 
-    /** Gives a leased connection back: kept for reuse when {@code reusable}, closed otherwise. */
-    void release(Connection c, boolean reusable) {
+    /**
+     * A place on the first HTTP/2 connection with room (so that calls fill few connections), or null. A connection
+     * idle for longer than {@code idle_timeout} is closed on the way.
+     */
+    private Http2Stream takeStream() {
+        if (h2.isEmpty()) {
+            return null;
+        }
+        for (Http2Connection c : h2) {
+            Http2Stream s = c.reserve();
+            if (s != null) {
+                return s;
+            }
+            if (c.reserved() == 0 && System.nanoTime() - c.idleSince > limits.idleTimeout().toNanos()) {
+                c.close("idle for longer than idle_timeout");
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Gives a lease back: an HTTP/1.1 connection is kept for reuse when {@code reusable}, closed otherwise; a
+     * stream's place on its HTTP/2 connection goes to the next waiting call (its stream reset first, when it did
+     * not end on both sides).
+     */
+    void release(Lease l, boolean reusable) {
         if (reusable) { // an exchange that ran to its end (one cut by its deadline would say only "longer than")
-            long held = System.nanoTime() - c.leasedAt;
+            long held = System.nanoTime() - l.leasedAt;
             long e = exchangeNanos;
             exchangeNanos = e + (held - e) / 8; // racy by design: an estimate
         }
+        if (l instanceof Http2Stream s) {
+            Http2Connection conn = s.connection;
+            conn.finish(s);
+            if (!closed && conn.usable()) {
+                madeFree.increment();
+                handOn(conn.handOn(), false);
+            } else {
+                conn.unreserve();
+            }
+            return;
+        }
+        Connection c = (Connection) l;
         try {
             if (reusable && !closed && !c.isClosed()) {
                 madeFree.increment();
@@ -405,12 +518,39 @@ final class ConnectionPool implements AutoCloseable {
     }
 
     /**
+     * Hands a place on an HTTP/2 connection (reserved by the caller) to a waiting call, or gives it back. As
+     * {@link #handOff}: a call that queued itself after the offer missed it looks at the connections itself; this
+     * gives back, then looks at the queue once more ({@link #passPlaces}).
+     */
+    private void handOn(Http2Stream place, boolean brandNew) {
+        if (offerToWaiter(place, brandNew)) {
+            return;
+        }
+        place.connection.unreserve();
+        passPlaces(place.connection, brandNew);
+    }
+
+    /** Offers places on {@code c} to waiting calls, oldest first, while it has room and someone waits. */
+    private void passPlaces(Http2Connection c, boolean brandNew) {
+        while (unservedWaiter(brandNew)) {
+            Http2Stream s = c.reserve();
+            if (s == null) {
+                return;
+            }
+            if (!offerToWaiter(s, brandNew)) {
+                c.unreserve();
+            }
+        }
+    }
+
+    /**
      * Offers {@code c} to the call that has waited longest and still has the budget for an exchange: at least
      * {@link #BUDGET_FOR_AN_EXCHANGE} times the destination's recent exchanges. Older calls with less left are
      * passed over on the way ({@link Waiter#passOver}): their exchange would most likely reach its deadline,
-     * and a deadline in the middle of an exchange closes the connection (over TLS, a handshake lost).
+     * and a deadline in the middle of an exchange closes the connection (over TLS, a handshake lost). A place on
+     * an HTTP/2 connection goes to the oldest call: there a cut exchange resets its stream only.
      */
-    private boolean offerToWaiter(Connection c, boolean brandNew) {
+    private boolean offerToWaiter(Lease c, boolean brandNew) {
         if (waiters.isEmpty()) {
             return false;
         }
@@ -421,15 +561,27 @@ final class ConnectionPool implements AutoCloseable {
             if (!brandNew && w.fresh) {
                 continue;
             }
-            if (w.until - now < needed) {
+            // A place on an HTTP/2 connection goes to the oldest call whatever its budget: a stream its deadline
+            // cuts costs a reset, not the connection.
+            if (w.until - now < needed && !(c instanceof Http2Stream)) {
                 if (w.passOver()) {
                     it.remove();
                 }
                 continue;
             }
-            if (w.offer(c)) {
+            Object offer = c;
+            if (c instanceof Connection conn && !w.lease) { // it waited for HTTP/2: take its lease for it
+                if (!leases.tryAcquire()) {
+                    continue;
+                }
+                offer = new WithLease(conn);
+            }
+            if (w.offer(offer)) {
                 it.remove();
                 return true;
+            }
+            if (offer instanceof WithLease) {
+                leases.release();
             }
         }
         return false;
@@ -460,7 +612,10 @@ final class ConnectionPool implements AutoCloseable {
     private void startConnectors() {
         while (!closed) {
             int n = connecting.get();
-            if (n >= maxConnecting || n >= waiting.get()) {
+            if (n >= maxConnecting || (long) n * placesPerConnect >= waiting.get()) {
+                return;
+            }
+            if (speaksH2 && h2.size() + n >= limits.maxConnections()) {
                 return;
             }
             if (connecting.compareAndSet(n, n + 1)) {
@@ -482,17 +637,30 @@ final class ConnectionPool implements AutoCloseable {
     private void connectOne() {
         Object result;
         try {
-            Connection c = open();
+            result = open();
             connectsOk.increment();
             madeFree.increment();
-            result = c;
         } catch (IOException | RuntimeException e) {
             connectsFailed.increment();
             result = e;
         } finally {
             connecting.decrementAndGet();
         }
-        if (result instanceof Connection c) {
+        if (result instanceof Http2Connection c) {
+            placesPerConnect = Math.max(1, c.capacity());
+            speaksH2 = true;
+            h2.add(c);
+            if (!c.usable()) {
+                h2.remove(c); // closed or going away before it was added: its retirement found nothing to remove
+            }
+            if (closed) {
+                c.close("the transport is closed");
+            } else {
+                passPlaces(c, true);
+            }
+        } else if (result instanceof Connection c) {
+            speaksH2 = false;
+            placesPerConnect = 1;
             if (closed) {
                 discard(c);
             } else {
@@ -509,8 +677,11 @@ final class ConnectionPool implements AutoCloseable {
         startConnectors();
     }
 
-    /** TCP connect and, for https, the TLS handshake, together under connect_timeout. */
-    private Connection open() throws IOException {
+    /**
+     * TCP connect and, for https, the TLS handshake, together under connect_timeout: an HTTP/1.1
+     * {@link Connection}, or an {@link Http2Connection} when the server chose {@code h2} by ALPN.
+     */
+    private Object open() throws IOException {
         InetSocketAddress address = new InetSocketAddress(destination.host(), destination.port());
         if (address.isUnresolved()) {
             throw new UnknownHostException(destination.host() + ": no such host");
@@ -537,11 +708,14 @@ final class ConnectionPool implements AutoCloseable {
                 long left = timeout - (System.nanoTime() - start);
                 raw.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
                 SSLSocket ssl = (SSLSocket) tlsFactory().createSocket(raw, destination.host(), destination.port(), true);
+                SSLParameters p = ssl.getSSLParameters();
                 if (tlsOptions.verifyHostname()) {
-                    SSLParameters p = ssl.getSSLParameters();
                     p.setEndpointIdentificationAlgorithm("HTTPS");
-                    ssl.setSSLParameters(p);
                 }
+                if (tlsOptions.http2()) {
+                    p.setApplicationProtocols(new String[] {"h2", "http/1.1"});
+                }
+                ssl.setSSLParameters(p);
                 try {
                     ssl.startHandshake();
                 } catch (SSLHandshakeException e) {
@@ -549,6 +723,15 @@ final class ConnectionPool implements AutoCloseable {
                 }
                 raw.setSoTimeout(0); // reads are untimed: the watchdog enforces each call's deadline
                 socket = ssl;
+                if ("h2".equals(ssl.getApplicationProtocol())) {
+                    long rest = timeout - (System.nanoTime() - start);
+                    Http2Connection h = Http2Connection.open(destination.key(), ssl, raw, this, maxStreams, rest);
+                    if (closed) {
+                        h.close("the transport is closed");
+                        throw new IOException("the transport is closed");
+                    }
+                    return h;
+                }
             }
             Connection c = new Connection(socket, raw);
             open.add(c);
@@ -567,6 +750,12 @@ final class ConnectionPool implements AutoCloseable {
         } finally {
             connectingSockets.remove(raw);
         }
+    }
+
+    /** An HTTP/2 connection takes no new streams any more: it is no longer offered. */
+    @Override
+    public void retired(Http2Connection c) {
+        h2.remove(c);
     }
 
     private SSLSocketFactory tlsFactory() throws IOException {
@@ -620,6 +809,11 @@ final class ConnectionPool implements AutoCloseable {
                     fresh++;
                 }
             }
+            for (Http2Connection c : h2) {
+                if (c.usable()) {
+                    fresh++; // an HTTP/2 connection serves many calls: it counts as one warm connection
+                }
+            }
             int missing = limits.minIdle() - fresh - connecting.get();
             missing = Math.min(missing, limits.maxConnections() - open.size());
             while (missing-- > 0 && !closed) {
@@ -651,6 +845,9 @@ final class ConnectionPool implements AutoCloseable {
         }
         for (Connection c : open) {
             c.abort();
+        }
+        for (Http2Connection c : h2) {
+            c.close("the transport is closed");
         }
         for (Socket s : connectingSockets) {
             try {

@@ -24,9 +24,14 @@ import java.time.Duration;
  *                       their budget behind it: docs/benchmarks.md); see {@link #maxConnectingFor}
  * @param minIdle        connections opened in the background at start and kept open while idle
  *                       (a warm pool), default 0; at most maxConnections
+ * @param maxStreams     exchanges at once on one HTTP/2 connection (an https destination whose server chose
+ *                       h2), default 100; the server's SETTINGS_MAX_CONCURRENT_STREAMS may lower it. More
+ *                       calls than that wait for a place, or for another connection (max_connecting,
+ *                       max_connections)
  */
 public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnections, Duration connectTimeout,
-                                Duration idleTimeout, long maxBodyBytes, int maxConnecting, int minIdle) {
+                                Duration idleTimeout, long maxBodyBytes, int maxConnecting, int minIdle,
+                                int maxStreams) {
 
     public static final int DEFAULT_MAX_IN_FLIGHT = 10_000;
     public static final long DEFAULT_MAX_BODY_BYTES = 10L * 1024 * 1024;
@@ -35,9 +40,11 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
     public static final int DEFAULT_MAX_CONNECTING_HTTPS = 4;
     public static final int DEFAULT_MAX_CONNECTING_HTTP = 1024;
     public static final int MAX_MAX_CONNECTING = 10_000;
+    public static final int DEFAULT_MAX_STREAMS = Http2Connection.DEFAULT_MAX_STREAMS;
+    public static final int MAX_MAX_STREAMS = 10_000;
     public static final DestinationLimits DEFAULT = new DestinationLimits(DEFAULT_MAX_IN_FLIGHT,
             Duration.ofMillis(100), DEFAULT_MAX_IN_FLIGHT, Duration.ofSeconds(2), Duration.ofSeconds(30),
-            DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTING, 0);
+            DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTING, 0, DEFAULT_MAX_STREAMS);
 
     public DestinationLimits {
         if (maxInFlight < 1 || maxInFlight > 100_000) {
@@ -57,6 +64,9 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
             throw new IllegalArgumentException("max_connecting must be 1.." + MAX_MAX_CONNECTING + ", got "
                     + maxConnecting);
         }
+        if (maxStreams < 1 || maxStreams > MAX_MAX_STREAMS) {
+            throw new IllegalArgumentException("max_streams must be 1.." + MAX_MAX_STREAMS + ", got " + maxStreams);
+        }
         if (minIdle < 0 || minIdle > maxConnections) {
             throw new IllegalArgumentException("min_idle must be 0..max_connections (" + maxConnections + "), got "
                     + minIdle);
@@ -67,33 +77,33 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
     public DestinationLimits(int maxInFlight, Duration maxWait, int maxConnections, Duration connectTimeout,
                              Duration idleTimeout, long maxBodyBytes) {
         this(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
-                DEFAULT_MAX_CONNECTING, 0);
+                DEFAULT_MAX_CONNECTING, 0, DEFAULT_MAX_STREAMS);
     }
 
     /** Sets the bulkhead and, with it, the connection pool to {@code n}. */
     public DestinationLimits withMaxInFlight(int n) {
         return new DestinationLimits(n, maxWait, n, connectTimeout, idleTimeout, maxBodyBytes, maxConnecting,
-                Math.min(minIdle, n));
+                Math.min(minIdle, n), maxStreams);
     }
 
     public DestinationLimits withMaxWait(Duration d) {
         return new DestinationLimits(maxInFlight, d, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
-                maxConnecting, minIdle);
+                maxConnecting, minIdle, maxStreams);
     }
 
     public DestinationLimits withMaxConnections(int n) {
         return new DestinationLimits(maxInFlight, maxWait, n, connectTimeout, idleTimeout, maxBodyBytes,
-                maxConnecting, Math.min(minIdle, n));
+                maxConnecting, Math.min(minIdle, n), maxStreams);
     }
 
     public DestinationLimits withConnectTimeout(Duration d) {
         return new DestinationLimits(maxInFlight, maxWait, maxConnections, d, idleTimeout, maxBodyBytes,
-                maxConnecting, minIdle);
+                maxConnecting, minIdle, maxStreams);
     }
 
     public DestinationLimits withMaxBodyBytes(long n) {
         return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, n,
-                maxConnecting, minIdle);
+                maxConnecting, minIdle, maxStreams);
     }
 
     /** The bound on connects in progress for a destination of {@code scheme}: the set one, or the scheme's default. */
@@ -106,11 +116,16 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
 
     public DestinationLimits withMaxConnecting(int n) {
         return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
-                n, minIdle);
+                n, minIdle, maxStreams);
+    }
+
+    public DestinationLimits withMaxStreams(int n) {
+        return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
+                maxConnecting, minIdle, n);
     }
 
     public DestinationLimits withMinIdle(int n) {
         return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
-                maxConnecting, n);
+                maxConnecting, n, maxStreams);
     }
 }

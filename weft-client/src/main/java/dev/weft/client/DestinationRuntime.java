@@ -68,8 +68,11 @@ final class DestinationRuntime implements AutoCloseable {
                 .description("calls waiting for a pooled or new connection to the destination")
                 .tag("destination", key).register(registry));
         meters.add(Gauge.builder("weft.destination.connections", pool, ConnectionPool::openConnections)
-                .description("connections open to the destination (leased and idle)").tag("destination", key)
-                .register(registry));
+                .description("connections open to the destination (HTTP/1.1 leased and idle, and HTTP/2)")
+                .tag("destination", key).register(registry));
+        meters.add(Gauge.builder("weft.destination.streams", pool, ConnectionPool::streams)
+                .description("HTTP/2 streams in flight to the destination (at most max_streams per connection)")
+                .tag("destination", key).register(registry));
         meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.connects", pool,
                         ConnectionPool::connectsOk)
                 .description("connections opened (TCP and TLS) by result").tag("destination", key).tag("result", "ok")

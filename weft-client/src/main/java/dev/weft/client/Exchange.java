@@ -16,7 +16,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * One HTTP/1.1 attempt on the calling (virtual) thread, under a deadline.
+ * One attempt on the calling (virtual) thread, under a deadline: an HTTP/1.1 exchange on a connection of its own,
+ * or one HTTP/2 stream on a shared connection ({@link Http2Stream}).
  *
  * <p>The deadline is enforced by the {@link Watchdog}, which aborts the exchange once it has passed (within a
  * few milliseconds); reads themselves are untimed. Aborting closes the socket, which wakes a read blocked
@@ -41,7 +42,7 @@ final class Exchange {
     private volatile boolean timedOut;
     private volatile boolean cancelled;
     private volatile ConnectionPool.Waiter waiter;
-    private volatile Connection connection;
+    private volatile Lease connection;
     private long startNanos;
     private volatile long deadlineNanos;
     private long connectedNanos = -1;
@@ -89,7 +90,7 @@ final class Exchange {
     }
 
     private void abort() {
-        Connection c = connection;
+        Lease c = connection;
         if (c != null) {
             c.abort();
         }
@@ -124,18 +125,33 @@ final class Exchange {
         watchdog = dest.watchdog();
         watchdog.watch(this);
         ConnectionPool pool = dest.pool();
-        Connection c = null;
+        Lease c = null;
         boolean reusable = false;
         try {
             boolean headRequest = call.method().equals("HEAD");
             Connection.Head answer;
             boolean fresh = false;
+            boolean again = false;
             while (true) {
                 c = lease(pool, fresh);
                 try {
-                    c.send(head, call.body());
+                    if (c instanceof Http2Stream s) {
+                        s.send(http2Request(dest), call.body(), headRequest, limits.maxBodyBytes());
+                    } else {
+                        ((Connection) c).send(head, call.body());
+                    }
                     answer = c.readHead(headRequest);
                     break;
+                } catch (Http2Stream.NotProcessedException e) {
+                    // Refused by the server (REFUSED_STREAM, GOAWAY) before it processed it: any request may go
+                    // once more, on another connection (RFC 9113 section 8.7).
+                    if (again || timedOut || cancelled) {
+                        throw e;
+                    }
+                    pool.release(c, false);
+                    c = null;
+                    connection = null;
+                    again = true;
                 } catch (Connection.ClosedException e) {
                     // A keep-alive connection the peer closed while it sat in the pool: nothing reached the
                     // application, so an idempotent request goes once more, on a new connection.
@@ -174,9 +190,9 @@ final class Exchange {
         }
     }
 
-    private Connection lease(ConnectionPool pool, boolean fresh) throws IOException {
+    private Lease lease(ConnectionPool pool, boolean fresh) throws IOException {
         phase = PHASE_CONNECTING;
-        Connection c = pool.lease(this, fresh);
+        Lease c = pool.lease(this, fresh);
         if (ownLeftNanos >= 0) { // it waited: its own budget runs again from now, within the request's deadline
             long outer = owner.outer.nanoTime();
             long until = System.nanoTime() + ownLeftNanos;
@@ -264,6 +280,40 @@ final class Exchange {
         }
         b.append("\r\n");
         return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The request as HTTP/2 fields: the pseudo-headers from the URI and the destination, the caller's headers in
+     * lower case without those HTTP/2 forbids (connection-specific ones; host is :authority). {@link #requestHead}
+     * has checked every name and value already.
+     */
+    private org.eclipse.jetty.http.MetaData.Request http2Request(DestinationRuntime dest) {
+        URI uri = call.uri();
+        String path = uri.getRawPath();
+        String query = uri.getRawQuery();
+        String target = (path == null || path.isEmpty() ? "/" : path) + (query == null ? "" : "?" + query);
+        org.eclipse.jetty.http.HttpFields.Mutable fields = org.eclipse.jetty.http.HttpFields.build(
+                call.headers().fields().size() + 2);
+        boolean userAgent = false;
+        for (Map.Entry<String, String> h : call.headers().fields()) {
+            String lower = h.getKey().toLowerCase(java.util.Locale.ROOT);
+            if (OWN_HEADERS.contains(lower)) {
+                continue;
+            }
+            userAgent |= lower.equals("user-agent");
+            fields.add(lower, h.getValue());
+        }
+        if (!userAgent) {
+            fields.add("user-agent", dest.userAgent());
+        }
+        byte[] body = call.body();
+        if (body != null && body.length > 0) {
+            fields.add("content-length", Integer.toString(body.length));
+        }
+        org.eclipse.jetty.http.HttpURI u = org.eclipse.jetty.http.HttpURI.build().scheme(destination.scheme())
+                .authority(dest.hostHeader()).pathQuery(target).asImmutable();
+        return new org.eclipse.jetty.http.MetaData.Request(call.method(), u, org.eclipse.jetty.http.HttpVersion.HTTP_2,
+                fields);
     }
 
     /** A header that would split the request (CR, LF) or is not a token is refused, not sent. */

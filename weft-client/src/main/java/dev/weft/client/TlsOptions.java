@@ -11,14 +11,25 @@ import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
 
 /**
- * How an https destination's certificate is checked.
+ * How an https destination's TLS is set up: how its certificate is checked, and which protocols are offered.
  *
  * @param ca                 a PEM file of extra CA roots trusted besides the JDK's (null: the JDK's only)
  * @param insecureSkipVerify accept any certificate for any host name: for tests and labs only (the
  *                           connection is encrypted but not authenticated); the gateway warns at start
+ * @param http2              offer HTTP/2 besides HTTP/1.1 by ALPN (the server chooses), default true: one
+ *                           connection then carries up to {@code max_streams} calls at once
  */
-public record TlsOptions(Path ca, boolean insecureSkipVerify) {
-    public static final TlsOptions DEFAULT = new TlsOptions(null, false);
+public record TlsOptions(Path ca, boolean insecureSkipVerify, boolean http2) {
+    public static final TlsOptions DEFAULT = new TlsOptions(null, false, true);
+
+    /** Options that offer HTTP/2 (the default). */
+    public TlsOptions(Path ca, boolean insecureSkipVerify) {
+        this(ca, insecureSkipVerify, true);
+    }
+
+    public TlsOptions withHttp2(boolean on) {
+        return new TlsOptions(ca, insecureSkipVerify, on);
+    }
 
     /** Whether the host name in the certificate is checked against the destination's host. */
     public boolean verifyHostname() {

@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The call engine: blocking HTTP/1.1 calls meant to be made from virtual threads, one thread per call.
+ * The call engine: blocking HTTP calls (HTTP/1.1, and HTTP/2 to https destinations that choose it by ALPN) meant
+ * to be made from virtual threads, one thread per call.
  *
  * <p>Each call runs under a {@link Deadline} and its destination's {@link DestinationConfig}: circuit
  * breaker, bulkhead (max in flight), pooled connections, retry with backoff and hedging, as the links of

@@ -32,8 +32,9 @@ public final class CoreReaders {
 
     /**
      * One destination's keys ({@code max_in_flight}, {@code max_wait}, {@code max_connections},
-     * {@code max_connecting}, {@code min_idle}, {@code connect_timeout}, {@code max_body}, {@code retry},
-     * {@code hedge}, {@code breaker}, {@code ca}, {@code insecure_skip_verify}) over {@code base}.
+     * {@code max_connecting}, {@code max_streams}, {@code min_idle}, {@code connect_timeout}, {@code max_body},
+     * {@code retry}, {@code hedge}, {@code breaker}, {@code ca}, {@code insecure_skip_verify}, {@code http2}) over
+     * {@code base}.
      */
     public DestinationConfig destination(ConfigNode node, DestinationConfig base) {
         return destination(node, base, true);
@@ -49,42 +50,28 @@ public final class CoreReaders {
 
     private DestinationConfig destination(ConfigNode node, DestinationConfig base, boolean one) {
         Map<String, ConfigNode> d = entries(node, Set.of("max_in_flight", "max_wait", "max_connections",
-                "max_connecting", "min_idle", "connect_timeout", "max_body", "retry", "hedge", "breaker", "ca",
-                "insecure_skip_verify"));
-        DestinationLimits l = base.limits();
-        try {
-            if (d.containsKey("max_in_flight")) {
-                l = l.withMaxInFlight((int) d.get("max_in_flight").integer(1, 100_000));
+                "max_connecting", "max_streams", "min_idle", "connect_timeout", "max_body", "retry", "hedge", "breaker",
+                "ca", "insecure_skip_verify", "http2"));
+        // Each key on its own: a bad one is reported and the others are still read (weft check names every problem).
+        DestinationLimits[] l = {base.limits()};
+        limit(d, "max_in_flight", n -> l[0] = l[0].withMaxInFlight((int) n.integer(1, 100_000)));
+        limit(d, "max_connections", n -> l[0] = l[0].withMaxConnections((int) n.integer(1, 100_000)));
+        limit(d, "max_wait", n -> l[0] = l[0].withMaxWait(n.duration()));
+        limit(d, "connect_timeout", n -> l[0] = l[0].withConnectTimeout(positive(n, l[0].connectTimeout())));
+        limit(d, "max_body", n -> l[0] = l[0].withMaxBodyBytes(n.bytes(Integer.MAX_VALUE - 16)));
+        limit(d, "max_connecting", n -> l[0] = l[0].withMaxConnecting(
+                (int) n.integer(1, DestinationLimits.MAX_MAX_CONNECTING)));
+        limit(d, "max_streams", n -> l[0] = l[0].withMaxStreams((int) n.integer(1, DestinationLimits.MAX_MAX_STREAMS)));
+        limit(d, "min_idle", n -> {
+            int minIdle = (int) n.integer(0, 100_000);
+            if (minIdle > l[0].maxConnections()) {
+                problems.add(n, "min_idle (" + minIdle + ") is more than max_connections (" + l[0].maxConnections()
+                        + ")");
+            } else {
+                l[0] = l[0].withMinIdle(minIdle);
             }
-            if (d.containsKey("max_connections")) {
-                l = l.withMaxConnections((int) d.get("max_connections").integer(1, 100_000));
-            }
-            if (d.containsKey("max_wait")) {
-                l = l.withMaxWait(d.get("max_wait").duration());
-            }
-            if (d.containsKey("connect_timeout")) {
-                l = l.withConnectTimeout(positive(d.get("connect_timeout"), l.connectTimeout()));
-            }
-            if (d.containsKey("max_body")) {
-                l = l.withMaxBodyBytes(d.get("max_body").bytes(Integer.MAX_VALUE - 16));
-            }
-            if (d.containsKey("max_connecting")) {
-                l = l.withMaxConnecting((int) d.get("max_connecting").integer(1, DestinationLimits.MAX_MAX_CONNECTING));
-            }
-            if (d.containsKey("min_idle")) {
-                ConfigNode n = d.get("min_idle");
-                int minIdle = (int) n.integer(0, 100_000);
-                if (minIdle > l.maxConnections()) {
-                    problems.add(n, "min_idle (" + minIdle + ") is more than max_connections (" + l.maxConnections()
-                            + ")");
-                } else {
-                    l = l.withMinIdle(minIdle);
-                }
-            }
-        } catch (ConfigException e) {
-            problems.addAll(e);
-        }
-        DestinationConfig out = base.withLimits(l);
+        });
+        DestinationConfig out = base.withLimits(l[0]);
         out = out.withTls(tls(d, base.tls(), one));
         if (d.containsKey("retry")) {
             out = out.withRetry(retry(d.get("retry"), base.retry()));
@@ -98,10 +85,39 @@ public final class CoreReaders {
         return out;
     }
 
-    /** {@code ca} (a PEM of extra roots, relative to the config file) and {@code insecure_skip_verify}. */
+    /** What reads one limit key. */
+    private interface LimitReader {
+        void read(ConfigNode n) throws ConfigException;
+    }
+
+    /** Reads {@code key} when present; its problem is recorded with its place, and the next keys are still read. */
+    private void limit(Map<String, ConfigNode> d, String key, LimitReader reader) {
+        ConfigNode n = d.get(key);
+        if (n == null) {
+            return;
+        }
+        try {
+            reader.read(n);
+        } catch (ConfigException e) {
+            problems.addAll(e);
+        }
+    }
+
+    /**
+     * {@code ca} (a PEM of extra roots, relative to the config file), {@code insecure_skip_verify} and
+     * {@code http2}.
+     */
     private TlsOptions tls(Map<String, ConfigNode> d, TlsOptions base, boolean one) {
         Path ca = base.ca();
         boolean insecure = base.insecureSkipVerify();
+        boolean http2 = base.http2();
+        if (d.containsKey("http2")) {
+            try {
+                http2 = d.get("http2").bool();
+            } catch (ConfigException e) {
+                problems.addAll(e);
+            }
+        }
         if (d.containsKey("ca")) {
             ConfigNode n = d.get("ca");
             try {
@@ -133,7 +149,7 @@ public final class CoreReaders {
                 problems.addAll(e);
             }
         }
-        return new TlsOptions(ca, insecure);
+        return new TlsOptions(ca, insecure, http2);
     }
 
     /** {@code attempts}, {@code backoff}, {@code max_backoff}, {@code statuses}, {@code non_idempotent} over {@code base}. */

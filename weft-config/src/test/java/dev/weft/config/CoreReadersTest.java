@@ -61,6 +61,8 @@ class CoreReadersTest {
                 min_idle: 4
                 ca: %s
                 insecure_skip_verify: false
+                max_streams: 50
+                http2: false
                 """.formatted(ca));
         Problems problems = new Problems();
         DestinationConfig d = new CoreReaders(problems).destination(n, DestinationConfig.DEFAULT);
@@ -72,6 +74,10 @@ class CoreReadersTest {
         assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("https")).as("documented default").isEqualTo(4);
         assertThat(DestinationConfig.DEFAULT.limits().maxConnectingFor("http")).as("documented default").isEqualTo(1024);
         assertThat(d.limits().maxConnectingFor("https")).as("set").isEqualTo(8);
+        assertThat(d.limits().maxStreams()).isEqualTo(50);
+        assertThat(d.tls().http2()).isFalse();
+        assertThat(DestinationConfig.DEFAULT.limits().maxStreams()).as("documented default").isEqualTo(100);
+        assertThat(DestinationConfig.DEFAULT.tls().http2()).as("documented default: offered").isTrue();
     }
 
     @Test
@@ -89,7 +95,10 @@ class CoreReadersTest {
                 .hasMessageContaining("d.yaml:3:5: ca: no such file /no/such/ca.pem")
                 .hasMessageContaining("d.yaml:4:23: insecure_skip_verify is allowed only on one destination");
         Problems p2 = new Problems();
-        new CoreReaders(p2).destination(ConfigNode.parse("e.yaml", "max_connecting: 0\n"), DestinationConfig.DEFAULT);
-        assertThatThrownBy(p2::throwIfAny).hasMessageContaining("e.yaml:1:17: expected a whole number from 1 to 10000");
+        new CoreReaders(p2).destination(ConfigNode.parse("e.yaml", "max_connecting: 0\nmax_streams: 0\nhttp2: maybe\n"),
+                DestinationConfig.DEFAULT);
+        assertThatThrownBy(p2::throwIfAny).hasMessageContaining("e.yaml:1:17: expected a whole number from 1 to 10000")
+                .hasMessageContaining("e.yaml:2:14: expected a whole number from 1 to 10000")
+                .hasMessageContaining("e.yaml:3:8: ");
     }
 }

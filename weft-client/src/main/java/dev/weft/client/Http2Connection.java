@@ -1,0 +1,794 @@
+package dev.weft.client;
+
+import org.eclipse.jetty.http.MetaData;
+import org.eclipse.jetty.http2.ErrorCode;
+import org.eclipse.jetty.http2.frames.DataFrame;
+import org.eclipse.jetty.http2.frames.Frame;
+import org.eclipse.jetty.http2.frames.GoAwayFrame;
+import org.eclipse.jetty.http2.frames.HeadersFrame;
+import org.eclipse.jetty.http2.frames.PingFrame;
+import org.eclipse.jetty.http2.frames.PrefaceFrame;
+import org.eclipse.jetty.http2.frames.PushPromiseFrame;
+import org.eclipse.jetty.http2.frames.ResetFrame;
+import org.eclipse.jetty.http2.frames.SettingsFrame;
+import org.eclipse.jetty.http2.frames.WindowUpdateFrame;
+import org.eclipse.jetty.http2.generator.Generator;
+import org.eclipse.jetty.http2.hpack.HpackException;
+import org.eclipse.jetty.http2.parser.Parser;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
+import org.eclipse.jetty.io.WindowRateControl;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One HTTP/2 connection (RFC 9113) to an https destination that chose {@code h2} by ALPN: many exchanges at once,
+ * one {@link Http2Stream} each, so a cold start of thousands of calls needs a few TLS handshakes, not thousands.
+ *
+ * <ul>
+ *   <li>Frames and HPACK are Jetty's ({@code jetty-http2-common}: its {@link Parser} checks every frame and header
+ *       block a server sends, its {@link Generator} writes ours); the connection, its streams, flow control and
+ *       the waits are this class's, in plain blocking code.</li>
+ *   <li>Writes: any thread, under one lock (the HPACK encoder's table and the order of stream ids need it).</li>
+ *   <li>Reads: one platform thread per connection reads frames and hands each to its stream, which wakes the
+ *       exchange waiting on it. A platform thread because the OS shares the cores between it and the virtual
+ *       threads' carriers: on a saturated machine a virtual reader would queue behind thousands of runnable
+ *       virtual threads, and every stream of its connection with it. There are few: a connection carries up
+ *       to {@code max_streams} exchanges.</li>
+ *   <li>Places: {@link #reserve()} takes one of {@code min(max_streams, the server's
+ *       SETTINGS_MAX_CONCURRENT_STREAMS)} places for an exchange; the pool hands it out and gives it back
+ *       ({@link ConnectionPool}).</li>
+ *   <li>An exchange stopped by its deadline resets its stream (RST_STREAM CANCEL); the connection goes on.</li>
+ *   <li>GOAWAY: no new streams; those above its last stream id fail as not processed (sent again elsewhere); the
+ *       connection closes when its last stream ends. A connection error (a frame Jetty's parser refuses, a flow
+ *       control violation) sends GOAWAY with its code and fails every stream with {@code protocol-error}.</li>
+ * </ul>
+ */
+final class Http2Connection {
+    /** Streams at once per connection unless {@code max_streams} says otherwise. */
+    static final int DEFAULT_MAX_STREAMS = 100;
+    /** What each stream may receive before it gives credit back (SETTINGS_INITIAL_WINDOW_SIZE we send). */
+    static final int STREAM_WINDOW = 1 << 20;
+    /** What the connection may receive before it gives credit back (its window, raised at start). */
+    static final int CONNECTION_WINDOW = 16 << 20;
+    /** Longest header block accepted (SETTINGS_MAX_HEADER_LIST_SIZE we send), as HTTP/1.1's longest head. */
+    static final int MAX_HEADER_LIST = Connection.MAX_HEAD_BYTES;
+    /** The RFC's default window and frame size, before the server's SETTINGS. */
+    private static final int DEFAULT_WINDOW = 65_535;
+    private static final int MAX_WINDOW = Integer.MAX_VALUE;
+    private static final int MAX_STREAM_ID = Integer.MAX_VALUE;
+    /** Control frames (PING, SETTINGS, empty DATA, RST...) a server may send per second before it is cut off. */
+    private static final int MAX_CONTROL_FRAMES_PER_SECOND = 1000;
+    /**
+     * Heap buffers, pooled, for the generator (and the parser's CONTINUATION fragments). The generator takes a
+     * buffer of the encoder's max header list size for every HEADERS frame: unpooled and direct, as by default,
+     * that was a zeroed 1 MiB (Go's SETTINGS_MAX_HEADER_LIST_SIZE) per request, most of a core at 1,500 calls a
+     * second.
+     */
+    private static final ByteBufferPool BUFFERS = new org.eclipse.jetty.io.ArrayByteBufferPool();
+
+    /** What the connection tells its pool. */
+    interface Owner {
+        /** The connection takes no new streams any more (GOAWAY, closed, ids used up). */
+        void retired(Http2Connection c);
+    }
+
+    private final String key;
+    private final Socket socket;
+    private final Socket raw;
+    private final InputStream in;
+    private final OutputStream out;
+    private final Owner owner;
+    private final int maxStreams;
+
+    private final ReentrantLock writeLock = new ReentrantLock();
+    /** Under {@link #writeLock}: its HPACK encoder has state. */
+    private final Generator generator;
+    private final RetainableByteBuffer.DynamicCapacity frames =
+            new RetainableByteBuffer.DynamicCapacity(BUFFERS, false, -1);
+    /** Under {@link #writeLock}. */
+    private int nextStreamId = 1;
+    /** When the write in progress began ({@link System#nanoTime()}), 0 while none is. */
+    private volatile long writingSince;
+
+    private final Parser parser;
+    private final ConcurrentHashMap<Integer, Http2Stream> streams = new ConcurrentHashMap<>();
+    /** The highest stream id sent: a frame for an id above it, or an even one, is a protocol error. */
+    private volatile int lastStarted;
+    private final AtomicInteger reserved = new AtomicInteger();
+    private volatile int peerMaxStreams = Integer.MAX_VALUE;
+    private volatile boolean goingAway;
+    private volatile boolean closed;
+    private volatile String closeReason;
+    /** What a connection error failed its streams with: thrown by {@link #open} when it came before the start. */
+    private volatile Connection.ProtocolException protocolError;
+    /** When the last stream left ({@link System#nanoTime()}); for the pool's idle timeout. */
+    volatile long idleSince = System.nanoTime();
+    private final java.util.concurrent.CountDownLatch settingsReceived = new java.util.concurrent.CountDownLatch(1);
+
+    /** Flow control of what we send: the connection's window, the streams' ({@link Http2Stream#sendWindow}). */
+    private final ReentrantLock windowLock = new ReentrantLock();
+    private final Condition windowGrew = windowLock.newCondition();
+    private long sendWindow = DEFAULT_WINDOW;
+    private int peerInitialWindow = DEFAULT_WINDOW;
+
+    /** Reader only: what the server may still send on the connection, and the credit not yet given back. */
+    private long receiveWindow = CONNECTION_WINDOW;
+    private int unacknowledged;
+    /** Reader only: WINDOW_UPDATE frames to send once the bytes at hand are parsed. */
+    private final List<WindowUpdateFrame> credit = new ArrayList<>();
+    private final Thread reader;
+
+    private Http2Connection(String key, Socket socket, Socket raw, Owner owner, int maxStreams) throws IOException {
+        this.key = key;
+        this.socket = socket;
+        this.raw = raw;
+        this.in = socket.getInputStream();
+        this.out = socket.getOutputStream();
+        this.owner = owner;
+        this.maxStreams = maxStreams;
+        this.generator = new Generator(BUFFERS, false, 0);
+        this.generator.getHpackEncoder().setMaxHeaderListSize(MAX_HEADER_LIST);
+        this.parser = new Parser(BUFFERS, MAX_HEADER_LIST,
+                new WindowRateControl(MAX_CONTROL_FRAMES_PER_SECOND, Duration.ofSeconds(1)));
+        this.parser.getHpackDecoder().setMaxHeaderListSize(MAX_HEADER_LIST);
+        this.parser.init(new Frames());
+        this.reader = Thread.ofPlatform().daemon().name("weft-h2-" + key).unstarted(this::readLoop);
+    }
+
+    /**
+     * Starts HTTP/2 on a TLS socket whose ALPN chose {@code h2}: sends the preface and our SETTINGS, starts the
+     * reader and waits for the server's SETTINGS, within {@code timeoutNanos}.
+     */
+    static Http2Connection open(String key, Socket socket, Socket raw, Owner owner, int maxStreams,
+                                long timeoutNanos) throws IOException {
+        Http2Connection c = new Http2Connection(key, socket, raw, owner, maxStreams);
+        try {
+            c.writeLock.lock();
+            try {
+                c.generator.control(c.frames, new PrefaceFrame());
+                Map<Integer, Integer> settings = new HashMap<>();
+                settings.put(SettingsFrame.ENABLE_PUSH, 0);
+                settings.put(SettingsFrame.MAX_CONCURRENT_STREAMS, 0); // a client takes no streams the server opens
+                settings.put(SettingsFrame.INITIAL_WINDOW_SIZE, STREAM_WINDOW);
+                settings.put(SettingsFrame.MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST);
+                c.generator.control(c.frames, new SettingsFrame(settings, false));
+                c.generator.control(c.frames, new WindowUpdateFrame(0, CONNECTION_WINDOW - DEFAULT_WINDOW));
+                c.flush();
+            } finally {
+                c.writeLock.unlock();
+            }
+            c.reader.start();
+            if (!c.settingsReceived.await(Math.max(1, timeoutNanos), TimeUnit.NANOSECONDS)) {
+                throw new java.net.SocketTimeoutException("no HTTP/2 SETTINGS from " + key + " within the connect timeout");
+            }
+            if (c.closed) {
+                if (c.protocolError != null) { // the server broke the protocol: protocol-error, not io-error
+                    throw c.protocolError;
+                }
+                throw new IOException("HTTP/2 connection to " + key + " failed at its start: " + c.closeReason);
+            }
+            if (c.capacity() < 1) { // else the pool would open connection after connection for its waiting calls
+                c.close("the server allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)");
+                throw new IOException(key + " allows no HTTP/2 streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)");
+            }
+            return c;
+        } catch (HpackException e) {
+            c.close("could not start: " + e.getMessage());
+            throw new IOException(e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            c.close("interrupted while starting");
+            throw new java.io.InterruptedIOException("interrupted while starting HTTP/2 with " + key);
+        } catch (IOException | RuntimeException e) {
+            c.close("could not start: " + e.getMessage());
+            throw e;
+        }
+    }
+
+    /** Streams this connection takes at once now: ours and the server's limit, whichever is lower. */
+    int capacity() {
+        return Math.min(maxStreams, peerMaxStreams);
+    }
+
+    /** Places taken by exchanges now (streams running, or handed out and not yet started). */
+    int reserved() {
+        return reserved.get();
+    }
+
+    /** Whether it takes new streams. */
+    boolean usable() {
+        return !closed && !goingAway;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** A place for one exchange, or null when the connection is full or takes no new streams. */
+    Http2Stream reserve() {
+        while (usable()) {
+            int n = reserved.get();
+            if (n >= capacity()) {
+                return null;
+            }
+            if (reserved.compareAndSet(n, n + 1)) {
+                return new Http2Stream(this);
+            }
+        }
+        return null;
+    }
+
+    /** Gives back a place that {@link #reserve()} took; closes a connection going away once it has none left. */
+    void unreserve() {
+        if (reserved.decrementAndGet() == 0) {
+            idleSince = System.nanoTime();
+            if (goingAway && !closed) {
+                close("went away and its last stream ended");
+            }
+        }
+    }
+
+    /** A new stream object for a place the caller keeps (a place handed from one exchange to the next). */
+    Http2Stream handOn() {
+        return new Http2Stream(this);
+    }
+
+    // ---- writing -------------------------------------------------------------------------------------------
+
+    /** Sends {@code s}'s HEADERS (and its body as DATA): called once, by the exchange's thread. */
+    void start(Http2Stream s, MetaData.Request request, byte[] body) throws IOException {
+        boolean endStream = body == null || body.length == 0;
+        writeLock.lock();
+        try {
+            if (closed || goingAway) {
+                throw new Http2Stream.NotProcessedException("the HTTP/2 connection to " + key
+                        + (closed ? " closed (" + closeReason + ")" : " is going away") + " before the request was sent");
+            }
+            if (s.isAborted()) {
+                throw new IOException("the exchange was stopped before it was sent");
+            }
+            int id = nextStreamId;
+            nextStreamId += 2;
+            if (nextStreamId > MAX_STREAM_ID || nextStreamId < 0) {
+                goingAway = true; // ids used up: this is the last stream of this connection
+                owner.retired(this);
+            }
+            windowLock.lock();
+            try {
+                s.sendWindow = peerInitialWindow;
+            } finally {
+                windowLock.unlock();
+            }
+            s.receiveWindow = STREAM_WINDOW;
+            s.id = id;
+            streams.put(id, s);
+            lastStarted = id;
+            try {
+                generator.control(frames, new HeadersFrame(id, request, null, endStream));
+            } catch (HpackException e) {
+                frames.clear();
+                streams.remove(id);
+                s.closedByPeer = true; // nothing was sent: nothing to reset
+                throw new Connection.ProtocolException("request not sent: " + e.getMessage());
+            }
+            flush();
+        } finally {
+            writeLock.unlock();
+        }
+        if (!endStream) {
+            sendBody(s, body);
+        }
+    }
+
+    /** The body as DATA frames, each within the connection's and the stream's windows (waiting for credit). */
+    private void sendBody(Http2Stream s, byte[] body) throws IOException {
+        int off = 0;
+        while (off < body.length) {
+            int chunk;
+            windowLock.lock();
+            try {
+                while (true) {
+                    if (closed) {
+                        throw new Connection.ClosedException("the HTTP/2 connection to " + key + " closed while sending"
+                                + " the request body (" + closeReason + ")", false);
+                    }
+                    if (s.isClosed()) {
+                        throw new IOException("the stream ended while sending the request body");
+                    }
+                    long room = Math.min(sendWindow, s.sendWindow);
+                    if (room > 0) {
+                        chunk = (int) Math.min(Math.min(room, body.length - off), generator.getMaxFrameSize());
+                        sendWindow -= chunk;
+                        s.sendWindow -= chunk;
+                        break;
+                    }
+                    windowGrew.await(100, TimeUnit.MILLISECONDS); // an abort sets a flag; look again soon
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted while sending the request body");
+            } finally {
+                windowLock.unlock();
+            }
+            boolean last = off + chunk == body.length;
+            writeLock.lock();
+            try {
+                if (closed) {
+                    throw new Connection.ClosedException("the HTTP/2 connection to " + key + " closed while sending"
+                            + " the request body (" + closeReason + ")", false);
+                }
+                generator.data(frames, new DataFrame(s.id, ByteBuffer.wrap(body, off, chunk), last), chunk);
+                flush();
+            } finally {
+                writeLock.unlock();
+            }
+            off += chunk;
+        }
+    }
+
+    /** Writes what the generator put in {@link #frames} (under {@link #writeLock}). */
+    private void flush() throws IOException {
+        ByteBuffer b = frames.getByteBuffer();
+        writingSince = Math.max(1, System.nanoTime());
+        try {
+            if (b.hasArray()) {
+                out.write(b.array(), b.arrayOffset() + b.position(), b.remaining());
+            } else {
+                byte[] copy = new byte[b.remaining()];
+                b.get(copy);
+                out.write(copy);
+            }
+            out.flush();
+        } catch (IOException e) {
+            close("write failed: " + e.getMessage());
+            throw new Connection.ClosedException("HTTP/2 connection to " + key + " lost while writing: " + e.getMessage(),
+                    false);
+        } finally {
+            writingSince = 0;
+            frames.clear();
+        }
+    }
+
+    /** Writes one control frame if the connection is still open; failures close the connection. */
+    private void control(Frame frame) {
+        writeLock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            generator.control(frames, frame);
+            flush();
+        } catch (IOException | HpackException e) {
+            frames.clear();
+            close("write failed: " + e.getMessage());
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /**
+     * An exchange gives its stream back: a stream that did not end on both sides (stopped by its deadline, an
+     * answer too large, a malformed one) is reset with CANCEL, so the server stops working on it.
+     */
+    void finish(Http2Stream s) {
+        int id = s.id;
+        if (id == 0) {
+            return;
+        }
+        streams.remove(id);
+        if (!s.closedByPeer && !closed) {
+            control(new ResetFrame(id, ErrorCode.CANCEL_STREAM_ERROR.code));
+        }
+    }
+
+    /**
+     * An exchange was stopped from another thread. Its own thread resets the stream when it gives it back; but
+     * if that thread is stuck in a write (a server that stopped reading), nothing else would free it, so a
+     * write that has lasted a second by then closes the connection.
+     */
+    void aborted(Http2Stream s) {
+        windowLock.lock();
+        try {
+            windowGrew.signalAll();
+        } finally {
+            windowLock.unlock();
+        }
+        long since = writingSince;
+        if (since != 0 && System.nanoTime() - since > TimeUnit.SECONDS.toNanos(1)) {
+            close("a write blocked for over a second: the server stopped reading");
+        }
+    }
+
+    /** Closes the connection: every stream still open fails, and the pool forgets it. */
+    void close(String reason) {
+        if (closed) {
+            return;
+        }
+        closeReason = reason;
+        closed = true;
+        owner.retired(this);
+        try {
+            raw.close();
+        } catch (IOException ignored) {
+            // closing is all we wanted
+        }
+        settingsReceived.countDown();
+        String message = "the HTTP/2 connection to " + key + " closed: " + reason;
+        for (Http2Stream s : streams.values()) {
+            // As an HTTP/1.1 keep-alive connection lost under a call: a stream that had no answer yet received
+            // nothing, so an idempotent request goes once more on a fresh connection (Exchange), and a backend
+            // restart does not count against the breaker for every stream in flight.
+            s.fail(new Connection.ClosedException(message, !s.answered()));
+        }
+        windowLock.lock();
+        try {
+            windowGrew.signalAll();
+        } finally {
+            windowLock.unlock();
+        }
+    }
+
+    /** Sends GOAWAY with {@code error} and closes: the server broke the protocol. */
+    private void connectionError(int error, String reason) {
+        if (closed) {
+            return;
+        }
+        control(new GoAwayFrame(lastStarted, error, reason.getBytes(StandardCharsets.UTF_8)));
+        String message = "HTTP/2 connection error from " + key + ": " + reason + " (" + errorName(error) + ")";
+        Connection.ProtocolException e = new Connection.ProtocolException(message);
+        protocolError = e;
+        for (Http2Stream s : streams.values()) {
+            s.fail(e);
+        }
+        close(message);
+    }
+
+    /** Resets one stream with {@code error}: the server broke the protocol on it. */
+    private void streamError(Http2Stream s, int error, String reason) {
+        streams.remove(s.id);
+        s.closedByPeer = true; // reset here: nothing more to reset on release
+        control(new ResetFrame(s.id, error));
+        s.fail(new Connection.ProtocolException("HTTP/2 stream error from " + key + ": " + reason));
+    }
+
+    private static String errorName(int code) {
+        ErrorCode c = ErrorCode.from(code);
+        return c == null ? "error " + code : c.name();
+    }
+
+    // ---- reading -------------------------------------------------------------------------------------------
+
+    private void readLoop() {
+        byte[] buf = new byte[32 * 1024];
+        ByteBuffer bb = ByteBuffer.wrap(buf);
+        try {
+            while (!closed) {
+                int n = in.read(buf);
+                if (n < 0) {
+                    throw new EOFException("the server closed the connection");
+                }
+                bb.limit(n).position(0);
+                while (bb.hasRemaining() && !closed) {
+                    parser.parse(bb);
+                }
+                giveCredit();
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!closed) {
+                String why = e instanceof EOFException ? e.getMessage()
+                        : "read failed: " + (e.getMessage() == null ? e.toString() : e.getMessage());
+                close(why);
+            }
+        }
+    }
+
+    /** Sends the WINDOW_UPDATE frames the bytes just parsed earned (one write for all of them). */
+    private void giveCredit() {
+        if (unacknowledged >= CONNECTION_WINDOW / 2) {
+            credit.add(new WindowUpdateFrame(0, unacknowledged));
+            receiveWindow += unacknowledged;
+            unacknowledged = 0;
+        }
+        if (credit.isEmpty()) {
+            return;
+        }
+        writeLock.lock();
+        try {
+            if (!closed) {
+                for (WindowUpdateFrame f : credit) {
+                    generator.control(frames, f);
+                }
+                flush();
+            }
+        } catch (IOException | HpackException e) {
+            frames.clear();
+            close("write failed: " + e.getMessage());
+        } finally {
+            writeLock.unlock();
+            credit.clear();
+        }
+    }
+
+    /** The stream {@code id} names, null when it is gone; a protocol error when no such stream was ever opened. */
+    private Http2Stream stream(int id, String frame) {
+        Http2Stream s = streams.get(id);
+        if (s == null && ((id & 1) == 0 || id > lastStarted)) {
+            connectionError(ErrorCode.PROTOCOL_ERROR.code, frame + " for stream " + id + ", which this client never"
+                    + " opened");
+        }
+        return s;
+    }
+
+    /** The parser's events, on the reader thread. */
+    private final class Frames implements Parser.Listener {
+        private boolean first = true;
+
+        /** The server's preface must be a SETTINGS frame (RFC 9113 section 3.4). */
+        private boolean preface(String frame) {
+            if (first) {
+                first = false;
+                if (!frame.equals("SETTINGS")) {
+                    connectionError(ErrorCode.PROTOCOL_ERROR.code, "the server's first frame was " + frame
+                            + ", not SETTINGS");
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        @Override
+        public void onData(DataFrame frame) {
+            if (!preface("DATA")) {
+                return;
+            }
+            int n = frame.flowControlLength();
+            receiveWindow -= n;
+            if (receiveWindow < 0) {
+                connectionError(ErrorCode.FLOW_CONTROL_ERROR.code, "DATA beyond the connection's window");
+                return;
+            }
+            unacknowledged += n;
+            Http2Stream s = stream(frame.getStreamId(), "DATA");
+            if (s == null) {
+                return; // a stream reset or ended here: its bytes only give the connection's credit back
+            }
+            s.receiveWindow -= n;
+            if (s.receiveWindow < 0) {
+                streamError(s, ErrorCode.FLOW_CONTROL_ERROR.code, "DATA beyond the stream's window");
+                return;
+            }
+            String bad = s.onData(frame.getByteBuffer(), frame.isEndStream());
+            if (bad != null) {
+                streamError(s, ErrorCode.PROTOCOL_ERROR.code, bad);
+                return;
+            }
+            if (s.ended()) {
+                streams.remove(s.id);
+                return;
+            }
+            s.unacknowledged += n;
+            if (s.unacknowledged >= STREAM_WINDOW / 2) {
+                credit.add(new WindowUpdateFrame(s.id, s.unacknowledged));
+                s.receiveWindow += s.unacknowledged;
+                s.unacknowledged = 0;
+            }
+        }
+
+        @Override
+        public void onHeaders(HeadersFrame frame) {
+            if (!preface("HEADERS")) {
+                return;
+            }
+            Http2Stream s = stream(frame.getStreamId(), "HEADERS");
+            if (s == null) {
+                return;
+            }
+            String bad = s.onHeaders(frame.getMetaData(), frame.isEndStream());
+            if (bad != null) {
+                streamError(s, ErrorCode.PROTOCOL_ERROR.code, bad);
+            } else if (s.ended()) {
+                streams.remove(s.id);
+            }
+        }
+
+        @Override
+        public void onReset(ResetFrame frame) {
+            if (!preface("RST_STREAM")) {
+                return;
+            }
+            Http2Stream s = stream(frame.getStreamId(), "RST_STREAM");
+            if (s == null) {
+                return;
+            }
+            streams.remove(s.id);
+            s.closedByPeer = true;
+            if (frame.getError() == ErrorCode.REFUSED_STREAM_ERROR.code) {
+                s.fail(new Http2Stream.NotProcessedException(key + " refused the stream (REFUSED_STREAM) before"
+                        + " processing it"));
+            } else {
+                s.fail(new Connection.ClosedException(key + " reset the stream (" + errorName(frame.getError()) + ")",
+                        false));
+            }
+        }
+
+        @Override
+        public void onSettings(SettingsFrame frame) {
+            if (!preface("SETTINGS")) {
+                return;
+            }
+            if (frame.isReply()) {
+                return;
+            }
+            for (Map.Entry<Integer, Integer> e : frame.getSettings().entrySet()) {
+                int v = e.getValue();
+                switch (e.getKey()) {
+                    case SettingsFrame.MAX_CONCURRENT_STREAMS -> peerMaxStreams = v;
+                    case SettingsFrame.INITIAL_WINDOW_SIZE -> {
+                        boolean overflow = false;
+                        windowLock.lock(); // never the write lock inside it: writers take the two the other way
+                        try {
+                            int delta = v - peerInitialWindow;
+                            peerInitialWindow = v;
+                            for (Http2Stream s : streams.values()) {
+                                long w = s.sendWindow + delta;
+                                overflow |= w > MAX_WINDOW;
+                                s.sendWindow = w;
+                            }
+                            windowGrew.signalAll();
+                        } finally {
+                            windowLock.unlock();
+                        }
+                        if (overflow) {
+                            connectionError(ErrorCode.FLOW_CONTROL_ERROR.code,
+                                    "SETTINGS_INITIAL_WINDOW_SIZE took a stream's window past 2^31-1");
+                            return;
+                        }
+                    }
+                    case SettingsFrame.MAX_FRAME_SIZE -> {
+                        writeLock.lock();
+                        try {
+                            generator.setMaxFrameSize(v);
+                        } finally {
+                            writeLock.unlock();
+                        }
+                    }
+                    case SettingsFrame.HEADER_TABLE_SIZE -> {
+                        writeLock.lock();
+                        try { // the encoder may use up to what the server's decoder keeps; at most 4 KiB
+                            generator.getHpackEncoder().setMaxTableCapacity(v);
+                            generator.getHpackEncoder().setTableCapacity(Math.min(v, 4096));
+                        } finally {
+                            writeLock.unlock();
+                        }
+                    }
+                    case SettingsFrame.MAX_HEADER_LIST_SIZE -> {
+                        writeLock.lock();
+                        try {
+                            // what we may send: the server's limit, at most ours (the generator sizes a buffer by it)
+                            generator.getHpackEncoder().setMaxHeaderListSize(Math.min(v, MAX_HEADER_LIST));
+                        } finally {
+                            writeLock.unlock();
+                        }
+                    }
+                    case SettingsFrame.ENABLE_PUSH -> {
+                        if (v != 0) { // RFC 9113 section 6.5.2: a server MUST NOT set it to 1
+                            connectionError(ErrorCode.PROTOCOL_ERROR.code, "SETTINGS_ENABLE_PUSH " + v
+                                    + " from a server");
+                            return;
+                        }
+                    }
+                    default -> {
+                        // ENABLE_CONNECT_PROTOCOL, unknown ones: nothing for a client
+                    }
+                }
+            }
+            control(new SettingsFrame(Map.of(), true));
+            settingsReceived.countDown();
+        }
+
+        @Override
+        public void onPushPromise(PushPromiseFrame frame) {
+            connectionError(ErrorCode.PROTOCOL_ERROR.code, "PUSH_PROMISE, which this client's SETTINGS refused");
+        }
+
+        @Override
+        public void onPing(PingFrame frame) {
+            if (!preface("PING")) {
+                return;
+            }
+            if (!frame.isReply()) {
+                control(new PingFrame(frame.getPayload(), true));
+            }
+        }
+
+        @Override
+        public void onGoAway(GoAwayFrame frame) {
+            if (!preface("GOAWAY")) {
+                return;
+            }
+            goingAway = true;
+            owner.retired(Http2Connection.this);
+            int last = frame.getLastStreamId();
+            for (Http2Stream s : streams.values()) {
+                if (s.id > last) {
+                    streams.remove(s.id);
+                    s.closedByPeer = true;
+                    s.fail(new Http2Stream.NotProcessedException(key + " went away (GOAWAY "
+                            + errorName(frame.getError()) + ") before processing the stream"));
+                }
+            }
+            if (reserved.get() == 0) {
+                close("went away (GOAWAY " + errorName(frame.getError()) + ")");
+            }
+        }
+
+        @Override
+        public void onWindowUpdate(WindowUpdateFrame frame) {
+            if (!preface("WINDOW_UPDATE")) {
+                return;
+            }
+            int id = frame.getStreamId();
+            int delta = frame.getWindowDelta();
+            Http2Stream s = id == 0 ? null : stream(id, "WINDOW_UPDATE");
+            if (id != 0 && s == null) {
+                return;
+            }
+            boolean overflow;
+            windowLock.lock(); // never the write lock inside it (see onSettings)
+            try {
+                if (id == 0) {
+                    overflow = sendWindow + delta > MAX_WINDOW;
+                    if (!overflow) {
+                        sendWindow += delta;
+                    }
+                } else {
+                    overflow = s.sendWindow + delta > MAX_WINDOW;
+                    if (!overflow) {
+                        s.sendWindow += delta;
+                    }
+                }
+                windowGrew.signalAll();
+            } finally {
+                windowLock.unlock();
+            }
+            if (overflow && id == 0) {
+                connectionError(ErrorCode.FLOW_CONTROL_ERROR.code, "WINDOW_UPDATE took the connection's window past"
+                        + " 2^31-1");
+            } else if (overflow) {
+                streamError(s, ErrorCode.FLOW_CONTROL_ERROR.code, "WINDOW_UPDATE took the stream's window past 2^31-1");
+            }
+        }
+
+        @Override
+        public void onStreamFailure(int streamId, int error, String reason) {
+            Http2Stream s = streams.get(streamId);
+            if (s != null) {
+                streamError(s, error, reason);
+            } else {
+                control(new ResetFrame(streamId, error));
+            }
+        }
+
+        @Override
+        public void onConnectionFailure(int error, String reason) {
+            connectionError(error, reason);
+        }
+    }
+}

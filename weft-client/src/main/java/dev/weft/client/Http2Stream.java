@@ -1,0 +1,345 @@
+package dev.weft.client;
+
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.MetaData;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One exchange on a shared {@link Http2Connection}: a place reserved on the connection when the pool hands it
+ * out, a stream id once its HEADERS are sent. The connection's reader fills in the answer; the exchange's thread
+ * waits for it ({@link #readHead}, {@link #readBody}) and is woken by each frame, by a failure of the stream or
+ * of its connection, or by {@link #abort()}.
+ *
+ * <p>What a server sends on a stream is checked here as RFC 9113 section 8.1 asks (Jetty's parser has checked
+ * the frames and the header block): a final answer before any DATA, 1xx answers without END_STREAM and never
+ * 101, trailers only with END_STREAM and without a status, DATA adding up to {@code content-length}, no CR, LF
+ * or NUL in a value. A stream that breaks these fails with {@code protocol-error} and is reset; the connection
+ * goes on serving the others.
+ */
+final class Http2Stream extends Lease {
+    /**
+     * The stream was refused before the server processed it (RST_STREAM REFUSED_STREAM, a GOAWAY below its id,
+     * or a connection that was going away before it was sent): any request may be sent again on another
+     * connection (RFC 9113 section 8.7).
+     */
+    static final class NotProcessedException extends Connection.ClosedException {
+        NotProcessedException(String message) {
+            super(message, true);
+        }
+    }
+
+    final Http2Connection connection;
+    /** 0 until its HEADERS are sent (under the connection's write lock). */
+    volatile int id;
+    /** The exchange's thread, woken by every change below. */
+    private volatile Thread waiter;
+    private volatile Connection.Head head;
+    /** Written by the reader only; read by the exchange after {@link #ended}. */
+    private byte[] body = new byte[0];
+    private int bodyLength;
+    private volatile boolean ended;
+    private volatile boolean tooLarge;
+    private volatile IOException failure;
+    private volatile boolean aborted;
+    /** Whether the server reset it or it ended on both sides: nothing to reset on release. */
+    volatile boolean closedByPeer;
+    /** What the request was, for checking the answer: HEAD answers have no body. */
+    private boolean headRequest;
+    private long maxBody = Long.MAX_VALUE;
+    private long declaredLength = -1;
+    /** The final answer's status (reader only). */
+    private int status;
+    /** Flow control, under the connection's window lock: what the server lets it send. */
+    long sendWindow;
+    /** Flow control, on the reader: what it may still receive, and what it received and has not given back. */
+    int receiveWindow;
+    int unacknowledged;
+
+    Http2Stream(Http2Connection connection) {
+        this.connection = connection;
+        this.reused = true;
+    }
+
+    /** Sends the request: HEADERS, then the body as DATA within the server's windows. */
+    void send(MetaData.Request request, byte[] requestBody, boolean head, long max) throws IOException {
+        this.waiter = Thread.currentThread();
+        this.headRequest = head;
+        this.maxBody = max;
+        connection.start(this, request, requestBody);
+    }
+
+    @Override
+    Connection.Head readHead(boolean headRequest) throws IOException {
+        waiter = Thread.currentThread();
+        while (true) {
+            Connection.Head h = head;
+            if (h != null) {
+                return h;
+            }
+            awaitChange();
+        }
+    }
+
+    @Override
+    byte[] readBody(Connection.Head h, long max) throws IOException {
+        waiter = Thread.currentThread();
+        while (!ended) {
+            if (tooLarge) {
+                return null;
+            }
+            awaitChange();
+        }
+        if (tooLarge) {
+            return null;
+        }
+        return bodyLength == body.length ? body : Arrays.copyOf(body, bodyLength);
+    }
+
+    /** Parks until the reader or an abort changes something; throws when the stream failed or was aborted. */
+    private void awaitChange() throws IOException {
+        IOException f = failure;
+        if (f != null) {
+            throw f;
+        }
+        if (aborted) {
+            throw new IOException("the exchange was stopped");
+        }
+        LockSupport.park(this);
+        f = failure;
+        if (f != null) {
+            throw f;
+        }
+        if (aborted) {
+            throw new IOException("the exchange was stopped");
+        }
+    }
+
+    private void wake() {
+        Thread t = waiter;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    @Override
+    void abort() {
+        aborted = true;
+        wake();
+        connection.aborted(this);
+    }
+
+    boolean isAborted() {
+        return aborted;
+    }
+
+    @Override
+    boolean isClosed() {
+        return failure != null || aborted;
+    }
+
+    /** Whether the answer's head arrived. */
+    boolean answered() {
+        return head != null;
+    }
+
+    /** Whether the whole answer arrived (END_STREAM). */
+    boolean ended() {
+        return ended;
+    }
+
+    // ---- called by the connection's reader ---------------------------------------------------------
+
+    /**
+     * A header block arrived for this stream.
+     *
+     * @return null, or why the stream is malformed (the reader resets it with PROTOCOL_ERROR)
+     */
+    String onHeaders(MetaData meta, boolean endStream) {
+        if (head == null) {
+            if (!(meta instanceof MetaData.Response response)) {
+                return "the answer's first header block has no :status";
+            }
+            int status = response.getStatus();
+            if (status < 100 || status > 999) {
+                return "status " + status + " is not three digits";
+            }
+            String bad = badField(meta);
+            if (bad != null) {
+                return bad;
+            }
+            if (status < 200) {
+                if (status == 101) {
+                    return "101 Switching Protocols is not allowed in HTTP/2";
+                }
+                if (endStream) {
+                    return "an interim (1xx) answer ended the stream";
+                }
+                return null; // interim: the final answer follows
+            }
+            this.status = status;
+            long length;
+            try {
+                length = contentLength(meta);
+            } catch (IllegalArgumentException e) {
+                return e.getMessage();
+            }
+            declaredLength = length;
+            List<Map.Entry<String, String>> fields = new ArrayList<>(meta.getHttpFields().size());
+            for (HttpField f : meta.getHttpFields()) {
+                fields.add(Map.entry(f.getName(), f.getValue()));
+            }
+            // As the exchange reads it: 0 when the stream ended here; the length when it says how much DATA follows
+            // (not for HEAD, 204, 304, whose content-length describes a body not sent); else until END_STREAM.
+            long framed = endStream ? 0 : length > 0 && !noContent() ? length : Connection.Head.NONE;
+            if (endStream && length > 0 && !noContent()) {
+                return "content-length " + length + " but the stream ended with no DATA";
+            }
+            if (endStream) {
+                ended = true;
+                closedByPeer = true;
+            }
+            head = new Connection.Head(status, Headers.of(fields), framed, false, true);
+            wake();
+            return null;
+        }
+        if (ended) {
+            return "a header block after the stream ended";
+        }
+        if (!endStream) {
+            return "a second header block (trailers) without END_STREAM";
+        }
+        if (meta instanceof MetaData.Response) {
+            return "trailers with a :status";
+        }
+        String bad = badField(meta);
+        if (bad != null) {
+            return bad;
+        }
+        return end();
+    }
+
+    /**
+     * DATA for this stream: {@code data} is the reader's buffer, copied here.
+     *
+     * @return null, or why the stream is malformed
+     */
+    String onData(ByteBuffer data, boolean endStream) {
+        if (head == null) {
+            return "DATA before the answer's headers";
+        }
+        if (ended) {
+            return "DATA after the stream ended";
+        }
+        int n = data.remaining();
+        if (n > 0 && noContent()) {
+            return "DATA in an answer that has no content (" + (headRequest ? "to HEAD" : "status " + status) + ")";
+        }
+        if (!tooLarge && n > 0) {
+            long total = (long) bodyLength + n;
+            if (declaredLength >= 0 && total > declaredLength) {
+                return "more DATA than its content-length of " + declaredLength;
+            }
+            if (total > maxBody) {
+                tooLarge = true; // the exchange answers too-large and resets the stream
+                wake();
+            } else {
+                if (total > body.length) {
+                    body = Arrays.copyOf(body, (int) Math.min(maxBody, Math.max(total, Math.max(1024, 2L * body.length))));
+                }
+                data.get(body, bodyLength, n);
+                bodyLength = (int) total;
+            }
+        }
+        if (endStream) {
+            if (!tooLarge && declaredLength >= 0 && bodyLength != declaredLength && !noContent()) {
+                return "DATA of " + bodyLength + " bytes where content-length said " + declaredLength;
+            }
+            return end();
+        }
+        return null;
+    }
+
+    /**
+     * An answer with no content whatever its content-length says (RFC 9113 section 8.1.1): to HEAD, or 204 or
+     * 304.
+     */
+    private boolean noContent() {
+        return headRequest || status == 204 || status == 304;
+    }
+
+    private String end() {
+        closedByPeer = true;
+        ended = true;
+        wake();
+        return null;
+    }
+
+    /** The stream failed (reset by the server, malformed, or its connection ended): wakes the exchange. */
+    void fail(IOException e) {
+        if (failure == null && !ended) {
+            failure = e;
+        }
+        wake();
+    }
+
+    /** Fields that are connection-specific in HTTP/1.1 and malformed in HTTP/2 (RFC 9113 section 8.2.2). */
+    private static final java.util.Set<String> CONNECTION_SPECIFIC = java.util.Set.of("connection", "keep-alive",
+            "proxy-connection", "transfer-encoding", "upgrade");
+
+    /**
+     * A value with CR, LF or NUL (RFC 9113 section 8.2.1), or a connection-specific field (section 8.2.2):
+     * malformed. Jetty's decoder has refused upper-case and non-token names already.
+     */
+    private static String badField(MetaData meta) {
+        for (HttpField f : meta.getHttpFields()) {
+            if (CONNECTION_SPECIFIC.contains(f.getLowerCaseName())) {
+                return "the connection-specific field '" + f.getName() + "'";
+            }
+            String v = f.getValue();
+            if (v == null) {
+                continue;
+            }
+            for (int i = 0; i < v.length(); i++) {
+                char c = v.charAt(i);
+                if (c == '\r' || c == '\n' || c == 0) {
+                    return "the value of '" + f.getName() + "' has a CR, LF or NUL";
+                }
+            }
+        }
+        return null;
+    }
+
+    /** The content-length of a header block: -1 when absent; several must agree and be digits. */
+    private static long contentLength(MetaData meta) {
+        long length = -1;
+        for (HttpField f : meta.getHttpFields()) {
+            if (!f.getName().equalsIgnoreCase("content-length")) {
+                continue;
+            }
+            String v = f.getValue();
+            if (v == null || v.isEmpty() || v.length() > 18) {
+                throw new IllegalArgumentException("content-length '" + v + "' is not a number of bytes");
+            }
+            long n = 0;
+            for (int i = 0; i < v.length(); i++) {
+                char c = v.charAt(i);
+                if (c < '0' || c > '9') {
+                    throw new IllegalArgumentException("content-length '" + v + "' is not a number of bytes");
+                }
+                n = n * 10 + (c - '0');
+            }
+            if (length >= 0 && length != n) {
+                throw new IllegalArgumentException("two content-length values, " + length + " and " + n);
+            }
+            length = n;
+        }
+        return length;
+    }
+}
