@@ -719,6 +719,12 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 try {
                     ssl.startHandshake();
                 } catch (SSLHandshakeException e) {
+                    if (e.getCause() instanceof java.io.EOFException) {
+                        // The server closed the connection in the middle of the handshake (a restart, an overload):
+                        // a reset, as a reset in the handshake already is; not a certificate problem (tls-error).
+                        throw new java.net.SocketException("the server closed the connection during the TLS"
+                                + " handshake: " + e.getMessage());
+                    }
                     throw handshakeFailure(e);
                 }
                 raw.setSoTimeout(0); // reads are untimed: the watchdog enforces each call's deadline

@@ -18,7 +18,10 @@ public enum Reason {
      * shortage, so the call fails at once and never counts against the destination.
      */
     NO_DESCRIPTORS("no-descriptors"),
-    /** The TLS handshake failed: the certificate was not trusted or did not name the host, or no common protocol. */
+    /**
+     * The TLS handshake failed: the certificate was not trusted or did not name the host, or no common protocol. (A
+     * server that closes or resets the connection in the middle of the handshake is {@link #RESET}.)
+     */
     TLS("tls-error"),
     /** Connected, but the response headers did not arrive in time. */
     TIMEOUT_HEADERS("timeout-headers"),

@@ -175,6 +175,30 @@ class ConnectionStormIT {
     }
 
     @Test
+    void aServerThatClosesInTheMiddleOfTheHandshakeIsAResetNotATlsError() throws Exception {
+        // As a restart does to the handshakes in progress: the JDK calls it an SSLHandshakeException ("Remote host
+        // terminated the handshake"), which read as tls-error, a certificate problem no retry mends.
+        try (ServerSocket closing = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+             Transport t = transport(trusting(DestinationLimits.DEFAULT).withRetry(RetryPolicy.NONE))) {
+            Thread.ofVirtual().start(() -> {
+                try {
+                    while (true) {
+                        try (java.net.Socket s = closing.accept()) {
+                            s.getInputStream().read(new byte[512]); // the ClientHello, then a close
+                        }
+                    }
+                } catch (java.io.IOException e) {
+                    // the test is over
+                }
+            });
+            CallResult r = t.call(CallRequest.get("https://127.0.0.1:" + closing.getLocalPort() + "/x"),
+                    Duration.ofSeconds(10));
+            assertThat(r.outcome()).isEqualTo("reset");
+            assertThat(r.failure().message()).contains("closed the connection during the TLS handshake");
+        }
+    }
+
+    @Test
     void theJdkRootsRefuseTheSelfSignedCertificateWithAClearReasonAndCaAcceptsIt() {
         try (Transport t = transport(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE))) {
             CallResult r = t.call(CallRequest.get(sim.url("/x")), Duration.ofSeconds(20));
