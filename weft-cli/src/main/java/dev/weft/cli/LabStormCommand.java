@@ -19,7 +19,9 @@ import java.time.Instant;
         description = {
                 "The HTTPS connection storm of issue 13: a gateway route calls three HTTPS backends (weft-sim, or",
                 "Go's net/http with --backends go; a self-signed RSA-2048 certificate, --latency each), another",
-                "route three of the same kind over plain HTTP.",
+                "route three of the same kind over plain HTTP. The Go backends offer h2 and http/1.1 by ALPN, as a Go",
+                "server started with ListenAndServeTLS does (WEFT_UPSTREAM_H2=0 in the environment: http/1.1 only), so",
+                "a build that speaks HTTP/2 uses it; weft-sim speaks HTTP/1.1 only.",
                 "N clients (closed loop, one connection each) start cold on the plain route, then cold on the HTTPS",
                 "route; halfway through the HTTPS phase the backends reset every connection they hold (a restart).",
                 "Prints good answers and errors per second, the steady rate, the seconds to reach 90%% of it, the",
@@ -57,6 +59,11 @@ public final class LabStormCommand implements Runnable {
             description = "This build's max_connecting for every destination (0: its default). Not given to --before-jar.")
     int maxConnecting;
 
+    @Option(names = "--max-streams", paramLabel = "N", defaultValue = "0",
+            description = "This build's max_streams (calls at once on one HTTP/2 connection) for every destination (0: its"
+                    + " default, 100). Not given to --before-jar.")
+    int maxStreams;
+
     @Option(names = "--breaker-off",
             description = "Both builds run with the circuit breaker off: the connection storm apart from the breaker.")
     boolean breakerOff;
@@ -89,6 +96,9 @@ public final class LabStormCommand implements Runnable {
         if (maxConnecting < 0 || maxConnecting > 10_000) {
             throw new UserException("--max-connecting must be 0..10000", null, 2);
         }
+        if (maxStreams < 0 || maxStreams > 10_000) {
+            throw new UserException("--max-streams must be 0..10000", null, 2);
+        }
         if (!StormLab.BACKENDS.contains(backends)) {
             throw new UserException("--backends must be one of " + String.join(", ", StormLab.BACKENDS) + ", not '"
                     + backends + "'", null, 2);
@@ -99,14 +109,15 @@ public final class LabStormCommand implements Runnable {
         out.println("command: weft lab storm --connections " + connections + " --latency " + Durations.format(latency)
                 + " --plain " + Durations.format(plain) + " --https " + Durations.format(https)
                 + (beforeJar != null ? " --before-jar " + beforeJar : "")
-                + (maxConnecting > 0 ? " --max-connecting " + maxConnecting : "") + (breakerOff ? " --breaker-off" : "")
+                + (maxConnecting > 0 ? " --max-connecting " + maxConnecting : "")
+                + (maxStreams > 0 ? " --max-streams " + maxStreams : "") + (breakerOff ? " --breaker-off" : "")
                 + (go ? " --go" : "") + (backends.equals("sim") ? "" : " --backends " + backends));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
         try {
-            StormLab.run(new StormLab.Options(connections, latency, plain, https, beforeJar, maxConnecting, breakerOff, go,
-                    backends),
+            StormLab.run(new StormLab.Options(connections, latency, plain, https, beforeJar, maxConnecting, maxStreams,
+                    breakerOff, go, backends),
                     out,
                     spec.commandLine().getErr());
         } catch (Exception e) {

@@ -51,13 +51,14 @@ public final class StormLab {
      * @param https       length of the HTTPS phase; the backends drop every connection at its middle
      * @param beforeJar   a weft-lab.jar of an older build to run first (null: only this build)
      * @param maxConnecting this build's {@code max_connecting} for every destination (0: its default)
+     * @param maxStreams    this build's {@code max_streams} (HTTP/2) for every destination (0: its default)
      * @param breakerOff    both builds run with the circuit breaker off (to see the connection storm apart
      *                      from what the breaker makes of it)
      * @param go            also run the Go aggregation peer through both phases
      * @param backends      what serves the backends, one of {@link #BACKENDS}
      */
     public record Options(int connections, Duration latency, Duration plain, Duration https, Path beforeJar,
-                          int maxConnecting, boolean breakerOff, boolean go, String backends) {
+                          int maxConnecting, int maxStreams, boolean breakerOff, boolean go, String backends) {
         public Options {
             if (!BACKENDS.contains(backends)) {
                 throw new IllegalArgumentException("backends must be one of " + BACKENDS + ", not " + backends);
@@ -200,12 +201,13 @@ public final class StormLab {
              Transport client = LoadClient.transport(o.connections() + 16);
              Transport admin = trusting(certs.cert())) {
             Path config = dir.resolve("storm.yaml");
-            Files.writeString(config, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(), 0, o.breakerOff()));
+            Files.writeString(config, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(), 0, 0,
+                    o.breakerOff()));
             Path afterConfig = config;
-            if (o.maxConnecting() > 0) {
+            if (o.maxConnecting() > 0 || o.maxStreams() > 0) {
                 afterConfig = dir.resolve("storm-after.yaml");
                 Files.writeString(afterConfig, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(),
-                        o.maxConnecting(), o.breakerOff()));
+                        o.maxConnecting(), o.maxStreams(), o.breakerOff()));
             }
             out.println("backends (" + o.backends() + "): HTTPS " + tlsSim.urls() + " (pid " + tlsSim.pid() + "), plain " + plainSim.urls()
                     + " (pid " + plainSim.pid() + "), latency " + o.latency().toMillis() + " ms");
@@ -325,7 +327,7 @@ public final class StormLab {
     }
 
     static String config(List<String> tls, List<String> plain, Duration latency, int connections, int maxConnecting,
-                         boolean breakerOff) {
+                         int maxStreams, boolean breakerOff) {
         StringBuilder b = new StringBuilder();
         b.append("listen: 127.0.0.1:0\n");
         b.append("limits: { max_connections: ").append(connections + 1000).append(", max_concurrent: ")
@@ -333,6 +335,7 @@ public final class StormLab {
         b.append("# the bulkhead is the admission helper's question; here it is out of the way\n");
         b.append("destination_defaults: { max_in_flight: ").append(connections + 500)
                 .append(maxConnecting > 0 ? ", max_connecting: " + maxConnecting : "")
+                .append(maxStreams > 0 ? ", max_streams: " + maxStreams : "")
                 .append(breakerOff ? ", breaker: { enabled: false }" : "").append(" }\n");
         b.append("routes:\n");
         for (String[] r : new String[][] {{"/tls/{id}", "tls"}, {"/plain/{id}", "plain"}}) {
