@@ -46,11 +46,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *       block a server sends, its {@link Generator} writes ours); the connection, its streams, flow control and
  *       the waits are this class's, in plain blocking code.</li>
  *   <li>Writes: any thread, under one lock (the HPACK encoder's table and the order of stream ids need it).</li>
- *   <li>Reads: one platform thread per connection reads frames and hands each to its stream, which wakes the
- *       exchange waiting on it. A platform thread because the OS shares the cores between it and the virtual
- *       threads' carriers: on a saturated machine a virtual reader would queue behind thousands of runnable
- *       virtual threads, and every stream of its connection with it. There are few: a connection carries up
- *       to {@code max_streams} exchanges.</li>
+ *   <li>Reads: one virtual thread per connection reads frames and hands each to its stream, which wakes the
+ *       exchange waiting on it: as the JDK's own read pollers do on Linux (virtual threads since JDK 22), so the
+ *       exchanges it wakes are queued on its carrier like those the pollers wake. A platform reader was tried
+ *       first: a virtual thread it unparks goes to the scheduler's external queue, which a saturated scheduler
+ *       drained late, and calls were cut at their budget with their answer in hand ({@code weft lab storm}: 28%
+ *       errors in the cold window and the breaker opened; 0.6% with a virtual reader in the same run;
+ *       docs/benchmarks.md, Round 13).</li>
  *   <li>Places: {@link #reserve()} takes one of {@code min(max_streams, the server's
  *       SETTINGS_MAX_CONCURRENT_STREAMS)} places for an exchange; the pool hands it out and gives it back
  *       ({@link ConnectionPool}).</li>
@@ -149,7 +151,7 @@ final class Http2Connection {
                 new WindowRateControl(MAX_CONTROL_FRAMES_PER_SECOND, Duration.ofSeconds(1)));
         this.parser.getHpackDecoder().setMaxHeaderListSize(MAX_HEADER_LIST);
         this.parser.init(new Frames());
-        this.reader = Thread.ofPlatform().daemon().name("weft-h2-" + key).unstarted(this::readLoop);
+        this.reader = Thread.ofVirtual().name("weft-h2-" + key).unstarted(this::readLoop);
     }
 
     /**
@@ -475,7 +477,23 @@ final class Http2Connection {
 
     // ---- reading -------------------------------------------------------------------------------------------
 
+    /** Reader threads running now, in this JVM (the tests' check that none outlives its connection). */
+    private static final AtomicInteger READERS = new AtomicInteger();
+
+    static int readersRunning() {
+        return READERS.get();
+    }
+
     private void readLoop() {
+        READERS.incrementAndGet();
+        try {
+            readFrames();
+        } finally {
+            READERS.decrementAndGet();
+        }
+    }
+
+    private void readFrames() {
         byte[] buf = new byte[32 * 1024];
         ByteBuffer bb = ByteBuffer.wrap(buf);
         try {
