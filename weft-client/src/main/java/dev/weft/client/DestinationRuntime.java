@@ -2,6 +2,7 @@ package dev.weft.client;
 
 import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
+import dev.weft.core.SchedulerLag;
 import dev.weft.client.policy.CircuitBreaker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -31,6 +32,11 @@ final class DestinationRuntime implements AutoCloseable {
     private final ConnectionPool pool;
     private final MeterRegistry registry;
     private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
+    private static final String STARVED = "timeouts the breaker did not count because the gateway starved the call:"
+            + " by its pool (more than half the time waiting for a connection) or by the scheduler (a ready thread"
+            + " waited an eighth of the time for a CPU)";
+    private final Counter starvedByPool;
+    private final Counter starvedByScheduler;
     private final Map<Attempt.Kind, Counter> attempts = new ConcurrentHashMap<>();
     private final Timer latency;
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
@@ -48,6 +54,7 @@ final class DestinationRuntime implements AutoCloseable {
         this.bulkhead = new Semaphore(limits.maxInFlight());
         this.breaker = new CircuitBreaker(config.breaker());
         this.pool = new ConnectionPool(destination, limits, config.tls(), shortage);
+        SchedulerLag.shared(); // the probe starts now, so that a timeout has the lateness of its whole time to look at
         String key = destination.key();
         meters.add(Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
                 .description("calls in flight to the destination").tag("destination", key).register(registry));
@@ -81,6 +88,12 @@ final class DestinationRuntime implements AutoCloseable {
                         ConnectionPool::connectsFailed)
                 .description("connections opened (TCP and TLS) by result").tag("destination", key)
                 .tag("result", "failed").register(registry));
+        this.starvedByPool = track(Counter.builder("weft.destination.starved")
+                .description(STARVED).tag("destination", key).tag("by", "pool")
+                .register(registry));
+        this.starvedByScheduler = track(Counter.builder("weft.destination.starved")
+                .description(STARVED).tag("destination", key).tag("by", "scheduler")
+                .register(registry));
         this.latency = Timer.builder("weft.call.duration")
                 .description("time from a call's start to its result, retries and hedges included")
                 .tag("destination", key).publishPercentileHistogram().register(registry);
@@ -149,6 +162,13 @@ final class DestinationRuntime implements AutoCloseable {
         }
         if (o.reason() == Reason.CONNECT_WAIT || starvedByThePool(o)) {
             breaker.onIgnored(); // the gateway's own wait for a connection (max_connecting, max_connections)
+            if (countedTimeout(o)) {
+                starvedByPool.increment(); // connect-wait and deadline never count anyway
+            }
+        } else if (countedTimeout(o) // only then is the lateness looked up
+                && starvedByTheScheduler(o, SchedulerLag.shared().worstSince(System.nanoTime() - o.timings().totalNanos()))) {
+            breaker.onIgnored(); // the gateway was short of CPU: its own wait for a carrier took the time
+            starvedByScheduler.increment();
         } else if (o.ok()) {
             breaker.onSuccess();
         } else if (o.reason().countsAgainstBackend(o.status())) { // the one rule: Reason#countsAgainstBackend
@@ -164,6 +184,24 @@ final class DestinationRuntime implements AutoCloseable {
     /** Opens the warm pool ({@code min_idle}) in the background; nothing when it is 0. */
     void warm() {
         pool.startWarmer();
+    }
+
+    /** A timeout the breaker would count: timeout-connect, timeout-headers, timeout-body. */
+    private static boolean countedTimeout(CallResult o) {
+        return o.reason() != null && o.reason().isTimeout() && o.reason().countsAgainstBackend(o.status());
+    }
+
+    /**
+     * A timeout of an attempt during which a ready virtual thread of this process waited at least an eighth of the
+     * attempt's time for a carrier thread ({@code worstLateNanos}, {@link SchedulerLag#worstSince}): after the
+     * backend has sent its answer, the caller waits for a carrier two to four times (HTTP/2: the connection's reader
+     * for the head and again for the body, the caller after each), so the gateway, short of CPU, may have taken
+     * half the time or more, and the timeout says nothing sure about the backend. Only the last 6.4 s of an
+     * attempt are looked at.
+     */
+    static boolean starvedByTheScheduler(CallResult o, long worstLateNanos) {
+        return countedTimeout(o) && worstLateNanos > 0
+                && worstLateNanos >= o.timings().totalNanos() / 8;
     }
 
     /**

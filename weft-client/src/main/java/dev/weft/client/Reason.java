@@ -76,7 +76,9 @@ public enum Reason {
      *       (the gateway's own open-file limit).</li>
      * </ul>
      * The client also ignores a timeout whose attempt spent more than half its time waiting for a pooled
-     * connection ({@code DestinationRuntime.starvedByThePool}): the gateway starved that call, not the backend.
+     * connection ({@code DestinationRuntime.starvedByThePool}), or during which a ready virtual thread waited an
+     * eighth of its time or more for a CPU ({@code DestinationRuntime.starvedByTheScheduler}): the gateway starved
+     * that call, not the backend.
      *
      * @param status the answer's status for {@link #STATUS}, ignored otherwise
      */

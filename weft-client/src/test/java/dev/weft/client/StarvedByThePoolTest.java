@@ -6,7 +6,10 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Which failures the breaker does not hear about because the gateway's own pool starved the attempt. */
+/**
+ * Which failures the breaker does not hear about because the gateway starved the attempt: its own pool, or its
+ * scheduler (a ready thread waited long for a CPU).
+ */
 class StarvedByThePoolTest {
     private static final Destination D = Destination.of("https://127.0.0.1:9443");
 
@@ -25,6 +28,21 @@ class StarvedByThePoolTest {
     void aTimeoutWithTheBudgetMostlyLeftToTheBackendCounts() {
         assertThat(DestinationRuntime.starvedByThePool(result(Reason.TIMEOUT_HEADERS, 1000, 100))).isFalse();
         assertThat(DestinationRuntime.starvedByThePool(result(Reason.TIMEOUT_HEADERS, 1000, -1))).isFalse();
+    }
+
+    @Test
+    void aTimeoutDuringWhichAReadyThreadWaitedAnEighthOfItsTimeForACpuIsTheGatewaysOwn() {
+        long ms = 1_000_000;
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 1000, 10), 125 * ms)).isTrue();
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_BODY, 1000, 10), 400 * ms)).isTrue();
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_CONNECT, 2000, -1), 300 * ms)).isTrue();
+        // a lag the backend's time dwarfs: the timeout counts
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 1000, 10), 124 * ms)).isFalse();
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 1000, 10), 0)).isFalse();
+        // not a timeout, or one that never counts anyway
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.RESET, 1000, 10), 900 * ms)).isFalse();
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.DEADLINE, 1000, 10), 900 * ms)).isFalse();
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.CONNECT_WAIT, 1000, 10), 900 * ms)).isFalse();
     }
 
     @Test

@@ -305,4 +305,53 @@ class TransportIT {
         }
         assertThat(sim.stats().aborted()).as("calls the backend saw abandoned").isEqualTo(n);
     }
+
+    /** Keeps every carrier of the virtual-thread scheduler busy for {@code d}; returns once all of them spin. */
+    private static List<Thread> occupyEveryCarrier(Duration d) throws InterruptedException {
+        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
+                Runtime.getRuntime().availableProcessors());
+        java.util.concurrent.CountDownLatch spinning = new java.util.concurrent.CountDownLatch(carriers);
+        long until = System.nanoTime() + d.toNanos();
+        List<Thread> spinners = new ArrayList<>();
+        for (int i = 0; i < carriers; i++) {
+            spinners.add(Thread.ofVirtual().start(() -> {
+                spinning.countDown();
+                while (System.nanoTime() - until < 0) {
+                    Thread.onSpinWait();
+                }
+            }));
+        }
+        assertThat(spinning.await(5, TimeUnit.SECONDS)).as("every carrier spins").isTrue();
+        return spinners;
+    }
+
+    @Test
+    void aTimeoutWhileTheGatewayIsShortOfCpuDoesNotCountAgainstTheBackendOneOnAQuietGatewayDoes() throws Exception {
+        // one counted failure opens it: were the starved timeout counted, the breaker would be open after it
+        DestinationConfig cfg = noRetry().withBreaker(BreakerPolicy.DEFAULT.withConsecutiveFailures(1));
+        Destination d = Destination.of(sim.url());
+        try (Transport t = transport(cfg)) {
+            assertThat(t.call(CallRequest.get(sim.url("/warm")), Duration.ofSeconds(5)).ok())
+                    .as("a pooled connection: the starved call below needs no connect").isTrue();
+            // Every carrier spins for 900 ms: this platform thread sends and waits, the watchdog (a platform
+            // thread) stops it at 400 ms, and the scheduler's probe has not run since before.
+            List<Thread> spinners = occupyEveryCarrier(Duration.ofMillis(900));
+            CallResult starved = t.call(CallRequest.get(sim.url("/slow?latency=5s")), Duration.ofMillis(400));
+            for (Thread s : spinners) {
+                s.join();
+            }
+            assertThat(starved.reason()).as(starved.toString()).isEqualTo(Reason.TIMEOUT_HEADERS);
+            assertThat(t.breakerState(d)).as("the gateway's own lateness is not the backend's")
+                    .isEqualTo(CircuitBreaker.State.CLOSED);
+            assertThat(registry.get("weft.destination.starved").tag("by", "scheduler").counter().count()).isEqualTo(1);
+
+            // The same timeout on a quiet gateway counts (a few tries: a GC pause of an eighth of a second on a
+            // shared machine would excuse one)
+            for (int i = 0; i < 5 && t.breakerState(d) == CircuitBreaker.State.CLOSED; i++) {
+                CallResult r = t.call(CallRequest.get(sim.url("/slow?latency=5s")), Duration.ofSeconds(1));
+                assertThat(r.reason()).as(r.toString()).isEqualTo(Reason.TIMEOUT_HEADERS);
+            }
+            assertThat(t.breakerState(d)).as("a backend that does not answer").isEqualTo(CircuitBreaker.State.OPEN);
+        }
+    }
 }

@@ -1,0 +1,75 @@
+package dev.weft.core;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The probe against the JDK's real scheduler: every carrier thread is kept busy by virtual threads that spin, so a
+ * ready virtual thread (the probe) cannot run until they stop. Bounds are wide: a spin of 600 ms must show as more
+ * than 300 ms of lateness, and must not show in a window that starts after it.
+ */
+class SchedulerLagTest {
+    /** Keeps every carrier of the virtual-thread scheduler busy for {@code d}; returns once all of them spin. */
+    static List<Thread> occupyEveryCarrier(Duration d) throws InterruptedException {
+        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
+                Runtime.getRuntime().availableProcessors());
+        CountDownLatch spinning = new CountDownLatch(carriers);
+        long until = System.nanoTime() + d.toNanos();
+        List<Thread> spinners = new ArrayList<>();
+        for (int i = 0; i < carriers; i++) {
+            spinners.add(Thread.ofVirtual().start(() -> {
+                spinning.countDown();
+                while (System.nanoTime() - until < 0) {
+                    Thread.onSpinWait();
+                }
+            }));
+        }
+        assertThat(spinning.await(5, TimeUnit.SECONDS)).as("every carrier spins").isTrue();
+        return spinners;
+    }
+
+    @Test
+    void aWaitForACarrierShowsInTheWindowThatHoldsItAndNotInALaterOne() throws Exception {
+        try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10))) {
+            Thread.sleep(100); // the probe runs
+            long before = System.nanoTime();
+            for (Thread t : occupyEveryCarrier(Duration.ofMillis(600))) {
+                t.join();
+            }
+            assertThat(lag.worstSince(before)).as("the probe could not run while every carrier spun")
+                    .isGreaterThan(Duration.ofMillis(300).toNanos());
+            Thread.sleep(150); // the probe wakes and records its lateness, then runs on time again
+            long after = System.nanoTime();
+            Thread.sleep(100);
+            assertThat(lag.worstSince(after)).as("a window after the spin does not hold it")
+                    .isLessThan(Duration.ofMillis(300).toNanos());
+        }
+    }
+
+    @Test
+    void aProbeThatHasNotWokenYetCountsItsWait() throws Exception {
+        try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10))) {
+            Thread.sleep(100);
+            long before = System.nanoTime();
+            List<Thread> spinners = occupyEveryCarrier(Duration.ofMillis(600));
+            Thread.sleep(400); // this platform thread runs; the probe cannot
+            assertThat(lag.worstSince(before)).as("asked while the probe still waits for a carrier")
+                    .isGreaterThan(Duration.ofMillis(250).toNanos());
+            for (Thread t : spinners) {
+                t.join();
+            }
+        }
+    }
+
+    @Test
+    void theProcessHasOneProbe() {
+        assertThat(SchedulerLag.shared()).isSameAs(SchedulerLag.shared());
+    }
+}
