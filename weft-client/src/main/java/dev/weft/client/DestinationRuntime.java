@@ -23,6 +23,9 @@ import java.util.function.Supplier;
  * {@link #admit} runs an attempt under them, and nothing outside takes or gives one back.
  */
 final class DestinationRuntime implements AutoCloseable {
+    private static final String STARVED = "timeouts the breaker did not count because the gateway starved the call:"
+            + " by its pool (more than half the time waiting for a connection) or by the scheduler (a ready thread"
+            + " waited an eighth of the time for a CPU)";
     private final Destination destination;
     private final DestinationConfig config;
     private final String hostHeader;
@@ -32,9 +35,6 @@ final class DestinationRuntime implements AutoCloseable {
     private final ConnectionPool pool;
     private final MeterRegistry registry;
     private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
-    private static final String STARVED = "timeouts the breaker did not count because the gateway starved the call:"
-            + " by its pool (more than half the time waiting for a connection) or by the scheduler (a ready thread"
-            + " waited an eighth of the time for a CPU)";
     private final Counter starvedByPool;
     private final Counter starvedByScheduler;
     private final Map<Attempt.Kind, Counter> attempts = new ConcurrentHashMap<>();

@@ -10,8 +10,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * CPU — the gateway's own contribution to latency, whatever the backends take.
  *
  * <p>Two readers: the admission takes the mean lateness every 100 ms ({@link #takeMillis()}); the client asks,
- * for a call that timed out, how late the latest wake-up during its time was ({@link #worstSince(long)}, on the
+ * for a call that timed out, how late a wake-up during its time came at worst ({@link #worstSince(long)}, on the
  * process's {@link #shared()} probe), so that a timeout the gateway caused does not count against the backend.
+ * A wake-up counts whole for the 50 ms slot it came in, though part of its lateness may lie before: the record
+ * errs towards calling a call starved.
  */
 public final class SchedulerLag implements AutoCloseable {
     /** The record of recent lateness: the worst wake-up of each 50 ms slot, for the last 6.4 s. */
