@@ -443,19 +443,20 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
 
     /**
      * A place on the first HTTP/2 connection with room (so that calls fill few connections), or null. A connection
-     * idle for longer than {@code idle_timeout} is closed on the way.
+     * without streams for longer than {@code idle_timeout} is retired on the way (closed once no stream holds it).
      */
     private Http2Stream takeStream() {
         if (h2.isEmpty()) {
             return null;
         }
+        long idleNanos = limits.idleTimeout().toNanos();
         for (Http2Connection c : h2) {
+            if (c.retireIfIdle(idleNanos)) {
+                continue; // a connection no stream used for idle_timeout may be dead on the way (a NAT forgot it)
+            }
             Http2Stream s = c.reserve();
             if (s != null) {
                 return s;
-            }
-            if (c.reserved() == 0 && System.nanoTime() - c.idleSince > limits.idleTimeout().toNanos()) {
-                c.close("idle for longer than idle_timeout");
             }
         }
         return null;
@@ -477,7 +478,12 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             conn.finish(s);
             if (!closed && conn.usable()) {
                 madeFree.increment();
-                handOn(conn.handOn(), false);
+                if (conn.reserved() <= conn.capacity()) {
+                    handOn(conn.handOn(), false);
+                } else { // the server lowered its limit (SETTINGS) below the streams running: the place goes
+                    conn.unreserve();
+                    passPlaces(conn, false); // on only once the connection is under the new limit
+                }
             } else {
                 conn.unreserve();
             }

@@ -124,6 +124,11 @@ public record DestinationLimits(int maxInFlight, Duration maxWait, int maxConnec
                 maxConnecting, minIdle, n);
     }
 
+    public DestinationLimits withIdleTimeout(Duration d) {
+        return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, d, maxBodyBytes,
+                maxConnecting, minIdle, maxStreams);
+    }
+
     public DestinationLimits withMinIdle(int n) {
         return new DestinationLimits(maxInFlight, maxWait, maxConnections, connectTimeout, idleTimeout, maxBodyBytes,
                 maxConnecting, n, maxStreams);

@@ -359,6 +359,8 @@ final class Exchange {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         if (e instanceof ConnectionPool.ConnectWaitException) {
             reason = Reason.CONNECT_WAIT;
+        } else if (e instanceof Http2Stream.HeadersTooLargeException) {
+            reason = Reason.TOO_LARGE;
         } else if (e instanceof DescriptorShortage.NoDescriptorsException) {
             reason = Reason.NO_DESCRIPTORS;
         } else if (e instanceof javax.net.ssl.SSLHandshakeException) {

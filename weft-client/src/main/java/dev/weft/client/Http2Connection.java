@@ -237,6 +237,25 @@ final class Http2Connection {
         return null;
     }
 
+    /**
+     * Takes no new streams when none has been running for {@code idleNanos}: closed at once, or by the last
+     * stream that raced in. Whether it is retired.
+     */
+    boolean retireIfIdle(long idleNanos) {
+        if (!usable()) {
+            return true;
+        }
+        if (reserved.get() != 0 || System.nanoTime() - idleSince <= idleNanos) {
+            return false;
+        }
+        goingAway = true;
+        owner.retired(this);
+        if (reserved.get() == 0) {
+            close("no stream for longer than idle_timeout");
+        }
+        return true;
+    }
+
     /** Gives back a place that {@link #reserve()} took; closes a connection going away once it has none left. */
     void unreserve() {
         if (reserved.decrementAndGet() == 0) {
@@ -266,31 +285,52 @@ final class Http2Connection {
             if (s.isAborted()) {
                 throw new IOException("the exchange was stopped before it was sent");
             }
+            long listSize = headerListSize(request);
+            int maxList = generator.getHpackEncoder().getMaxHeaderListSize();
+            if (maxList > 0 && listSize > maxList) { // checked before the encoder, whose table a failure would change
+                s.closedByPeer = true; // nothing was sent: nothing to reset
+                throw new Http2Stream.HeadersTooLargeException("request not sent: its headers come to " + listSize
+                        + " bytes as HTTP/2 counts them, over the limit of " + maxList + " for " + key);
+            }
             int id = nextStreamId;
             nextStreamId += 2;
-            if (nextStreamId > MAX_STREAM_ID || nextStreamId < 0) {
+            boolean lastId = nextStreamId > MAX_STREAM_ID || nextStreamId < 0;
+            if (lastId) {
                 goingAway = true; // ids used up: this is the last stream of this connection
                 owner.retired(this);
             }
+            s.receiveWindow = STREAM_WINDOW;
+            s.id = id;
+            streams.put(id, s); // before its window is set: a SETTINGS that changes the windows meanwhile sees it
+            lastStarted = id;
             windowLock.lock();
             try {
                 s.sendWindow = peerInitialWindow;
             } finally {
                 windowLock.unlock();
             }
-            s.receiveWindow = STREAM_WINDOW;
-            s.id = id;
-            streams.put(id, s);
-            lastStarted = id;
+            if (goingAway && !lastId || closed) {
+                // a GOAWAY came since the check above: its reader may not have seen this stream in the map
+                streams.remove(id);
+                s.closedByPeer = true;
+                throw new Http2Stream.NotProcessedException("the HTTP/2 connection to " + key
+                        + " went away before the request was sent");
+            }
             try {
                 generator.control(frames, new HeadersFrame(id, request, null, endStream));
             } catch (HpackException e) {
+                // The encoder may have changed its table for fields the server will never see: every later
+                // header block on this connection would decode wrongly there. Nothing was sent of this one.
                 frames.clear();
                 streams.remove(id);
-                s.closedByPeer = true; // nothing was sent: nothing to reset
-                throw new Connection.ProtocolException("request not sent: " + e.getMessage());
+                s.closedByPeer = true;
+                close("the HPACK encoder failed: " + e.getMessage());
+                throw new Http2Stream.HeadersTooLargeException("request not sent: " + e.getMessage());
             }
             flush();
+            if (endStream) {
+                s.requestEnded = true;
+            }
         } finally {
             writeLock.unlock();
         }
@@ -307,6 +347,11 @@ final class Http2Connection {
             windowLock.lock();
             try {
                 while (true) {
+                    if (s.ended()) {
+                        // The server answered in full before reading the whole body (RFC 9113 section 8.1): the
+                        // rest is not sent, the answer stands, and the release resets the stream.
+                        return;
+                    }
                     if (closed) {
                         throw new Connection.ClosedException("the HTTP/2 connection to " + key + " closed while sending"
                                 + " the request body (" + closeReason + ")", false);
@@ -338,11 +383,27 @@ final class Http2Connection {
                 }
                 generator.data(frames, new DataFrame(s.id, ByteBuffer.wrap(body, off, chunk), last), chunk);
                 flush();
+                if (last) {
+                    s.requestEnded = true;
+                }
             } finally {
                 writeLock.unlock();
             }
             off += chunk;
         }
+    }
+
+    /**
+     * The header list size of a request as RFC 9113 section 6.5.2 counts it (name, value and 32 per field), with
+     * the whole URI standing for the pseudo-header fields: never less than what the encoder counts.
+     */
+    static long headerListSize(MetaData.Request request) {
+        long size = 4 * (32 + ":authority".length()) + request.getMethod().length()
+                + request.getHttpURI().toString().length();
+        for (org.eclipse.jetty.http.HttpField f : request.getHttpFields()) {
+            size += 32 + f.getName().length() + (f.getValue() == null ? 0 : f.getValue().length());
+        }
+        return size;
     }
 
     /** Writes what the generator put in {@link #frames} (under {@link #writeLock}). */
@@ -395,7 +456,7 @@ final class Http2Connection {
             return;
         }
         streams.remove(id);
-        if (!s.closedByPeer && !closed) {
+        if (!s.done() && !closed) {
             control(new ResetFrame(id, ErrorCode.CANCEL_STREAM_ERROR.code));
         }
     }
@@ -544,6 +605,22 @@ final class Http2Connection {
         }
     }
 
+    /**
+     * The server's side of {@code s} ended (reader): it leaves the map; an exchange still sending its body is woken,
+     * since no credit for the stream will be counted any more.
+     */
+    private void endedHere(Http2Stream s) {
+        streams.remove(s.id);
+        if (!s.requestEnded) {
+            windowLock.lock();
+            try {
+                windowGrew.signalAll();
+            } finally {
+                windowLock.unlock();
+            }
+        }
+    }
+
     /** The stream {@code id} names, null when it is gone; a protocol error when no such stream was ever opened. */
     private Http2Stream stream(int id, String frame) {
         Http2Stream s = streams.get(id);
@@ -598,7 +675,7 @@ final class Http2Connection {
                 return;
             }
             if (s.ended()) {
-                streams.remove(s.id);
+                endedHere(s);
                 return;
             }
             s.unacknowledged += n;
@@ -622,7 +699,7 @@ final class Http2Connection {
             if (bad != null) {
                 streamError(s, ErrorCode.PROTOCOL_ERROR.code, bad);
             } else if (s.ended()) {
-                streams.remove(s.id);
+                endedHere(s);
             }
         }
 

@@ -35,6 +35,16 @@ final class Http2Stream extends Lease {
         }
     }
 
+    /**
+     * The request's header block is larger than the server takes (SETTINGS_MAX_HEADER_LIST_SIZE, at most 64 KiB):
+     * not sent; {@code too-large}, the caller's request, not the backend's failure.
+     */
+    static final class HeadersTooLargeException extends IOException {
+        HeadersTooLargeException(String message) {
+            super(message);
+        }
+    }
+
     final Http2Connection connection;
     /** 0 until its HEADERS are sent (under the connection's write lock). */
     volatile int id;
@@ -48,8 +58,10 @@ final class Http2Stream extends Lease {
     private volatile boolean tooLarge;
     private volatile IOException failure;
     private volatile boolean aborted;
-    /** Whether the server reset it or it ended on both sides: nothing to reset on release. */
+    /** Whether it was reset (by the server, or here) or never sent: nothing to reset on release. */
     volatile boolean closedByPeer;
+    /** Whether our side ended: END_STREAM sent with the HEADERS or the body's last DATA. */
+    volatile boolean requestEnded;
     /** What the request was, for checking the answer: HEAD answers have no body. */
     private boolean headRequest;
     private long maxBody = Long.MAX_VALUE;
@@ -154,6 +166,11 @@ final class Http2Stream extends Lease {
         return ended;
     }
 
+    /** Whether nothing is left to reset on release: it was reset or never sent, or it ended on both sides. */
+    boolean done() {
+        return closedByPeer || ended && requestEnded;
+    }
+
     // ---- called by the connection's reader ---------------------------------------------------------
 
     /**
@@ -203,7 +220,6 @@ final class Http2Stream extends Lease {
             }
             if (endStream) {
                 ended = true;
-                closedByPeer = true;
             }
             head = new Connection.Head(status, Headers.of(fields), framed, false, true);
             wake();
@@ -222,7 +238,8 @@ final class Http2Stream extends Lease {
         if (bad != null) {
             return bad;
         }
-        return end();
+        String shortBy = shortOfContentLength();
+        return shortBy != null ? shortBy : end();
     }
 
     /**
@@ -258,10 +275,16 @@ final class Http2Stream extends Lease {
             }
         }
         if (endStream) {
-            if (!tooLarge && declaredLength >= 0 && bodyLength != declaredLength && !noContent()) {
-                return "DATA of " + bodyLength + " bytes where content-length said " + declaredLength;
-            }
-            return end();
+            String shortBy = shortOfContentLength();
+            return shortBy != null ? shortBy : end();
+        }
+        return null;
+    }
+
+    /** At the stream's end (DATA or trailers with END_STREAM): why the DATA did not add up to its content-length. */
+    private String shortOfContentLength() {
+        if (!tooLarge && declaredLength >= 0 && bodyLength != declaredLength && !noContent()) {
+            return "DATA of " + bodyLength + " bytes where content-length said " + declaredLength;
         }
         return null;
     }
@@ -275,7 +298,6 @@ final class Http2Stream extends Lease {
     }
 
     private String end() {
-        closedByPeer = true;
         ended = true;
         wake();
         return null;

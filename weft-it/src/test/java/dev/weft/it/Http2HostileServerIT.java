@@ -65,6 +65,7 @@ import static dev.weft.it.RawH2Server.RST_STREAM;
 import static dev.weft.it.RawH2Server.SETTINGS;
 import static dev.weft.it.RawH2Server.SETTINGS_ENABLE_PUSH;
 import static dev.weft.it.RawH2Server.SETTINGS_INITIAL_WINDOW_SIZE;
+import static dev.weft.it.RawH2Server.SETTINGS_MAX_CONCURRENT_STREAMS;
 import static dev.weft.it.RawH2Server.SETTINGS_MAX_FRAME_SIZE;
 import static dev.weft.it.RawH2Server.STATUS_200;
 import static dev.weft.it.RawH2Server.block;
@@ -389,6 +390,9 @@ class Http2HostileServerIT {
                 Case.malformed("trailers (a second HEADERS) without END_STREAM", answer(
                         headers(1, 0, block(STATUS_200)), data(1, 0, "hello"),
                         headers(1, 0, block(literal("x-t", "1"))), data(1, END_STREAM, ""))),
+                Case.malformed("trailers after less DATA than content-length said", answer(
+                        headers(1, 0, block(STATUS_200, literal("content-length", "10"))), data(1, 0, "hello"),
+                        headers(1, END_STREAM, block(literal("x-checksum", "abc"))))),
                 Case.malformed("trailers with a :status", answer(
                         headers(1, 0, block(STATUS_200)), data(1, 0, "hello"),
                         headers(1, END_STREAM, block(status("200"))))),
@@ -522,6 +526,68 @@ class Http2HostileServerIT {
         assertThat(r.bodyText()).isEqualTo("hello");
         assertThat(server.requests()).as("the server saw the request twice: refused, then answered\n%s", seen())
                 .hasSize(2);
+    }
+
+    @Test
+    void aServerThatLowersItsStreamLimitGetsNoMoreStreamsAtOnceThanItsNewLimit() throws Exception {
+        // The server takes 4 streams, holds the first 4 requests, lowers its limit to 1 and waits for the ACK, then
+        // answers them one by one (50 ms apart). A client that handed each freed place straight to a waiting call
+        // would send a new stream while 3 were still open: a request that arrives while any other is unanswered is
+        // counted as over the limit.
+        java.util.concurrent.atomic.AtomicInteger overLimit = new java.util.concurrent.atomic.AtomicInteger();
+        serve(c -> {
+            c.preface();
+            c.write(settings(SETTINGS_MAX_CONCURRENT_STREAMS, 4));
+            java.util.ArrayDeque<Integer> open = new java.util.ArrayDeque<>();
+            for (int i = 0; i < 4; i++) {
+                open.add(c.awaitRequest());
+            }
+            c.write(settings(SETTINGS_MAX_CONCURRENT_STREAMS, 1));
+            c.readUntil(f -> f.type() == SETTINGS && f.has(ACK)); // the client has the new limit
+            while (!open.isEmpty()) {
+                Thread.sleep(50);
+                if (server.requests().stream().filter(f -> f.connection() == c.index()).count() > 4) {
+                    // a new stream while held ones are still open
+                    overLimit.incrementAndGet();
+                }
+                int id = open.poll();
+                c.write(headers(id, 0, OK_HEAD), data(id, END_STREAM, "hello"));
+            }
+            while (true) {
+                int id = c.awaitRequest();
+                c.write(headers(id, 0, OK_HEAD), data(id, END_STREAM, "hello"));
+            }
+        });
+        Map<String, Integer> outcomes = new java.util.TreeMap<>();
+        try (Transport t = transport(certs, DestinationLimits.DEFAULT.withConnectTimeout(Duration.ofSeconds(5))
+                .withMaxConnections(1))) { // one connection: every call waits for a place on it
+            try (java.util.concurrent.ExecutorService ex = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                List<java.util.concurrent.Future<CallResult>> fs = new java.util.ArrayList<>();
+                for (int i = 0; i < 12; i++) {
+                    fs.add(ex.submit(() -> call(t, server.url("/few"), CALL_TIMEOUT, HANG)));
+                }
+                for (java.util.concurrent.Future<CallResult> f : fs) {
+                    outcomes.merge(f.get().outcome(), 1, Integer::sum);
+                }
+            }
+        }
+        assertThat(outcomes).as(seen()).isEqualTo(Map.of("ok", 12));
+        assertThat(server.connections()).isEqualTo(1);
+        // After the ACK of the lower limit: every request the client sent came after every earlier stream had
+        // ended (the server answers each at once, so at most one is open at a time).
+        List<RawH2Server.Frame> frames = server.received();
+        int ack = -1;
+        int acks = 0;
+        for (int i = 0; i < frames.size(); i++) {
+            if (frames.get(i).type() == SETTINGS && frames.get(i).has(ACK) && ++acks == 2) {
+                ack = i;
+            }
+        }
+        assertThat(ack).as("the client acknowledged the lower limit\n%s", seen()).isPositive();
+        int requestsAfterAck = (int) frames.subList(ack, frames.size()).stream().filter(RawH2Server.Frame::isRequest)
+                .count();
+        assertThat(requestsAfterAck).isEqualTo(8);
+        assertThat(overLimit.get()).isZero();
     }
 
     @Test

@@ -138,6 +138,12 @@ class Http2IT {
                     callback.failed(x);
                 }
             };
+            if (request.getMethod().equals("POST") && request.getHttpURI().getPath().equals("/early")) {
+                // answers in full without reading the body (RFC 9113 section 8.1 allows it)
+                response.setStatus(413);
+                Content.Sink.write(response, true, "{\"error\":\"too large\"}", done);
+                return true;
+            }
             if (request.getMethod().equals("POST")) {
                 Content.Source.asString(request, StandardCharsets.ISO_8859_1, org.eclipse.jetty.util.Promise.from(
                         body -> {
@@ -318,6 +324,58 @@ class Http2IT {
                 assertThat(outcomes).isEqualTo(Map.of("ok", 300));
                 assertThat(connections.get()).as("new connections after the drop").isGreaterThan(before);
             }
+        }
+    }
+
+    @Test
+    void aServerThatAnswersBeforeReadingTheWholeBodyIsHeardAndTheConnectionServesOn() throws Exception {
+        String base = start(100);
+        try (Transport t = transport(DestinationLimits.DEFAULT, trusting(), new SimpleMeterRegistry())) {
+            // 4 MiB: past the server's stream window (512 KiB), which a server that stopped reading never opens
+            // again; the client must stop sending and take the answer, not wait for credit until its deadline.
+            CallResult early = t.call(CallRequest.builder("POST", base + "/early")
+                    .body(new byte[4 * 1024 * 1024], "application/octet-stream").build(), Duration.ofSeconds(10));
+            assertThat(early.status()).as(early.toString()).isEqualTo(413);
+            assertThat(early.outcome()).isEqualTo("status-413");
+            assertThat(t.call(CallRequest.get(base + "/next"), Duration.ofSeconds(10)).outcome()).isEqualTo("ok");
+            assertThat(connections.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void requestHeadersOverTheHeaderListLimitAreTooLargeAndNothingOfThemIsSent() throws Exception {
+        String base = start(100);
+        try (Transport t = transport(DestinationLimits.DEFAULT, trusting(), new SimpleMeterRegistry())) {
+            assertThat(t.call(CallRequest.get(base + "/warm"), Duration.ofSeconds(10)).outcome()).isEqualTo("ok");
+            // 2,100 short fields: ~15 KB on the wire, but 32 bytes a field more as HTTP/2 counts a header list,
+            // past the 64 KiB the client sends at most
+            CallRequest.Builder b = CallRequest.builder("GET", base + "/many");
+            for (int i = 0; i < 2100; i++) {
+                b.header("x-h" + i, "v");
+            }
+            CallResult many = t.call(b.build(), Duration.ofSeconds(10));
+            assertThat(many.outcome()).as(many.toString()).isEqualTo("too-large");
+            assertThat(requestsByProtocol.values().stream().mapToInt(AtomicInteger::get).sum())
+                    .as("the server saw the warm-up only").isEqualTo(1);
+            // the encoder's table was not touched: the next header blocks decode as sent
+            CallResult next = t.call(CallRequest.builder("GET", base + "/next").header("x-h1", "v").build(),
+                    Duration.ofSeconds(10));
+            assertThat(next.outcome()).isEqualTo("ok");
+            assertThat(connections.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aConnectionWithoutStreamsForLongerThanIdleTimeoutIsNotUsedAgain() throws Exception {
+        String base = start(100);
+        try (Transport t = transport(DestinationLimits.DEFAULT.withIdleTimeout(Duration.ofMillis(500)), trusting(),
+                new SimpleMeterRegistry())) {
+            assertThat(t.call(CallRequest.get(base + "/one"), Duration.ofSeconds(10)).outcome()).isEqualTo("ok");
+            assertThat(t.call(CallRequest.get(base + "/two"), Duration.ofSeconds(10)).outcome()).isEqualTo("ok");
+            assertThat(connections.get()).as("reused while fresh").isEqualTo(1);
+            Thread.sleep(1200);
+            assertThat(t.call(CallRequest.get(base + "/three"), Duration.ofSeconds(10)).outcome()).isEqualTo("ok");
+            assertThat(connections.get()).as("a new connection after idle_timeout").isEqualTo(2);
         }
     }
 }
