@@ -25,7 +25,7 @@ import java.util.function.Supplier;
 final class DestinationRuntime implements AutoCloseable {
     private static final String STARVED = "timeouts the breaker did not count because the gateway starved the call:"
             + " by its pool (more than half the time waiting for a connection) or by the scheduler (a ready thread"
-            + " waited an eighth of the time for a CPU)";
+            + " waited an eighth of the time, and at least 100 ms, for a CPU)";
     private final Destination destination;
     private final DestinationConfig config;
     private final String hostHeader;
@@ -196,13 +196,19 @@ final class DestinationRuntime implements AutoCloseable {
      * attempt's time for a carrier thread ({@code worstLateNanos}, {@link SchedulerLag#worstSince}): after the
      * backend has sent its answer, the caller waits for a carrier two to four times (HTTP/2: the connection's reader
      * for the head and again for the body, the caller after each), so the gateway, short of CPU, may have taken
-     * half the time or more, and the timeout says nothing sure about the backend. Only the last 6.4 s of an
-     * attempt are looked at.
+     * half the time or more, and the timeout says nothing sure about the backend. At least 100 ms of it, whatever
+     * the budget ({@link #STARVED_LAG_FLOOR_NANOS}). Only the last 6.4 s of an attempt are looked at.
      */
     static boolean starvedByTheScheduler(CallResult o, long worstLateNanos) {
-        return countedTimeout(o) && worstLateNanos > 0
+        return countedTimeout(o) && worstLateNanos >= STARVED_LAG_FLOOR_NANOS
                 && worstLateNanos >= o.timings().totalNanos() / 8;
     }
+
+    /**
+     * A lateness below this never excuses a timeout, however short the call's budget: a GC pause of a few tens of
+     * milliseconds on a busy gateway must not keep a backend that stopped answering from its breaker.
+     */
+    static final long STARVED_LAG_FLOOR_NANOS = 100_000_000L;
 
     /**
      * A timeout of an attempt that spent more than half of its time waiting for a connection of the pool: the

@@ -77,8 +77,8 @@ public enum Reason {
      * </ul>
      * The client also ignores a timeout whose attempt spent more than half its time waiting for a pooled
      * connection ({@code DestinationRuntime.starvedByThePool}), or during which a ready virtual thread waited an
-     * eighth of its time or more for a CPU ({@code DestinationRuntime.starvedByTheScheduler}): the gateway starved
-     * that call, not the backend.
+     * eighth of its time or more (at least 100 ms) for a CPU ({@code DestinationRuntime.starvedByTheScheduler}): the
+     * gateway starved that call, not the backend.
      *
      * @param status the answer's status for {@link #STATUS}, ignored otherwise
      */

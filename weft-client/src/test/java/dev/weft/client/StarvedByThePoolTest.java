@@ -31,7 +31,7 @@ class StarvedByThePoolTest {
     }
 
     @Test
-    void aTimeoutDuringWhichAReadyThreadWaitedAnEighthOfItsTimeForACpuIsTheGatewaysOwn() {
+    void aTimeoutDuringWhichAReadyThreadWaitedAnEighthOfItsTimeAndAtLeast100MsForACpuIsTheGatewaysOwn() {
         long ms = 1_000_000;
         assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 1000, 10), 125 * ms)).isTrue();
         assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_BODY, 1000, 10), 400 * ms)).isTrue();
@@ -39,6 +39,9 @@ class StarvedByThePoolTest {
         // a lag the backend's time dwarfs: the timeout counts
         assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 1000, 10), 124 * ms)).isFalse();
         assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 1000, 10), 0)).isFalse();
+        // an eighth of a short budget, but under the 100 ms floor (a GC pause): the timeout counts
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 400, 10), 60 * ms)).isFalse();
+        assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.TIMEOUT_HEADERS, 400, 10), 100 * ms)).isTrue();
         // not a timeout, or one that never counts anyway
         assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.RESET, 1000, 10), 900 * ms)).isFalse();
         assertThat(DestinationRuntime.starvedByTheScheduler(result(Reason.DEADLINE, 1000, 10), 900 * ms)).isFalse();
