@@ -467,12 +467,7 @@ final class Http2Connection {
      * write that has lasted a second by then closes the connection.
      */
     void aborted(Http2Stream s) {
-        windowLock.lock();
-        try {
-            windowGrew.signalAll();
-        } finally {
-            windowLock.unlock();
-        }
+        wakeSenders();
         long since = writingSince;
         if (since != 0 && System.nanoTime() - since > TimeUnit.SECONDS.toNanos(1)) {
             close("a write blocked for over a second: the server stopped reading");
@@ -500,12 +495,7 @@ final class Http2Connection {
             // restart does not count against the breaker for every stream in flight.
             s.fail(new Connection.ClosedException(message, !s.answered()));
         }
-        windowLock.lock();
-        try {
-            windowGrew.signalAll();
-        } finally {
-            windowLock.unlock();
-        }
+        wakeSenders();
     }
 
     /** Sends GOAWAY with {@code error} and closes: the server broke the protocol. */
@@ -605,6 +595,16 @@ final class Http2Connection {
         }
     }
 
+    /** Wakes the exchanges waiting for send credit in {@link #sendBody}, to look again at their stream. */
+    private void wakeSenders() {
+        windowLock.lock();
+        try {
+            windowGrew.signalAll();
+        } finally {
+            windowLock.unlock();
+        }
+    }
+
     /**
      * The server's side of {@code s} ended (reader): it leaves the map; an exchange still sending its body is woken,
      * since no credit for the stream will be counted any more.
@@ -612,12 +612,7 @@ final class Http2Connection {
     private void endedHere(Http2Stream s) {
         streams.remove(s.id);
         if (!s.requestEnded) {
-            windowLock.lock();
-            try {
-                windowGrew.signalAll();
-            } finally {
-                windowLock.unlock();
-            }
+            wakeSenders();
         }
     }
 
