@@ -177,6 +177,13 @@ class Http2HostileServerIT {
         return t + "\n" + Arrays.stream(t.getStackTrace()).map(s -> "    at " + s + "\n").collect(Collectors.joining());
     }
 
+    /** The client reset stream 1 with CANCEL (waiting up to {@link #SEE} for the frame). */
+    private void assertStreamOneCancelled() throws InterruptedException {
+        Frame reset = server.awaitFrame(f -> f.type() == RST_STREAM && f.stream() == 1, SEE);
+        assertThat(reset).as("the client reset stream 1\n%s", seen()).isNotNull();
+        assertThat(reset.errorCode()).as("with CANCEL").isEqualTo(CANCEL);
+    }
+
     /** What the server saw, for the messages of failed assertions. */
     private String seen() {
         return "frames the client sent:\n  " + server.describe(1)
@@ -647,9 +654,7 @@ class Http2HostileServerIT {
                 .withConnectTimeout(Duration.ofSeconds(5)))) {
             CallResult first = call(t, CALL_TIMEOUT);
             assertThat(first.outcome()).as("%s\n%s", first, seen()).isEqualTo("too-large");
-            Frame reset = server.awaitFrame(f -> f.type() == RST_STREAM && f.stream() == 1, SEE);
-            assertThat(reset).as("the client reset stream 1\n%s", seen()).isNotNull();
-            assertThat(reset.errorCode()).as("with CANCEL").isEqualTo(CANCEL);
+            assertStreamOneCancelled();
             CallResult second = call(t, CALL_TIMEOUT);
             assertThat(second.outcome()).as("%s\n%s", second, seen()).isEqualTo("ok");
             assertThat(second.bodyText()).isEqualTo("ok");
@@ -665,9 +670,7 @@ class Http2HostileServerIT {
                 .withConnectTimeout(Duration.ofSeconds(5)))) {
             CallResult r = call(t, CALL_TIMEOUT);
             assertThat(r.outcome()).as("%s\n%s", r, seen()).isEqualTo("too-large");
-            Frame reset = server.awaitFrame(f -> f.type() == RST_STREAM && f.stream() == 1, SEE);
-            assertThat(reset).as("the client reset stream 1\n%s", seen()).isNotNull();
-            assertThat(reset.errorCode()).isEqualTo(CANCEL);
+            assertStreamOneCancelled();
         }
     }
 
@@ -687,9 +690,7 @@ class Http2HostileServerIT {
             long took = System.nanoTime() - start;
             assertThat(first.outcome()).as("%s\n%s", first, seen()).isEqualTo("timeout-headers");
             assertThat(Duration.ofNanos(took)).as("ended by its timeout, not by a hang").isLessThan(Duration.ofSeconds(10));
-            Frame cancel = server.awaitFrame(f -> f.type() == RST_STREAM && f.stream() == 1, SEE);
-            assertThat(cancel).as("the client reset stream 1\n%s", seen()).isNotNull();
-            assertThat(cancel.errorCode()).as("with CANCEL").isEqualTo(CANCEL);
+            assertStreamOneCancelled();
             CallResult second = call(t, CALL_TIMEOUT);
             assertThat(second.outcome()).as("%s\n%s", second, seen()).isEqualTo("ok");
             assertThat(second.bodyText()).isEqualTo("hello");
