@@ -36,9 +36,14 @@ import java.util.List;
                 "               where there is no Go)",
                 "Per step: goodput (answers below 400 per second), 503 share, p50/p99 of the",
                 "answered requests (from their scheduled start), p99 of the 503s, other",
-                "failures, breaker openings in the gateway, and the generator's p99 send",
+                "failures, breaker openings in the gateway, the generator's p99 send",
                 "delay (large: the step was not offered on schedule but in bursts; the",
-                "load generator shares the machine). Writes <out>/overload-<time>/",
+                "load generator shares the machine), and from the gateway's own",
+                "histograms (weft models, measured window only, as a bucket bound) its",
+                "p99 from a request read to its 503 and its p99 and worst scheduler lag",
+                "(how late a ready virtual thread got a carrier; one long stall is one",
+                "late wake-up, so it shows in the worst, not the p99). Writes",
+                "<out>/overload-<time>/",
                 "report.md, results.json and goodput.png (goodput against offered load).",
                 "The default run takes about seven minutes.",
                 ""})
@@ -76,6 +81,11 @@ public final class LabOverloadCommand implements Runnable {
                     + "the backends on the others, so that they take no CPU from it. Default: none (all share the machine).")
     String serviceCpus;
 
+    @Option(names = "--admission", paramLabel = "KEYS", defaultValue = "",
+            description = "More keys of the weft model's admission block, YAML flow style, such as 'queue: 0, "
+                    + "lag_target: 10ms' (docs/gateway.md, Overload). Default: none (admission.enabled: true alone).")
+    String admission;
+
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "results", description = "Where overload-<time>/ goes. Default: ${DEFAULT-VALUE}.")
     Path out;
 
@@ -99,14 +109,15 @@ public final class LabOverloadCommand implements Runnable {
                 + Durations.format(latency) + " --factors " + factors.stream().map(String::valueOf)
                 .reduce((a, b) -> a + "," + b).orElse("") + " --capacity " + capacity + " --max-in-flight " + maxInFlight
                 + " --duration " + Durations.format(duration) + " --warmup " + Durations.format(warmup)
-                + (serviceCpus == null ? "" : " --service-cpus " + serviceCpus);
+                + (serviceCpus == null ? "" : " --service-cpus " + serviceCpus)
+                + (admission.isBlank() ? "" : " --admission '" + admission.strip() + "'");
         w.println("command: " + command);
         w.println("machine: " + Machine.describe());
         w.println("started: " + Instant.now());
         w.flush();
         try {
             OverloadLab.Report r = OverloadLab.run(new OverloadLab.Options(models, latency, factors, capacity, warmup,
-                    duration, maxInFlight, pin), out, command, w, spec.commandLine().getErr());
+                    duration, maxInFlight, pin, admission), out, command, w, spec.commandLine().getErr());
             r.skipped().forEach((m, why) -> w.println("skipped " + m + ": " + why));
             w.println("wrote " + r.dir().resolve("report.md") + ", results.json, goodput.png");
         } catch (Exception e) {

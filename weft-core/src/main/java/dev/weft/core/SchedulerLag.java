@@ -9,9 +9,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * what every request of this process waits on top of its own work when the process (or the machine) is short of
  * CPU — the gateway's own contribution to latency, whatever the backends take.
  *
- * <p>Two readers: the admission takes the mean lateness every 100 ms ({@link #takeMillis()}); the client asks,
+ * <p>Three readers: the admission takes the mean lateness every 100 ms ({@link #takeMillis()}); the client asks,
  * for a call that timed out, how late a wake-up during its time came at worst ({@link #worstSince(long)}, on the
- * process's {@link #shared()} probe), so that a timeout the gateway caused does not count against the backend.
+ * process's {@link #shared()} probe), so that a timeout the gateway caused does not count against the backend;
+ * and the gateway's metrics see every wake-up ({@link #onWake}) as a histogram.
  * A wake-up counts whole for the 50 ms slot it came in, though part of its lateness may lie before: the record
  * errs towards calling a call starved.
  */
@@ -28,6 +29,7 @@ public final class SchedulerLag implements AutoCloseable {
     private final AtomicLong wakes = new AtomicLong();
     private final AtomicLong lastWake = new AtomicLong(System.nanoTime());
     private final Thread probe;
+    private final java.util.List<java.util.function.LongConsumer> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile double lastMillis;
     private volatile boolean closed;
 
@@ -51,6 +53,9 @@ public final class SchedulerLag implements AutoCloseable {
             long late = Math.max(0, now - t0 - periodNanos);
             lateSum.addAndGet(late);
             record(now, late);
+            for (java.util.function.LongConsumer l : listeners) {
+                l.accept(late);
+            }
             wakes.incrementAndGet();
             lastWake.set(now);
         }
@@ -110,6 +115,15 @@ public final class SchedulerLag implements AutoCloseable {
     /** Started when {@link #shared()} is first called (the class is initialised then). */
     private static final class Shared {
         static final SchedulerLag PROBE = new SchedulerLag(java.time.Duration.ofMillis(10));
+    }
+
+    /**
+     * Tells {@code listener} the lateness (ns) of every wake-up from now on, on the probe's thread (it must not
+     * block), until the returned handle is closed.
+     */
+    public AutoCloseable onWake(java.util.function.LongConsumer listener) {
+        listeners.add(listener);
+        return () -> listeners.remove(listener);
     }
 
     /** The last value {@link #takeMillis()} returned. */

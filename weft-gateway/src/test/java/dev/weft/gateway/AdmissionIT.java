@@ -125,6 +125,14 @@ class AdmissionIT {
         assertThat(metrics).contains("weft_admission_in_flight{route=\"GET /fast\"}");
         assertThat(metrics).contains("weft_admission_lag_seconds");
         assertThat(metrics).contains("weft_admission_shed_all_total 1.0");
+        // the 503's own time in the gateway: one observation, and its bucket bounds are the documented ones
+        assertThat(metrics).contains("weft_admission_shed_duration_seconds_count 1");
+        assertThat(metrics).contains("weft_admission_shed_duration_seconds_bucket{le=\"5.0\"} 1");
+        // the scheduler probe wakes every 10 ms: by now it has been observed
+        java.util.regex.Matcher lag = java.util.regex.Pattern.compile("(?m)^weft_scheduler_lag_seconds_count ([0-9.]+)$")
+                .matcher(metrics);
+        assertThat(lag.find()).as("weft_scheduler_lag_seconds in %s", metrics).isTrue();
+        assertThat(Double.parseDouble(lag.group(1))).isPositive();
     }
 
     @Test

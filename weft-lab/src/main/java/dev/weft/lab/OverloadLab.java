@@ -56,13 +56,25 @@ public final class OverloadLab {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    /** @param pin the service on CPUs of its own, or null: everything shares the machine */
+    /**
+     * @param pin       the service on CPUs of its own, or null: everything shares the machine
+     * @param admission more keys of the {@code weft} model's {@code admission:} block, YAML flow style (such as
+     *                  {@code queue: 0, lag_target: 10ms}), or empty for the defaults
+     */
     public record Options(List<String> models, Duration latency, List<Double> factors, double capacity,
-                          Duration warmup, Duration duration, int maxInFlight, CpuPin pin) {
+                          Duration warmup, Duration duration, int maxInFlight, CpuPin pin, String admission) {
     }
 
+    /**
+     * @param gatewayShedP99Millis the gateway's own p99 of its 503s, from the request read to the answer
+     *                             ({@code weft_admission_shed_duration_seconds}), as a bucket bound; NaN: none or not
+     *                             a Weft gateway
+     * @param lagP99Millis         the gateway's p99 scheduler lag ({@code weft_scheduler_lag_seconds}), a bucket bound
+     * @param lagMaxMillis         its worst wake-up in the step, a bucket bound: one stall of 600 ms is one late
+     *                             wake-up of ~600, below the p99, yet it holds up every request that arrives in it
+     */
     public record Step(String model, double factor, double offered, Bench.Result result, double shedP99Millis,
-                       long breakerOpenings) {
+                       long breakerOpenings, double gatewayShedP99Millis, double lagP99Millis, double lagMaxMillis) {
         long count(String outcome) {
             return result.errorsByReason().getOrDefault(outcome, 0L);
         }
@@ -98,6 +110,9 @@ public final class OverloadLab {
             m.put("not_sent", result.notSent());
             m.put("breaker_openings", breakerOpenings < 0 ? null : breakerOpenings);
             m.put("send_delay_p99_ms", sendDelayP99Millis());
+            m.put("gateway_503_p99_ms", Double.isNaN(gatewayShedP99Millis) ? null : gatewayShedP99Millis);
+            m.put("gateway_lag_p99_ms", Double.isNaN(lagP99Millis) ? null : lagP99Millis);
+            m.put("gateway_lag_max_ms", Double.isNaN(lagMaxMillis) ? null : lagMaxMillis);
             return m;
         }
     }
@@ -108,10 +123,12 @@ public final class OverloadLab {
     private OverloadLab() {
     }
 
-    static String config(List<String> b, boolean admission) {
+    /** @param admission null: none (weft-static); else more keys of the admission block (may be empty) */
+    static String config(List<String> b, String admission) {
         StringBuilder sb = new StringBuilder("listen: 127.0.0.1:0\n");
-        if (admission) {
-            sb.append("admission: { enabled: true }\n");
+        if (admission != null) {
+            sb.append("admission: { enabled: true").append(admission.isBlank() ? "" : ", " + admission.strip())
+                    .append(" }\n");
         }
         sb.append("routes:\n  - get: /a/{id}\n    timeout: 10s\n    calls:\n");
         String[] names = {"b", "c", "d"};
@@ -142,8 +159,8 @@ public final class OverloadLab {
             List<String> b = backends.urls();
             Path withAdmission = Files.createTempFile("weft-lab-overload", ".yaml");
             Path without = Files.createTempFile("weft-lab-overload-static", ".yaml");
-            Files.writeString(withAdmission, config(b, true));
-            Files.writeString(without, config(b, false));
+            Files.writeString(withAdmission, config(b, o.admission() == null ? "" : o.admission()));
+            Files.writeString(without, config(b, null));
             try {
                 for (String model : o.models()) {
                     ChildProcess svc;
@@ -301,6 +318,16 @@ public final class OverloadLab {
                 Durations.format(o.warmup()), Durations.format(o.duration()));
         progress.flush();
         long opened0 = breakerOpenings(client, base);
+        // the gateway's histograms at the end of the warm-up (when the generator starts to count) and of the step
+        java.util.concurrent.atomic.AtomicReference<String> atWarm = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread scrape = Thread.ofVirtual().start(() -> {
+            try {
+                Thread.sleep(o.warmup());
+                atWarm.set(metrics(client, base));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         Recorder shed = new Recorder(3);
         CallRequest req = CallRequest.get(url);
         Bench.Sender sender = target -> {
@@ -317,9 +344,61 @@ public final class OverloadLab {
         Bench.Result res = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, rate, o.maxInFlight(),
                 o.warmup(), o.duration(), Duration.ofSeconds(30)), sender, null, false);
         long opened1 = breakerOpenings(client, base);
+        scrape.join();
+        String before = atWarm.get();
+        String after = metrics(client, base);
         Histogram h = shed.getIntervalHistogram();
         double shedP99 = h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(99) / 1000.0;
-        return new Step(model, factor, rate, res, shedP99, opened0 < 0 || opened1 < 0 ? -1 : opened1 - opened0);
+        return new Step(model, factor, rate, res, shedP99, opened0 < 0 || opened1 < 0 ? -1 : opened1 - opened0,
+                percentileMillis(before, after, "weft_admission_shed_duration_seconds", 0.99),
+                percentileMillis(before, after, "weft_scheduler_lag_seconds", 0.99),
+                percentileMillis(before, after, "weft_scheduler_lag_seconds", 1.0));
+    }
+
+    /** The gateway's /-/metrics, or null (not a Weft gateway, or no answer). */
+    private static String metrics(Transport client, String base) {
+        CallResult r = client.call(CallRequest.get(base + "/-/metrics"), Duration.ofSeconds(10));
+        return r.status() == 200 ? r.bodyText() : null;
+    }
+
+    /**
+     * A percentile (ms; {@code share} 0.99 for the p99, 1 for the worst) of the observations a Prometheus histogram
+     * got between two scrapes: the bound of the first bucket that holds that share of them (so a step of the buckets,
+     * 1 ms to 5 s); Infinity past the last bound; NaN with no observation or no histogram.
+     */
+    static double percentileMillis(String before, String after, String name, double share) {
+        if (before == null || after == null) {
+            return Double.NaN;
+        }
+        Map<Double, Double> b = buckets(before, name);
+        Map<Double, Double> a = buckets(after, name);
+        Double total = a.get(Double.POSITIVE_INFINITY);
+        if (total == null) {
+            return Double.NaN;
+        }
+        double n = total - b.getOrDefault(Double.POSITIVE_INFINITY, 0.0);
+        if (n <= 0) {
+            return Double.NaN;
+        }
+        for (Map.Entry<Double, Double> e : a.entrySet()) { // ascending bounds
+            if (e.getValue() - b.getOrDefault(e.getKey(), 0.0) >= share * n) {
+                return e.getKey() * 1000;
+            }
+        }
+        return Double.POSITIVE_INFINITY;
+    }
+
+    /** The cumulative counts of histogram {@code name} by upper bound (seconds), summed over its other labels. */
+    static Map<Double, Double> buckets(String metrics, String name) {
+        Pattern p = Pattern.compile("^" + Pattern.quote(name) + "_bucket\\{(?:[^}]*,)?le=\"([^\"]+)\"[^}]*} ([0-9.eE+]+)$",
+                Pattern.MULTILINE);
+        Map<Double, Double> m = new java.util.TreeMap<>();
+        Matcher x = p.matcher(metrics);
+        while (x.find()) {
+            double le = x.group(1).equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(x.group(1));
+            m.merge(le, Double.parseDouble(x.group(2)), Double::sum);
+        }
+        return m;
     }
 
     private static final Pattern OPENINGS = Pattern.compile("^weft_destination_breaker_openings_total\\{[^}]*} ([0-9.eE+]+)$",
@@ -342,8 +421,8 @@ public final class OverloadLab {
     }
 
     public static String header() {
-        return "| model | offered | offered req/s | goodput req/s | 503 share | p50 ms | p99 ms | 503 p99 ms | other failures | breaker openings | send delay p99 ms |\n"
-                + "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
+        return "| model | offered | offered req/s | goodput req/s | 503 share | p50 ms | p99 ms | 503 p99 ms | other failures | breaker openings | send delay p99 ms | gateway 503 p99 ms | gateway lag p99 ms | gateway lag max ms |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n";
     }
 
     public static String line(Step s) {
@@ -353,11 +432,19 @@ public final class OverloadLab {
         if (x.notSent() > 0) {
             other.put("not-sent", x.notSent());
         }
-        return String.format(Locale.ROOT, "| %s | %.1fx | %.0f | %.0f | %.1f%% | %.0f | %.0f | %s | %d%s | %s | %.1f |%n", s.model(),
+        return String.format(Locale.ROOT, "| %s | %.1fx | %.0f | %.0f | %.1f%% | %.0f | %.0f | %s | %d%s | %s | %.1f | %s | %s | %s |%n", s.model(),
                 s.factor(), s.offered(), x.throughput(), 100 * s.share503(), x.percentileMillis(50), x.percentileMillis(99),
                 Double.isNaN(s.shedP99Millis()) ? "-" : String.format(Locale.ROOT, "%.1f", s.shedP99Millis()),
                 s.otherFailures(), other.isEmpty() ? "" : " " + other, s.breakerOpenings() < 0 ? "n/a" : Long.toString(s.breakerOpenings()),
-                s.sendDelayP99Millis());
+                s.sendDelayP99Millis(), bound(s.gatewayShedP99Millis()), bound(s.lagP99Millis()), bound(s.lagMaxMillis()));
+    }
+
+    /** A percentile from {@link #percentileMillis}: "<= bound", "> 5000" or "-". */
+    private static String bound(double ms) {
+        if (Double.isNaN(ms)) {
+            return "-";
+        }
+        return Double.isInfinite(ms) ? "> 5000" : "<= " + Math.round(ms);
     }
 
     private static void write(Report r, Options o, String command) throws IOException {

@@ -38,19 +38,52 @@ class OverloadCapacityTest {
     }
 
     @Test
-    void aStepRowHasAColumnPerHeaderColumnAndEndsWithTheGeneratorsSendDelay() {
+    void aStepRowHasAColumnPerHeaderColumnAndEndsWithTheGeneratorsSendDelayAndTheGatewaysOwnP99s() {
         Bench.Result r = result(100, 60, 0, 251, 260);
         for (long ms = 1; ms <= 100; ms++) {
             r.sendLag().recordValue(ms * 1000); // 1..100 ms late: p99 99 ms
         }
-        OverloadLab.Step s = new OverloadLab.Step("weft", 2.0, 200, r, 12.5, 0);
+        OverloadLab.Step s = new OverloadLab.Step("weft", 2.0, 200, r, 12.5, 0, 50, 75, Double.POSITIVE_INFINITY);
         String line = OverloadLab.line(s).strip();
         String header = OverloadLab.header().lines().findFirst().orElseThrow();
         assertThat(line.split("\\|", -1)).hasSameSizeAs(header.split("\\|", -1));
-        assertThat(header).endsWith("| send delay p99 ms |");
-        assertThat(line).startsWith("| weft | 2.0x | 200 |").endsWith("| 0 | 99.0 |");
+        assertThat(header).endsWith("| send delay p99 ms | gateway 503 p99 ms | gateway lag p99 ms | gateway lag max ms |");
+        assertThat(line).startsWith("| weft | 2.0x | 200 |").endsWith("| 0 | 99.0 | <= 50 | <= 75 | > 5000 |");
+        assertThat(OverloadLab.line(new OverloadLab.Step("go", 2.0, 200, r, 12.5, -1, Double.NaN, Double.NaN,
+                Double.NaN))).contains("| n/a | 99.0 | - | - | - |");
         assertThat(s.sendDelayP99Millis()).isEqualTo(99.0, org.assertj.core.data.Offset.offset(0.1));
         assertThat(s.json()).containsEntry("share_503", 0.4);
+    }
+
+    @Test
+    void theGatewaysP99AndWorstAreTheFirstBucketBoundsThatHoldThatShareOfTheStepsObservations() {
+        String before = """
+                # HELP weft_scheduler_lag_seconds x
+                weft_scheduler_lag_seconds_bucket{le="0.001"} 100
+                weft_scheduler_lag_seconds_bucket{le="0.01"} 100
+                weft_scheduler_lag_seconds_bucket{le="0.1"} 100
+                weft_scheduler_lag_seconds_bucket{le="+Inf"} 100
+                weft_scheduler_lag_seconds_count 100
+                """;
+        // 1,000 more: 980 under 1 ms, 15 more under 10 ms, 4 under 100 ms, 1 past it
+        String after = before.replace("} 100\n", "} X\n")
+                .replaceFirst("X", "1080").replaceFirst("X", "1095").replaceFirst("X", "1099").replaceFirst("X", "1100");
+        assertThat(OverloadLab.percentileMillis(before, after, "weft_scheduler_lag_seconds", 0.99)).isEqualTo(10.0);
+        assertThat(OverloadLab.percentileMillis(before, after, "weft_scheduler_lag_seconds", 1.0)).as("the worst")
+                .isInfinite();
+        String noneLate = after.replace("le=\"+Inf\"} 1100", "le=\"+Inf\"} 1099");
+        assertThat(OverloadLab.percentileMillis(before, noneLate, "weft_scheduler_lag_seconds", 1.0)).isEqualTo(100.0);
+        // the same with a label before le, and one more label set that adds to the counts
+        String labelled = after.replace("{le=", "{route=\"a\",le=");
+        assertThat(OverloadLab.buckets(labelled + labelled.replace("\"a\"", "\"b\""), "weft_scheduler_lag_seconds"))
+                .containsEntry(0.001, 2160.0).containsEntry(Double.POSITIVE_INFINITY, 2200.0);
+        // past the last bound, nothing observed, no such histogram
+        String slow = before.replace("} 100\n", "} X\n").replaceFirst("X", "100").replaceFirst("X", "100")
+                .replaceFirst("X", "100").replaceFirst("X", "200");
+        assertThat(OverloadLab.percentileMillis(before, slow, "weft_scheduler_lag_seconds", 0.99)).isInfinite();
+        assertThat(OverloadLab.percentileMillis(before, before, "weft_scheduler_lag_seconds", 0.99)).isNaN();
+        assertThat(OverloadLab.percentileMillis(before, after, "weft_admission_shed_duration_seconds", 0.99)).isNaN();
+        assertThat(OverloadLab.percentileMillis(null, after, "weft_scheduler_lag_seconds", 0.99)).isNaN();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.weft.gateway.server;
 
+import dev.weft.core.SchedulerLag;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.admission.AdaptiveAdmission;
@@ -8,7 +9,10 @@ import dev.weft.server.admission.FixedAdmission;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -52,5 +56,32 @@ final class FrontDoor {
         FunctionCounter.builder("weft.admission.shed.all", a, Admission::shed)
                 .description("every request answered 503 by the admission").register(registry);
         return a;
+    }
+
+    /** The buckets of the two histograms below: 1 ms to 5 s. */
+    private static final Duration[] BUCKETS = java.util.stream.LongStream.of(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200,
+            300, 500, 750, 1000, 2000, 5000).mapToObj(Duration::ofMillis).toArray(Duration[]::new);
+
+    /**
+     * The time from a request's head (and body) read to its 503 of the admission, the answer about to be written:
+     * the admission's queue wait and the wait for a carrier after it. The wait for a carrier before the read is
+     * not in it; {@link #schedulerLag} shows that one.
+     */
+    static Timer shedTimer(MeterRegistry registry) {
+        return Timer.builder("weft.admission.shed.duration")
+                .description("from a request read to its 503 of the admission (without the wait for a carrier before "
+                        + "the read: see weft_scheduler_lag_seconds)").serviceLevelObjectives(BUCKETS)
+                .register(registry);
+    }
+
+    /**
+     * Every wake-up of the process's scheduler probe (a virtual thread that sleeps 10 ms, {@link SchedulerLag#shared()})
+     * into {@code weft_scheduler_lag_seconds}: how late a ready virtual thread got a carrier. Close the handle to stop.
+     */
+    static AutoCloseable schedulerLag(MeterRegistry registry) {
+        Timer t = Timer.builder("weft.scheduler.lag")
+                .description("how late a ready virtual thread got a carrier: each wake-up of a probe that sleeps 10 ms")
+                .serviceLevelObjectives(BUCKETS).register(registry);
+        return SchedulerLag.shared().onWake(ns -> t.record(ns, TimeUnit.NANOSECONDS));
     }
 }

@@ -68,6 +68,10 @@ public final class Gateway implements AutoCloseable {
     private dev.weft.server.ServerTls tls;
     /** Counts runaway virtual threads into /-/metrics (three thread dumps every 30 s). */
     private final AutoCloseable runawayWatch;
+    /** weft_scheduler_lag_seconds: the process's scheduler probe into this gateway's metrics. */
+    private final AutoCloseable lagWatch;
+    /** weft_admission_shed_duration_seconds. */
+    private final Timer shedTimer;
 
     /** Access log and tracer, as the config at start asks (a reload does not change them). */
     private final GatewayObserver observer;
@@ -78,6 +82,8 @@ public final class Gateway implements AutoCloseable {
         this.current = snapshot(config);
         java.time.Duration every = runawayCheck();
         this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every);
+        this.lagWatch = FrontDoor.schedulerLag(registry);
+        this.shedTimer = FrontDoor.shedTimer(registry);
     }
 
     /**
@@ -160,8 +166,11 @@ public final class Gateway implements AutoCloseable {
 
     // ---- requests ----------------------------------------------------------------------------------
 
-    /** An answer given without {@link #handle}: into the access log, when there is one. */
+    /** An answer given without {@link #handle}: into the access log, when there is one; a 503 of the admission also into its histogram. */
     private void refused(ServerRequest r, InetSocketAddress remote, ServerResponse answer, String by) {
+        if (r != null && "admission".equals(by)) {
+            shedTimer.record(System.nanoTime() - r.receivedNanos(), TimeUnit.NANOSECONDS);
+        }
         if (observer.logsAccess()) {
             observer.refused(r, remote, r == null ? null : routeOf(r), answer, by);
         }
@@ -434,6 +443,7 @@ public final class Gateway implements AutoCloseable {
     private void stopWatch() {
         try {
             runawayWatch.close();
+            lagWatch.close();
         } catch (Exception ignored) {
             // a daemon thread; interrupting it is all there is
         }
