@@ -18,13 +18,20 @@ import java.util.function.Function;
  * An adaptive concurrency limit per key (a route), under a static ceiling ({@link FixedAdmission}).
  *
  * <p>Each key has a limit of requests in flight. Every {@value #INTERVAL_MS} ms the limits are revised from
- * one signal, the {@link SchedulerLag} (how late a ready virtual thread gets a carrier): above
- * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.8, target/lag)}), but never below
- * what the key serves now: its completions per second (smoothed) times its no-load latency (the shortest of the
- * last 5 s), plus 10% — so a lag the gateway did not cause (a busy neighbour) cannot talk the limit down
- * below the goodput, and the limit follows what the key can complete; at or below the target, a key whose requests in flight reached 90% of its
- * limit in the interval gets 10% more (a key that does not use its limit does not grow it). Limits stay within
+ * one signal, the {@link SchedulerLag} (how late a ready virtual thread gets a carrier), by {@link #next}: above
+ * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.8, target/lag)}), but never below what
+ * the key serves now: its completions of the last second times its no-load latency (the shortest of the last 5 s),
+ * plus 10%, so that a lag the gateway did not cause (a busy neighbour) cannot talk the limit down below the goodput;
+ * and a floor above the limit does not raise it. At or below half the target, a key whose requests in flight
+ * reached 90% of its limit in the interval gets {@value #GROWTH} more and one place (a key that does not use its
+ * limit does not grow it), once a no-load latency has passed since the lag was last above the target (the
+ * requests admitted before then are still in flight: their cost is not all seen yet). Limits stay within
  * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
+ *
+ * <p>Measured (docs/benchmarks.md, Round 14): the limit of round 3 grew 10% every 100 ms at any lag under the
+ * target, and its floor followed a rate smoothed over ~300 ms; at twice the load it served it swung between
+ * 1,400 and 3,000 in flight, the lag between 0 and 390 ms, and a burst of completions after a stall raised the
+ * limit through the floor while the lag was at its worst.
  *
  * <p>Why not the requests' latency, as Netflix's Gradient or Vegas limits do: behind a gateway the latency is
  * the backends'. A backend that slows from 1 s to 2 s needs twice the requests in flight for the same rate
@@ -39,6 +46,33 @@ public final class AdaptiveAdmission implements Admission {
     static final long INTERVAL_MS = 100;
     /** The no-load latency is the shortest seen in this many intervals (5 s). */
     static final int NO_LOAD_INTERVALS = 50;
+    /** The served rate is the completions of this many intervals (1 s). */
+    static final int RATE_INTERVALS = 10;
+    /** A limit that grows grows by this share per interval (and one place). */
+    static final double GROWTH = 0.05;
+
+    /**
+     * One revision of a key's limit.
+     *
+     * <ul>
+     *   <li>Lag above the target: cut by {@code target/lag}, at most to 0.8 of the limit a revision, and not below
+     *       {@code floor} (what the key completes now at its no-load latency). A floor above the limit leaves the
+     *       limit as it is: a burst of completions after a stall must not raise the limit while the lag is high.</li>
+     *   <li>Lag at most half the target, the key's requests in flight near its limit ({@code busy}), and not
+     *       {@code settling} (a no-load latency has passed since the last cut, so the cut's effect is seen): grow
+     *       by {@value #GROWTH} and one place.</li>
+     *   <li>Otherwise: unchanged.</li>
+     * </ul>
+     */
+    static double next(double limit, double lagMs, double targetMs, double floor, boolean busy, boolean settling) {
+        if (lagMs > targetMs) {
+            return Math.max(Math.min(limit, floor), limit * Math.max(0.8, targetMs / lagMs));
+        }
+        if (lagMs <= targetMs / 2 && busy && !settling) {
+            return limit * (1 + GROWTH) + 1;
+        }
+        return limit;
+    }
 
     private final AdmissionPolicy policy;
     private final FixedAdmission ceiling;
@@ -171,8 +205,13 @@ public final class AdaptiveAdmission implements Admission {
         long intervalMin = Long.MAX_VALUE;
         final long[] mins = new long[NO_LOAD_INTERVALS];
         int minsPos;
+        /** Completions of the last {@value #RATE_INTERVALS} intervals (1 s): the served rate. */
+        final int[] done = new int[RATE_INTERVALS];
+        int donePos;
         double rate;
         volatile double floor;
+        /** When the lag was last above the target ({@link System#nanoTime()}): the limit was cut or held. */
+        long lastCut = System.nanoTime() - Long.MAX_VALUE / 2;
 
         Key(String name) {
             this.name = name;
@@ -263,7 +302,13 @@ public final class AdaptiveAdmission implements Admission {
         void revise(double lagMs, double targetMs, double intervalSeconds) {
             lock.lock();
             try {
-                rate = 0.7 * rate + 0.3 * (completed / intervalSeconds);
+                done[donePos] = completed;
+                donePos = (donePos + 1) % done.length;
+                int sum = 0;
+                for (int c : done) {
+                    sum += c;
+                }
+                rate = sum / (done.length * intervalSeconds);
                 if (completed > 0) {
                     mins[minsPos] = intervalMin;
                     minsPos = (minsPos + 1) % mins.length;
@@ -278,11 +323,11 @@ public final class AdaptiveAdmission implements Admission {
                 }
                 // what the route serves now, at its no-load latency, with 10% room: a lag never cuts below it
                 floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
-                double l = limit;
+                long now = System.nanoTime();
+                boolean settling = noLoad != Long.MAX_VALUE && now - lastCut < noLoad;
+                double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling);
                 if (lagMs > targetMs) {
-                    l = Math.max(floor, l * Math.max(0.8, targetMs / lagMs));
-                } else if (peak >= 0.9 * l) {
-                    l = l * 1.1 + 1;
+                    lastCut = now;
                 }
                 limit = Math.max(Math.min(policy.minLimit(), max), Math.min(max, l));
                 peak = inFlight;
