@@ -29,8 +29,8 @@ import java.util.function.Function;
  * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
  *
  * <p>Measured (docs/benchmarks.md, Round 14): the limit of round 3 grew 10% every 100 ms at any lag under the
- * target, and its floor followed a rate smoothed over ~300 ms; at twice the load it served it swung between
- * 1,400 and 3,000 in flight, the lag between 0 and 390 ms, and a burst of completions after a stall raised the
+ * target, and its floor followed a rate smoothed over ~300 ms; at twice the load it served the limit swung
+ * between 1,100 and 3,000, the lag between 0 and 390 ms, and a burst of completions after a stall raised the
  * limit through the floor while the lag was at its worst.
  *
  * <p>Why not the requests' latency, as Netflix's Gradient or Vegas limits do: behind a gateway the latency is
