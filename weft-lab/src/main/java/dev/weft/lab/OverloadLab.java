@@ -317,7 +317,7 @@ public final class OverloadLab {
         progress.printf(Locale.ROOT, "lab overload: %s at %.1fx = %.0f req/s offered, %s + %s ...%n", model, factor, rate,
                 Durations.format(o.warmup()), Durations.format(o.duration()));
         progress.flush();
-        long opened0 = breakerOpenings(client, base);
+        long opened0 = breakerOpenings(metrics(client, base));
         // the gateway's histograms at the end of the warm-up (when the generator starts to count) and of the step
         java.util.concurrent.atomic.AtomicReference<String> atWarm = new java.util.concurrent.atomic.AtomicReference<>();
         Thread scrape = Thread.ofVirtual().start(() -> {
@@ -343,10 +343,10 @@ public final class OverloadLab {
         };
         Bench.Result res = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, rate, o.maxInFlight(),
                 o.warmup(), o.duration(), Duration.ofSeconds(30)), sender, null, false);
-        long opened1 = breakerOpenings(client, base);
+        String after = metrics(client, base);
+        long opened1 = breakerOpenings(after);
         scrape.join();
         String before = atWarm.get();
-        String after = metrics(client, base);
         Histogram h = shed.getIntervalHistogram();
         double shedP99 = h.getTotalCount() == 0 ? Double.NaN : h.getValueAtPercentile(99) / 1000.0;
         return new Step(model, factor, rate, res, shedP99, opened0 < 0 || opened1 < 0 ? -1 : opened1 - opened0,
@@ -404,13 +404,15 @@ public final class OverloadLab {
     private static final Pattern OPENINGS = Pattern.compile("^weft_destination_breaker_openings_total\\{[^}]*} ([0-9.eE+]+)$",
             Pattern.MULTILINE);
 
-    /** The gateway's breaker openings so far (all destinations), or -1 when the model has none (the Go peer). */
-    static long breakerOpenings(Transport client, String base) {
-        CallResult r = client.call(CallRequest.get(base + "/-/metrics"), Duration.ofSeconds(10));
-        if (r.status() != 200) {
+    /**
+     * The gateway's breaker openings so far (all destinations) in its {@link #metrics}, or -1 when the model has
+     * none (the Go peer).
+     */
+    static long breakerOpenings(String metrics) {
+        if (metrics == null) {
             return -1;
         }
-        Matcher m = OPENINGS.matcher(r.bodyText());
+        Matcher m = OPENINGS.matcher(metrics);
         double n = 0;
         boolean any = false;
         while (m.find()) {

@@ -211,7 +211,7 @@ public final class AdaptiveAdmission implements Admission {
         double rate;
         volatile double floor;
         /** When the lag was last above the target ({@link System#nanoTime()}): the limit was cut or held. */
-        long lastCut = System.nanoTime() - Long.MAX_VALUE / 2;
+        long lagOverTargetAt = System.nanoTime() - Long.MAX_VALUE / 2;
 
         Key(String name) {
             this.name = name;
@@ -324,10 +324,10 @@ public final class AdaptiveAdmission implements Admission {
                 // what the route serves now, at its no-load latency, with 10% room: a lag never cuts below it
                 floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 long now = System.nanoTime();
-                boolean settling = noLoad != Long.MAX_VALUE && now - lastCut < noLoad;
+                boolean settling = noLoad != Long.MAX_VALUE && now - lagOverTargetAt < noLoad;
                 double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling);
                 if (lagMs > targetMs) {
-                    lastCut = now;
+                    lagOverTargetAt = now;
                 }
                 limit = Math.max(Math.min(policy.minLimit(), max), Math.min(max, l));
                 peak = inFlight;
