@@ -133,11 +133,12 @@ public final class Bench {
     /**
      * Sends one request to target number {@code target} (of {@link Options#urls()}) and waits for its
      * answer; returns null on success or a short reason ({@code status-503}, {@code timeout-headers}, an
-     * exception's name). The labs plug other clients in here.
+     * exception's name). {@code measured} is false in the warm-up, whose answers the result does not count
+     * (a sender that keeps figures of its own leaves them out too). The labs plug other clients in here.
      */
     @FunctionalInterface
     public interface Sender {
-        String send(int target) throws Exception;
+        String send(int target, boolean measured) throws Exception;
     }
 
     /** A request sent later than this after its scheduled time makes the generator report that it fell behind. */
@@ -179,7 +180,7 @@ public final class Bench {
 
     /** Sends request {@code target} of {@code requests} with Weft's transport; its outcome on failure. */
     public static Sender sender(Transport t, List<CallRequest> requests, Duration timeout) {
-        return target -> {
+        return (target, measured) -> {
             CallResult r = t.call(requests.get(target), Deadline.in(timeout));
             return r.ok() ? null : r.outcome();
         };
@@ -294,7 +295,7 @@ public final class Bench {
         inFlight.incrementAndGet();
         String reason;
         try {
-            reason = sender.send(target);
+            reason = sender.send(target, measured);
         } catch (Exception e) {
             reason = e.getClass().getSimpleName();
         } finally {

@@ -204,7 +204,7 @@ public final class ClientsLab {
                      HttpClient c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(ex)
                              .connectTimeout(Duration.ofSeconds(2)).build()) {
                     HttpRequest req = HttpRequest.newBuilder(URI.create(url)).timeout(TIMEOUT).GET().build();
-                    yield Bench.run(bo, target -> {
+                    yield Bench.run(bo, (target, measured) -> {
                         HttpResponse<byte[]> x = c.send(req, HttpResponse.BodyHandlers.ofByteArray());
                         return x.statusCode() < 400 ? null : "status-" + x.statusCode();
                     }, null, false);
@@ -214,7 +214,7 @@ public final class ClientsLab {
                 try (CloseableHttpClient c = HttpClients.custom().setConnectionManager(
                         PoolingHttpClientConnectionManagerBuilder.create().setMaxConnTotal(threads)
                                 .setMaxConnPerRoute(threads).build()).build()) {
-                    yield Bench.run(client.equals("pool-80") ? bo.withPlatformThreads() : bo, target ->
+                    yield Bench.run(client.equals("pool-80") ? bo.withPlatformThreads() : bo, (target, measured) ->
                             c.execute(new HttpGet(url), x -> {
                                 EntityUtils.consume(x.getEntity());
                                 return x.getCode() < 400 ? null : "status-" + x.getCode();
@@ -227,7 +227,7 @@ public final class ClientsLab {
                 c.setMaxRequestsQueuedPerDestination(threads * 2);
                 c.start();
                 try {
-                    yield Bench.run(bo, target -> {
+                    yield Bench.run(bo, (target, measured) -> {
                         ContentResponse x = c.newRequest(url).timeout(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).send();
                         return x.getStatus() < 400 ? null : "status-" + x.getStatus();
                     }, null, false);
@@ -238,7 +238,7 @@ public final class ClientsLab {
             case "helidon" -> {
                 WebClient c = WebClient.builder().connectionCacheSize(threads).readTimeout(TIMEOUT).build();
                 URI u = URI.create(url); // get(String) would percent-encode the '?' into the path
-                yield Bench.run(bo, target -> {
+                yield Bench.run(bo, (target, measured) -> {
                     try (HttpClientResponse x = c.get().uri(u).request()) {
                         x.as(byte[].class);
                         return x.status().code() < 400 ? null : "status-" + x.status().code();
@@ -247,7 +247,7 @@ public final class ClientsLab {
             }
             case "raw" -> {
                 try (RawClient c = new RawClient(URI.create(url))) {
-                    yield Bench.run(bo, target -> {
+                    yield Bench.run(bo, (target, measured) -> {
                         int status = c.get();
                         return status < 400 ? null : "status-" + status;
                     }, null, false);
@@ -264,7 +264,7 @@ public final class ClientsLab {
                             .setTimeout(TIMEOUT.toMillis());
                     // The harness waits on each future from a virtual thread; the requests themselves are the
                     // client's, on its event loops, over its 128 connections.
-                    yield Bench.run(bo, target -> {
+                    yield Bench.run(bo, (target, measured) -> {
                         int status = c.request(ro).compose(req -> req.send())
                                 .compose(resp -> resp.body().map(b -> resp.statusCode()))
                                 .toCompletionStage().toCompletableFuture().get();

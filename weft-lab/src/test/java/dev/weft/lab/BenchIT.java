@@ -66,6 +66,29 @@ class BenchIT {
     }
 
     @Test
+    void aSenderIsToldWhichRequestsTheWindowCounts() throws Exception {
+        // 100 req/s, 1 s of warm-up then 1 s counted: a sender's own figures (the overload lab's 503 p99) must
+        // leave out the warm-up exactly as the result does
+        Bench.Options o = new Bench.Options(List.of(url("/flagged")), "GET", Headers.EMPTY, null, 100, 50,
+                Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(30));
+        java.util.concurrent.atomic.AtomicLong measured = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong warm = new java.util.concurrent.atomic.AtomicLong();
+        Bench.Result r;
+        try (dev.weft.client.Transport t = dev.weft.client.Transport.builder().build()) {
+            Bench.Sender http = Bench.sender(t, List.of(dev.weft.client.CallRequest.get(url("/flagged"))),
+                    Duration.ofSeconds(30));
+            r = Bench.run(o, (target, counted) -> {
+                (counted ? measured : warm).incrementAndGet();
+                return http.send(target, counted);
+            }, null, false);
+        }
+
+        assertThat(measured.get()).as("sends flagged as measured").isEqualTo(r.requests());
+        assertThat(warm.get()).as("warm-up sends (100 scheduled)").isBetween(1L, 100L);
+        assertThat(measured.get() + warm.get()).isEqualTo(sim.stats().requests("/flagged"));
+    }
+
+    @Test
     void openLoopCountsTheWaitBehindASlowAnswerAndSaysItFellBehind() throws Exception {
         // One request in flight at a time and 50 ms each: at most 20 req/s of the 100 asked for.
         Bench.Result r = Bench.run(options("/behind", 100, 1), null, false);
