@@ -75,7 +75,10 @@ final class Http2Connection {
     private static final int DEFAULT_WINDOW = 65_535;
     private static final int MAX_WINDOW = Integer.MAX_VALUE;
     private static final int MAX_STREAM_ID = Integer.MAX_VALUE;
-    /** Control frames (PING, SETTINGS, empty DATA, RST...) a server may send per second before it is cut off. */
+    /**
+     * Control frames (PING, SETTINGS, empty DATA, RST_STREAM of a stream not open...) a server may send per second
+     * before it is cut off.
+     */
     private static final int MAX_CONTROL_FRAMES_PER_SECOND = 1000;
     /**
      * Heap buffers, pooled, for the generator (and the parser's CONTINUATION fragments). The generator takes a
@@ -147,8 +150,14 @@ final class Http2Connection {
         this.maxStreams = maxStreams;
         this.generator = new Generator(BUFFERS, false, 0);
         this.generator.getHpackEncoder().setMaxHeaderListSize(MAX_HEADER_LIST);
-        this.parser = new Parser(BUFFERS, MAX_HEADER_LIST,
-                new WindowRateControl(MAX_CONTROL_FRAMES_PER_SECOND, Duration.ofSeconds(1)));
+        WindowRateControl window = new WindowRateControl(MAX_CONTROL_FRAMES_PER_SECOND, Duration.ofSeconds(1));
+        // The first RST_STREAM of a stream this client opened and still waits on is not counted: there can be no
+        // more of those than streams the client opens, and a server that sheds load with REFUSED_STREAM may send
+        // thousands a second on a busy connection; counted, they cut it off and failed every stream on it. A
+        // reset of a stream already closed (a repeat, or one for a stream long answered) counts (parsed before
+        // onReset forgets the stream, so the first one still finds it in the map).
+        this.parser = new Parser(BUFFERS, MAX_HEADER_LIST, event -> (event instanceof ResetFrame r
+                && streams.containsKey(r.getStreamId())) || window.onEvent(event));
         this.parser.getHpackDecoder().setMaxHeaderListSize(MAX_HEADER_LIST);
         this.parser.init(new Frames());
         this.reader = Thread.ofVirtual().name("weft-h2-" + key).unstarted(this::readLoop);

@@ -536,6 +536,73 @@ class Http2HostileServerIT {
     }
 
     @Test
+    void aServerThatRefusesThousandsOfStreamsAtOnceKeepsTheConnectionAndEveryCallGoesThrough() throws Exception {
+        // A busy server may shed load with REFUSED_STREAM. It holds the first 1,500 requests, refuses them all in one
+        // write (1,500 RST_STREAMs, more than the 1,000 control frames a second a server may send), then answers
+        // every later request. The first reset of a stream the client still waits on is not a control-frame flood:
+        // the connection stays, and each refused request, sent once more on it, is answered.
+        int n = 1_500;
+        serve(c -> {
+            c.preface();
+            c.write(settings());
+            List<Integer> held = new java.util.ArrayList<>();
+            while (held.size() < n) {
+                held.add(c.awaitRequest());
+            }
+            byte[][] resets = new byte[n][];
+            for (int i = 0; i < n; i++) {
+                resets[i] = rstStream(held.get(i), REFUSED_STREAM);
+            }
+            c.write(resets);
+            while (true) {
+                int id = c.awaitRequest();
+                c.write(headers(id, 0, OK_HEAD), data(id, END_STREAM, "hello"));
+            }
+        });
+        Map<String, Integer> outcomes = new java.util.TreeMap<>();
+        try (Transport t = transport(certs, DestinationLimits.DEFAULT.withConnectTimeout(Duration.ofSeconds(5))
+                .withMaxConnections(1).withMaxStreams(n).withMaxWait(Duration.ofSeconds(10)))) {
+            try (java.util.concurrent.ExecutorService ex = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                List<java.util.concurrent.Future<CallResult>> fs = new java.util.ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    fs.add(ex.submit(() -> call(t, server.url("/refused"), CALL_TIMEOUT, HANG)));
+                }
+                for (java.util.concurrent.Future<CallResult> f : fs) {
+                    outcomes.merge(f.get().outcome(), 1, Integer::sum);
+                }
+            }
+        }
+        assertThat(outcomes).as(seen()).isEqualTo(Map.of("ok", n));
+        assertThat(server.connections()).as("one connection throughout").isEqualTo(1);
+        assertThat(server.received().stream().filter(f -> f.type() == GOAWAY).toList())
+                .as("the client sent no GOAWAY").isEmpty();
+        assertThat(server.requests()).as("each request twice: refused, then answered").hasSize(2 * n);
+    }
+
+    @Test
+    void resetsOfAStreamAlreadyAnsweredAreAControlFrameFloodAndCutTheConnection() throws Exception {
+        // The other side of the rule above: 2,000 RST_STREAMs for stream 1 after its whole answer count as control
+        // frames (the stream is closed), and past 1,000 a second the client ends the connection with GOAWAY
+        // ENHANCE_YOUR_CALM (RFC 9113 section 10.5). The answer itself came first and stands.
+        byte[][] flood = new byte[2 + 2_000][];
+        flood[0] = WELL_FORMED[0];
+        flood[1] = WELL_FORMED[1];
+        for (int i = 2; i < flood.length; i++) {
+            flood[i] = rstStream(1, CANCEL);
+        }
+        serve(answer(flood));
+        CallResult r;
+        try (Transport t = transport()) {
+            r = call(t, CALL_TIMEOUT);
+            assertThat(r.outcome()).as("%s\n%s", r, seen()).isEqualTo("ok");
+            assertThat(r.bodyText()).isEqualTo("hello");
+            RawH2Server.Frame goaway = server.awaitFrame(f -> f.type() == GOAWAY, SEE);
+            assertThat(goaway).as("the client ended the connection\n%s", seen()).isNotNull();
+            assertThat(goaway.errorCode()).as("with ENHANCE_YOUR_CALM").isEqualTo(0xb);
+        }
+    }
+
+    @Test
     void aServerThatLowersItsStreamLimitGetsNoMoreStreamsAtOnceThanItsNewLimit() throws Exception {
         // The server takes 4 streams, holds the first 4 requests, lowers its limit to 1 and waits for the ACK, then
         // answers them one by one (50 ms apart). A client that handed each freed place straight to a waiting call
