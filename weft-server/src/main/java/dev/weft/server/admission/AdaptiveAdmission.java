@@ -208,8 +208,6 @@ public final class AdaptiveAdmission implements Admission {
         /** Completions of the last {@value #RATE_INTERVALS} intervals (1 s): the served rate. */
         final int[] done = new int[RATE_INTERVALS];
         int donePos;
-        double rate;
-        volatile double floor;
         /** When the lag was last above the target ({@link System#nanoTime()}): the limit was cut or held. */
         long lagOverTargetAt = System.nanoTime() - Long.MAX_VALUE / 2;
 
@@ -308,7 +306,7 @@ public final class AdaptiveAdmission implements Admission {
                 for (int c : done) {
                     sum += c;
                 }
-                rate = sum / (done.length * intervalSeconds);
+                double rate = sum / (done.length * intervalSeconds);
                 if (completed > 0) {
                     mins[minsPos] = intervalMin;
                     minsPos = (minsPos + 1) % mins.length;
@@ -322,7 +320,7 @@ public final class AdaptiveAdmission implements Admission {
                     }
                 }
                 // what the route serves now, at its no-load latency, with 10% room: a lag never cuts below it
-                floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
+                double floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 long now = System.nanoTime();
                 boolean settling = noLoad != Long.MAX_VALUE && now - lagOverTargetAt < noLoad;
                 double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling);
