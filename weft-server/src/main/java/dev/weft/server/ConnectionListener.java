@@ -127,11 +127,21 @@ public final class ConnectionListener implements AutoCloseable {
     public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
                                            Duration headerTimeout, String name, Handler handler, Events events)
             throws IOException {
+        return start(listen, maxConnections, idleTimeout, headerTimeout, name, handler, events, false);
+    }
+
+    /**
+     * @param channels true: every accepted {@link Socket} has a {@link java.nio.channels.SocketChannel}
+     *                 ({@link Socket#getChannel()}), for a handler that hands it to a selector
+     */
+    public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
+                                           Duration headerTimeout, String name, Handler handler, Events events,
+                                           boolean channels) throws IOException {
         ConnectionListener l = new ConnectionListener(maxConnections, idleTimeout, headerTimeout, handler,
                 events == null ? new Events() { } : events);
         try {
             for (InetSocketAddress a : listen) {
-                ServerSocket ss = new ServerSocket();
+                ServerSocket ss = channels ? java.nio.channels.ServerSocketChannel.open().socket() : new ServerSocket();
                 ss.setReuseAddress(true);
                 try {
                     ss.bind(a, 4096);

@@ -26,7 +26,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * An HTTP/1.1 keep-alive server: one virtual thread per connection reads requests; the handler runs on
  * that virtual thread ({@link ExecutorModel.Virtual}) or on a fixed pool of platform threads
- * ({@link ExecutorModel.Platform}). Every limit of {@link ServerLimits} is enforced: 431, 413, and
+ * ({@link ExecutorModel.Platform}). When the admission asks for it ({@link Admission#door()}; plain HTTP and
+ * virtual threads only), the {@link Door}'s selector thread reads the requests instead, answers the admission's
+ * refusals itself, and runs each admitted request on a virtual thread of its own. Every limit of {@link ServerLimits} is enforced: 431, 413, and
  * 503 with Retry-After when the {@link dev.weft.server.admission.Admission} refuses a request (by default
  * {@link FixedAdmission}: {@code maxConcurrent} requests in flight for longer than {@code maxWait}).
  */
@@ -52,6 +54,8 @@ public final class HttpServer implements AutoCloseable {
     /** Null: nobody is told. */
     private Refusals refusals;
     private ConnectionListener listener;
+    /** Null: every connection is read on its own virtual thread. */
+    private Door door;
     /** Null: plain HTTP. */
     private ServerTls tls;
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -114,7 +118,25 @@ public final class HttpServer implements AutoCloseable {
         HttpServer s = new HttpServer(limits, model, handler, admission);
         s.tls = tls;
         s.refusals = refusals;
-        s.listener = ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
+        boolean door = tls == null && model instanceof ExecutorModel.Virtual && admission.door();
+        if (door) {
+            s.door = new Door(admission, s.new DoorRequests(), limits.maxHeadBytes(), () -> !s.draining && !s.closed);
+        }
+        try {
+            s.listener = listen(s, listen, limits, log, door);
+        } catch (IOException | RuntimeException e) {
+            if (s.door != null) {
+                s.door.close();
+            }
+            throw e;
+        }
+        return s;
+    }
+
+    private static ConnectionListener listen(HttpServer s, List<InetSocketAddress> listen, ServerLimits limits,
+                                             java.util.function.Consumer<String> log, boolean door)
+            throws IOException {
+        return ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
                 limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
                     @Override
                     public void headerTimeout() {
@@ -138,8 +160,7 @@ public final class HttpServer implements AutoCloseable {
                             LOG.log(System.Logger.Level.WARNING, line);
                         }
                     }
-                });
-        return s;
+                }, door);
     }
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
@@ -150,6 +171,15 @@ public final class HttpServer implements AutoCloseable {
             }
         }
         InputStream raw = socket.getInputStream();
+        if (door != null && socket.getChannel() != null) {
+            byte[] read = door.serve(socket.getChannel(), activity, (InetSocketAddress) socket.getRemoteSocketAddress());
+            if (read == null) {
+                return; // done: the listener closes the socket
+            }
+            // handed back (a body, or input the door leaves to this path): read on here, starting with its bytes
+            socket.getChannel().configureBlocking(true);
+            raw = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(read), raw);
+        }
         Http1Reader reader = new Http1Reader(new java.io.FilterInputStream(raw) {
             @Override
             public int read(byte[] b, int off, int len) throws IOException {
@@ -219,11 +249,32 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
+    /** What the {@link Door} asks of this server. */
+    private final class DoorRequests implements Door.Requests {
+        @Override
+        public ServerResponse refused(ServerRequest r, Admission.Ticket refusal) {
+            return refusal(r, refusal);
+        }
+
+        @Override
+        public ServerResponse handle(ServerRequest r, Admission.Ticket ticket) {
+            return ticket == null ? admitAndHandle(r) : handleAdmitted(r, ticket);
+        }
+    }
+
+    private ServerResponse refusal(ServerRequest r, Admission.Ticket ticket) {
+        return tell(r, r.remote(), error(503, ticket.refusal()).withHeader("Retry-After", "1"), "admission");
+    }
+
     private ServerResponse admitAndHandle(ServerRequest r) {
         Admission.Ticket ticket = admission.enter(r);
         if (!ticket.admitted()) {
-            return tell(r, r.remote(), error(503, ticket.refusal()).withHeader("Retry-After", "1"), "admission");
+            return refusal(r, ticket);
         }
+        return handleAdmitted(r, ticket);
+    }
+
+    private ServerResponse handleAdmitted(ServerRequest r, Admission.Ticket ticket) {
         inFlight.incrementAndGet();
         try {
             if (pool == null) {
@@ -261,7 +312,7 @@ public final class HttpServer implements AutoCloseable {
         return answer;
     }
 
-    private static ServerResponse error(int status, String message) {
+    static ServerResponse error(int status, String message) {
         return ServerResponse.json(status, "{\"error\":" + JsonText.quote(message) + "}");
     }
 
@@ -325,6 +376,9 @@ public final class HttpServer implements AutoCloseable {
         draining = true;
         if (listener != null) {
             listener.close();
+        }
+        if (door != null) {
+            door.close();
         }
         if (pool != null) {
             pool.shutdownNow();

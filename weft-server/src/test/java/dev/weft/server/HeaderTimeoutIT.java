@@ -20,8 +20,24 @@ class HeaderTimeoutIT {
     void aHeadTrickledPastTheHeaderTimeoutIsClosedWhileOthersAreServed() throws Exception {
         ServerLimits limits = ServerLimits.DEFAULT.withHeaderTimeout(Duration.ofSeconds(1));
         try (HttpServer server = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                limits, new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{}"));
-             Socket slow = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort());
+                limits, new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{}"))) {
+            trickledHeadIsClosedWhileOthersAreServed(server);
+        }
+    }
+
+    /** The same through the front door of the adaptive admission ({@link Door}), which reads the head instead. */
+    @Test
+    void aHeadTrickledPastTheHeaderTimeoutIsClosedByTheFrontDoorToo() throws Exception {
+        ServerLimits limits = ServerLimits.DEFAULT.withHeaderTimeout(Duration.ofSeconds(1));
+        try (HttpServer server = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
+                limits, new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{}"),
+                DoorIT.admission(java.util.Map.of(), 0, Duration.ZERO))) {
+            trickledHeadIsClosedWhileOthersAreServed(server);
+        }
+    }
+
+    private static void trickledHeadIsClosedWhileOthersAreServed(HttpServer server) throws Exception {
+        try (Socket slow = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort());
              Socket idle = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort())) {
             slow.setSoTimeout(10_000);
             OutputStream out = slow.getOutputStream();

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,6 +35,9 @@ class ServerConformanceIT {
     private static final long MAX_BODY = 64 * 1024;
     private static HttpServer server;
     private static int port;
+    /** The same server with the front door ({@link Door}): every case must get the same answer through it. */
+    private static HttpServer doorServer;
+    private static int doorPort;
 
     enum Conn { OPEN, CLOSED }
 
@@ -45,11 +49,17 @@ class ServerConformanceIT {
                 new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{\"method\":\"" + r.method()
                         + "\",\"path\":\"" + r.path() + "\",\"body\":" + r.body().length + "}"));
         port = server.addresses().getFirst().getPort();
+        doorServer = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), limits,
+                new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{\"method\":\"" + r.method()
+                        + "\",\"path\":\"" + r.path() + "\",\"body\":" + r.body().length + "}"),
+                DoorIT.admission(Map.of(), 0, Duration.ZERO));
+        doorPort = doorServer.addresses().getFirst().getPort();
     }
 
     @AfterAll
     static void stop() {
         server.close();
+        doorServer.close();
     }
 
     private static Arguments ok(String name, String request, String expectBodyPart, Conn conn) {
@@ -180,6 +190,18 @@ class ServerConformanceIT {
     @MethodSource("cases")
     void answersAndKeepsOrClosesTheConnection(String name, String request, int status, String bodyPart, Conn conn)
             throws IOException {
+        check(port, name, request, status, bodyPart, conn);
+    }
+
+    @ParameterizedTest(name = "door: {0}")
+    @MethodSource("cases")
+    void answersTheSameThroughTheFrontDoor(String name, String request, int status, String bodyPart, Conn conn)
+            throws IOException {
+        check(doorPort, name, request, status, bodyPart, conn);
+    }
+
+    private static void check(int port, String name, String request, int status, String bodyPart, Conn conn)
+            throws IOException {
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
             s.setSoTimeout(5000);
             OutputStream out = s.getOutputStream();
@@ -201,7 +223,7 @@ class ServerConformanceIT {
         }
     }
 
-    private static boolean endOfStream(InputStream in) throws IOException {
+    static boolean endOfStream(InputStream in) throws IOException {
         try {
             return in.read() < 0;
         } catch (SocketTimeoutException e) {

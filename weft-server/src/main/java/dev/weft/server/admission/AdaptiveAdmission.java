@@ -98,20 +98,44 @@ public final class AdaptiveAdmission implements Admission {
     @Override
     public Ticket enter(ServerRequest r) {
         String k = keyOf.apply(r);
-        if (k == null) {
-            Ticket t = ceiling.enter(r);
-            if (!t.admitted()) {
-                shedNoKey.incrementAndGet();
-            }
-            return t;
+        return k == null ? countedNoKey(ceiling.enter(r)) : key(k).enter();
+    }
+
+    @Override
+    public Ticket tryEnter(ServerRequest r) {
+        String k = keyOf.apply(r);
+        return k == null ? countedNoKey(ceiling.tryEnter(r)) : key(k).tryEnter();
+    }
+
+    private Ticket countedNoKey(Ticket t) {
+        if (t != null && !t.admitted()) {
+            shedNoKey.incrementAndGet();
         }
+        return t;
+    }
+
+    /** The key's state (made and announced the first time), after a revision of the limits if one is due. */
+    private Key key(String k) {
         revise();
         Key key = keys.get(k);
         if (key == null) {
             key = keys.computeIfAbsent(k, Key::new);
             onNewKey.accept(k);
         }
-        return key.enter();
+        return key;
+    }
+
+    @Override
+    public Queued queue(ServerRequest r) {
+        String k = keyOf.apply(r);
+        Key key = k == null ? null : keys.get(k);
+        return key == null ? null : key.queue();
+    }
+
+    /** Yes: a refusal is answered on the server's selector thread, not behind the work on the carriers. */
+    @Override
+    public boolean door() {
+        return true;
     }
 
     private void revise() {
@@ -220,12 +244,9 @@ public final class AdaptiveAdmission implements Admission {
         Ticket enter() {
             lock.lock();
             try {
-                if (waiting == 0 && take()) {
-                    return new Admitted(this, System.nanoTime());
-                }
-                if (waiting >= policy.queue()) {
-                    return refuse("over capacity: " + inFlight + " requests of " + name + " in flight ("
-                            + limits() + ") and " + waiting + " waiting (admission.queue)");
+                Ticket atOnce = atOnce();
+                if (atOnce != null) {
+                    return atOnce;
                 }
                 waiting++;
                 try {
@@ -236,8 +257,7 @@ public final class AdaptiveAdmission implements Admission {
                         }
                         long left = until - System.nanoTime();
                         if (left <= 0) {
-                            return refuse("over capacity: " + inFlight + " requests of " + name
-                                    + " in flight (" + limits() + "); waited " + policy.maxWait().toMillis() + " ms");
+                            return waitedTooLong();
                         }
                         // Held back by this key's own limit: an exit of this key or a raised limit signals
                         // (no polling: a full queue of 100 waking every 5 ms was 20,000 wake-ups a second of a
@@ -255,6 +275,85 @@ public final class AdaptiveAdmission implements Admission {
             } finally {
                 lock.unlock();
             }
+        }
+
+        /** As {@link #enter()}, but null instead of waiting in the queue. */
+        Ticket tryEnter() {
+            lock.lock();
+            try {
+                return atOnce();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Under the lock: admitted (a place and nobody waiting before it), refused (the queue is full), or null. */
+        private Ticket atOnce() {
+            if (waiting == 0 && take()) {
+                return new Admitted(this, System.nanoTime());
+            }
+            return waiting >= policy.queue() ? queueFull() : null;
+        }
+
+        /** A place in the queue that the front door polls (no thread waits in it); counted in {@code waiting}. */
+        Queued queue() {
+            lock.lock();
+            try {
+                if (waiting >= policy.queue()) {
+                    return null; // full since tryEnter looked: enter() gives the answer
+                }
+                waiting++;
+            } finally {
+                lock.unlock();
+            }
+            long deadline = System.nanoTime() + policy.maxWait().toNanos();
+            return new Queued() {
+                private boolean left;
+
+                @Override
+                public long deadline() {
+                    return deadline;
+                }
+
+                @Override
+                public Ticket poll() {
+                    lock.lock();
+                    try {
+                        if (left || !take()) {
+                            return null;
+                        }
+                        left = true;
+                        waiting--;
+                        return new Admitted(Key.this, System.nanoTime());
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+
+                @Override
+                public Ticket expire() {
+                    lock.lock();
+                    try {
+                        if (!left) {
+                            left = true;
+                            waiting--;
+                        }
+                        return waitedTooLong();
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+            };
+        }
+
+        private Ticket waitedTooLong() {
+            return refuse("over capacity: " + inFlight + " requests of " + name + " in flight (" + limits() + "); waited "
+                    + policy.maxWait().toMillis() + " ms");
+        }
+
+        private Ticket queueFull() {
+            return refuse("over capacity: " + inFlight + " requests of " + name + " in flight (" + limits() + ") and "
+                    + waiting + " waiting (admission.queue)");
         }
 
         private String limits() {

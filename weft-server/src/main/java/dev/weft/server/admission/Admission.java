@@ -14,6 +14,44 @@ public interface Admission extends AutoCloseable {
      */
     Ticket enter(ServerRequest r);
 
+    /**
+     * Admits or refuses {@code r} without waiting, or returns null when only {@link #enter} can tell (the
+     * request would wait in a queue). Called on the front door's selector thread, which must never block.
+     */
+    default Ticket tryEnter(ServerRequest r) {
+        return null;
+    }
+
+    /**
+     * After {@link #tryEnter} returned null: puts {@code r} in the queue without a thread to wait in it, for the
+     * front door to {@link Queued#poll() poll}. Null when this admission cannot queue that way (the door then runs
+     * {@link #enter} on a virtual thread).
+     */
+    default Queued queue(ServerRequest r) {
+        return null;
+    }
+
+    /** A request in the queue, held by the front door's thread. */
+    interface Queued {
+        /** When it must leave the queue refused ({@link System#nanoTime()}). */
+        long deadline();
+
+        /** Its place, if one is free now (it leaves the queue admitted), else null. */
+        Ticket poll();
+
+        /** It leaves the queue refused (its deadline passed or its connection went away). */
+        Ticket expire();
+    }
+
+    /**
+     * True: the server reads plain HTTP/1.1 requests on one selector thread (the front door) and answers this
+     * admission's refusals there, so that a 503 does not wait for a carrier behind the work it refuses. An
+     * admitted request still runs on a virtual thread of its own.
+     */
+    default boolean door() {
+        return false;
+    }
+
     /** Requests admitted and not yet done, over all keys. */
     int inFlight();
 

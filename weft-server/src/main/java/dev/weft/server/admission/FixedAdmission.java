@@ -47,10 +47,25 @@ public final class FixedAdmission implements Admission {
             return new Refused("server is stopping");
         }
         if (!ok) {
-            shed.incrementAndGet();
-            return new Refused("over capacity: " + maxConcurrent + " requests in flight (max_concurrent)");
+            return full();
         }
         return admitted;
+    }
+
+    @Override
+    public Ticket tryEnter(ServerRequest r) {
+        if (permits.tryAcquire()) {
+            return admitted;
+        }
+        if (maxWaitNanos > 0) {
+            return null; // it would wait for a place: only enter() can tell
+        }
+        return full();
+    }
+
+    private Ticket full() {
+        shed.incrementAndGet();
+        return new Refused("over capacity: " + maxConcurrent + " requests in flight (max_concurrent)");
     }
 
     /** Takes a place without waiting; false when all are taken. */

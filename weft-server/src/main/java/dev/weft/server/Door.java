@@ -1,0 +1,493 @@
+package dev.weft.server;
+
+import dev.weft.http.Framing;
+import dev.weft.http.Http1;
+import dev.weft.http.Http1Input;
+import dev.weft.http.RequestHead;
+import dev.weft.server.admission.Admission;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The front door for plain HTTP/1.1 connections when the admission asks for it ({@link Admission#door()}): one
+ * platform thread with a {@link Selector} reads every request head, asks the admission without waiting, and
+ * answers a refusal itself; an admitted request runs on a virtual thread of its own, whose answer this thread
+ * writes.
+ *
+ * <p>Why a platform thread (docs/benchmarks.md, Round 16): when the gateway is short of CPU, a connection's
+ * virtual thread waits for a carrier behind all the work already queued before it can even read a request, so
+ * the 503 of a refused request took as long as that queue (a p99 of 57-137 ms at twice the load one CPU serves,
+ * under 0.1 ms of it inside the gateway). The operating system runs this thread beside the carriers instead.
+ *
+ * <p>Only the common case is handled here: a whole head, at most {@code maxHeadBytes}, that weft-http's strict
+ * codec accepts, for a request without a body. Anything else (a body, a head the codec refuses, a head too
+ * large, the peer closing mid-head) hands the connection back, with every byte read so far, to the blocking
+ * path of {@link HttpServer} on the connection's own virtual thread, which then keeps it: the answers to
+ * hostile or unusual input are the blocking path's, byte for byte. A request that would wait in the admission's
+ * queue runs on a virtual thread that waits there, and the connection stays with the door.
+ *
+ * <p>The connection's virtual thread stays parked in {@link #serve} while the door holds the connection, so the
+ * listener's bookkeeping (connection count, idle and header timeouts, drain) is unchanged: the door tells the
+ * connection's {@link ConnectionListener.Activity} what it reads, and notices a connection the listener closed.
+ */
+final class Door implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("weft.server");
+    /** How often connections closed by someone else (the idle sweep, a drain) are looked for. */
+    private static final long SWEEP_NANOS = 100_000_000L;
+    private static final byte[] EMPTY = new byte[0];
+
+    /** What the door asks of the server. */
+    interface Requests {
+        /** Told of a refusal before its 503 is written (the access log); must not block. */
+        ServerResponse refused(ServerRequest r, Admission.Ticket refusal);
+
+        /** Runs an admitted request ({@code ticket} non-null) or one that must wait for its place (null). */
+        ServerResponse handle(ServerRequest r, Admission.Ticket ticket);
+    }
+
+    private final Selector selector;
+    private final Thread thread;
+    private final Admission admission;
+    private final Requests requests;
+    private final int maxHeadBytes;
+    private final BooleanSupplier keepAlive;
+    private final ConcurrentLinkedQueue<Conn> arriving = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Conn> answered = new ConcurrentLinkedQueue<>();
+    /** Only the door's thread touches these two. */
+    private final Set<Conn> held = new HashSet<>();
+    private final List<Conn> handBack = new ArrayList<>();
+    /** Connections whose request waits in the admission's queue, oldest first. */
+    private final java.util.ArrayDeque<Conn> queued = new java.util.ArrayDeque<>();
+    private volatile boolean closed;
+
+    /** One connection while the door holds it. */
+    private static final class Conn {
+        final SocketChannel channel;
+        final ConnectionListener.Activity activity;
+        final InetSocketAddress remote;
+        /** Completed with null when the connection is done, or with the bytes read so far to hand it back. */
+        final CompletableFuture<byte[]> result = new CompletableFuture<>();
+        SelectionKey key;
+        ByteBuffer in = ByteBuffer.allocate(Http1Reader.BUFFER_BYTES);
+        /** Bytes of {@link #in} already searched for the end of a head. */
+        int searched;
+        /** The answer being written, or null. */
+        ByteBuffer out;
+        boolean closeAfterOut;
+        /** A request of this connection is on a virtual thread: read nothing more until its answer is written. */
+        boolean running;
+        /** A request of this connection waits in the admission's queue (no thread waits for it), or null. */
+        ServerRequest queuedRequest;
+        Admission.Queued queued;
+        /** Set by that virtual thread: the answer and whether the connection stays open after it. */
+        volatile byte[] answer;
+        volatile boolean answerKeepsOpen;
+
+        Conn(SocketChannel channel, ConnectionListener.Activity activity, InetSocketAddress remote) {
+            this.channel = channel;
+            this.activity = activity;
+            this.remote = remote;
+        }
+    }
+
+    /**
+     * @param keepAlive whether a connection may stay open after its answer (false while the server drains)
+     */
+    Door(Admission admission, Requests requests, int maxHeadBytes, BooleanSupplier keepAlive) throws IOException {
+        this.selector = Selector.open();
+        this.admission = admission;
+        this.requests = requests;
+        this.maxHeadBytes = maxHeadBytes;
+        this.keepAlive = keepAlive;
+        this.thread = new Thread(this::run, "weft-door");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * Holds the connection until it is done (null: close it) or handed back (the bytes read so far, to be read
+     * before the socket's own; the channel is then deregistered and still non-blocking; a door that is closed or
+     * stopped hands every new connection back at once). Called on the connection's virtual thread, which parks
+     * here meanwhile.
+     */
+    byte[] serve(SocketChannel channel, ConnectionListener.Activity activity, InetSocketAddress remote)
+            throws IOException {
+        channel.configureBlocking(false);
+        Conn c = new Conn(channel, activity, remote);
+        arriving.add(c);
+        selector.wakeup();
+        if (closed) {
+            c.result.complete(EMPTY); // no door (closed, or stopped on an error): the blocking path reads it
+        }
+        try {
+            return c.result.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IOException(e.getCause());
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        selector.wakeup();
+    }
+
+    private void run() {
+        long nextSweep = System.nanoTime() + SWEEP_NANOS;
+        boolean keysLeft = false;
+        try {
+            while (!closed) {
+                if (keysLeft) {
+                    selector.selectNow();
+                } else {
+                    selector.select(queued.isEmpty() ? 100 : 1); // a queued request looks for its place every ms
+                }
+                Conn c;
+                while ((c = arriving.poll()) != null) {
+                    adopt(c);
+                }
+                while ((c = answered.poll()) != null) {
+                    written(c);
+                }
+                for (SelectionKey k : selector.selectedKeys()) {
+                    Conn conn = (Conn) k.attachment();
+                    try {
+                        if (k.isValid() && k.isWritable()) {
+                            write(conn);
+                            if (conn.out == null && held.contains(conn)) {
+                                serveRead(conn); // a pipelined request may wait in the buffer
+                            }
+                        }
+                        if (k.isValid() && k.isReadable()) {
+                            read(conn);
+                        }
+                    } catch (CancelledKeyException e) {
+                        end(conn);
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.WARNING, "the front door dropped a connection from "
+                                + conn.remote + " on an error", e);
+                        end(conn);
+                    }
+                }
+                selector.selectedKeys().clear();
+                keysLeft = false;
+                pollQueue();
+                if (!handBack.isEmpty()) {
+                    selector.selectNow(); // deregisters the cancelled keys, so the channels may block again
+                    for (Conn h : handBack) {
+                        held.remove(h);
+                        byte[] read = new byte[h.in.position()];
+                        h.in.get(0, read);
+                        h.result.complete(read);
+                    }
+                    handBack.clear();
+                    keysLeft = !selector.selectedKeys().isEmpty();
+                }
+                long now = System.nanoTime();
+                if (now - nextSweep >= 0) {
+                    nextSweep = now + SWEEP_NANOS;
+                    for (Conn h : List.copyOf(held)) {
+                        if (!h.channel.isOpen()) {
+                            end(h);
+                        }
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            if (!closed) {
+                LOG.log(System.Logger.Level.ERROR, "the front door's selector thread stopped", e);
+            }
+        } finally {
+            closed = true;
+            for (Conn h : held) {
+                h.result.complete(null);
+            }
+            Conn c;
+            while ((c = arriving.poll()) != null) {
+                c.result.complete(EMPTY); // never registered: the blocking path reads it
+            }
+            try {
+                selector.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    private void adopt(Conn c) {
+        try {
+            c.key = c.channel.register(selector, SelectionKey.OP_READ, c);
+            held.add(c);
+            c.activity.idle();
+        } catch (IOException | RuntimeException e) {
+            c.result.complete(null); // closed meanwhile
+        }
+    }
+
+    /** The connection is done: its virtual thread closes the socket. */
+    private void end(Conn c) {
+        held.remove(c);
+        if (c.key != null) {
+            c.key.cancel();
+        }
+        c.result.complete(null);
+    }
+
+    private void handBack(Conn c) {
+        c.key.cancel();
+        handBack.add(c);
+    }
+
+    private void read(Conn c) {
+        if (c.running || c.out != null) {
+            c.key.interestOps(c.out != null ? SelectionKey.OP_WRITE : 0);
+            return;
+        }
+        if (!c.in.hasRemaining()) {
+            if (c.in.capacity() >= maxHeadBytes + 4) {
+                handBack(c); // no end of a head within the limit: the blocking path answers it (431 or 414)
+                return;
+            }
+            ByteBuffer bigger = ByteBuffer.allocate(Math.min(maxHeadBytes + 4, c.in.capacity() * 2));
+            bigger.put(c.in.flip());
+            c.in = bigger;
+        }
+        int n;
+        try {
+            n = c.channel.read(c.in);
+        } catch (IOException e) {
+            end(c); // reset by the peer
+            return;
+        }
+        if (n < 0) {
+            if (c.in.position() == 0) {
+                end(c); // closed between requests
+            } else {
+                handBack(c); // closed mid-head: the blocking path reads what came and answers as it always has
+            }
+            return;
+        }
+        if (n > 0) {
+            c.activity.bytesIn();
+        }
+        serveRead(c);
+    }
+
+    /** Answers what {@code c} has buffered, one request at a time, until it needs more bytes or a request runs. */
+    private void serveRead(Conn c) {
+        while (!c.running && c.out == null && c.in.position() > 0 && c.key.isValid()) {
+            int end = endOfHead(c);
+            if (end == -2 || end < 0 && c.in.position() > maxHeadBytes + 4) {
+                handBack(c); // the blocking path answers it as it always has (400, 431, 414)
+                return;
+            }
+            if (end < 0) {
+                return;
+            }
+            RequestHead head;
+            try {
+                Http1Input in = new Http1Input(new ByteArrayInputStream(c.in.array(), 0, end), Http1Reader.BUFFER_BYTES);
+                head = Http1.readRequestHead(in, maxHeadBytes, Http1.MAX_REQUEST_FIELDS);
+                if (head == null || in.consumed() != end) {
+                    handBack(c);
+                    return;
+                }
+            } catch (IOException refused) {
+                handBack(c); // the blocking path parses the same bytes and gives its answer
+                return;
+            }
+            if (head.framing().kind() != Framing.Kind.NONE) {
+                handBack(c); // a body: read on the blocking path, with its limits
+                return;
+            }
+            c.in.flip().position(end);
+            c.in.compact();
+            c.searched = 0;
+            c.activity.busy();
+            ServerRequest r = new ServerRequest(head, EMPTY, c.remote, System.nanoTime());
+            Admission.Ticket ticket;
+            try {
+                ticket = admission.tryEnter(r);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "the admission failed on " + r.method() + " " + r.path(), e);
+                ticket = null; // let enter() on a virtual thread answer it
+            }
+            if (ticket != null && !ticket.admitted()) {
+                answer(c, requests.refused(r, ticket), head.keepAlive());
+                continue;
+            }
+            if (ticket == null) {
+                Admission.Queued q = admission.queue(r);
+                if (q != null) {
+                    c.queuedRequest = r;
+                    c.queued = q;
+                    c.running = true; // read nothing more until it is answered
+                    c.key.interestOps(0);
+                    queued.add(c);
+                    return;
+                }
+            }
+            run(c, r, ticket);
+        }
+    }
+
+    /** Each queued request, oldest first: admitted when its place is free, refused when its deadline passed. */
+    private void pollQueue() {
+        if (queued.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        List<Conn> done = new ArrayList<>();
+        List<Admission.Ticket> tickets = new ArrayList<>();
+        for (java.util.Iterator<Conn> it = queued.iterator(); it.hasNext(); ) {
+            Conn c = it.next();
+            Admission.Ticket t;
+            if (!held.contains(c) || !c.key.isValid()) {
+                c.queued.expire(); // gone: give its place in the queue back
+                t = null;
+            } else {
+                t = c.queued.poll();
+                if (t == null && now - c.queued.deadline() >= 0) {
+                    t = c.queued.expire();
+                }
+                if (t == null) {
+                    continue;
+                }
+            }
+            it.remove();
+            done.add(c);
+            tickets.add(t);
+        }
+        // answered after the walk: an answer may queue the connection's next request
+        for (int k = 0; k < done.size(); k++) {
+            Conn c = done.get(k);
+            Admission.Ticket t = tickets.get(k);
+            ServerRequest r = c.queuedRequest;
+            c.queued = null;
+            c.queuedRequest = null;
+            c.running = false;
+            if (t == null) {
+                continue;
+            }
+            if (t.admitted()) {
+                run(c, r, t);
+            } else {
+                answer(c, requests.refused(r, t), r.head().keepAlive());
+                if (c.out == null && held.contains(c)) {
+                    serveRead(c);
+                }
+            }
+        }
+    }
+
+    /** Runs {@code r} on a virtual thread of its own (admitted, or null: it waits for its place there). */
+    private void run(Conn c, ServerRequest r, Admission.Ticket admitted) {
+        RequestHead head = r.head();
+        c.running = true;
+        c.key.interestOps(0);
+        Thread.ofVirtual().start(() -> {
+            ServerResponse response;
+            try {
+                response = requests.handle(r, admitted);
+            } catch (RuntimeException | Error e) {
+                response = HttpServer.error(500, "internal error: " + e);
+            }
+            boolean open = head.keepAlive() && keepAlive.getAsBoolean();
+            c.answer = Http1Writer.response(response.status(), response.headers(), response.body(), open);
+            c.answerKeepsOpen = open;
+            answered.add(c);
+            selector.wakeup();
+        });
+    }
+
+    /**
+     * The index just past the CRLF CRLF that ends the head in {@code c.in}; -1 when it has not arrived; -2 at a bare
+     * LF or CR, which the codec refuses (so the door never disagrees with it on where a head ends).
+     */
+    private static int endOfHead(Conn c) {
+        byte[] a = c.in.array();
+        int pos = c.in.position();
+        for (int i = c.searched; i < pos; i++) {
+            byte b = a[i];
+            if (b == '\n') {
+                if (i == 0 || a[i - 1] != '\r') {
+                    return -2;
+                }
+                if (i >= 3 && a[i - 2] == '\n' && a[i - 3] == '\r') {
+                    return i + 1;
+                }
+            } else if (i > 0 && a[i - 1] == '\r') {
+                return -2;
+            }
+        }
+        c.searched = pos;
+        return -1;
+    }
+
+    /** A request's virtual thread is done: write its answer. */
+    private void written(Conn c) {
+        if (!held.contains(c) || !c.key.isValid()) {
+            return; // closed meanwhile
+        }
+        c.running = false;
+        c.out = ByteBuffer.wrap(c.answer);
+        c.closeAfterOut = !c.answerKeepsOpen;
+        c.answer = null;
+        write(c);
+        if (c.out == null && held.contains(c)) {
+            serveRead(c);
+        }
+    }
+
+    private void answer(Conn c, ServerResponse response, boolean requestKeepsOpen) {
+        boolean open = requestKeepsOpen && keepAlive.getAsBoolean();
+        c.out = ByteBuffer.wrap(Http1Writer.response(response.status(), response.headers(), response.body(), open));
+        c.closeAfterOut = !open;
+        write(c);
+    }
+
+    /** Writes what it can of {@code c.out}; the rest when the socket takes more. */
+    private void write(Conn c) {
+        if (c.out == null) {
+            c.key.interestOps(SelectionKey.OP_READ);
+            return;
+        }
+        try {
+            c.channel.write(c.out);
+        } catch (IOException e) {
+            end(c);
+            return;
+        }
+        if (c.out.hasRemaining()) {
+            c.key.interestOps(SelectionKey.OP_WRITE);
+            return;
+        }
+        c.out = null;
+        if (c.closeAfterOut) {
+            end(c);
+            return;
+        }
+        c.activity.idle();
+        if (c.in.position() > 0) {
+            c.activity.bytesIn(); // a pipelined head has begun: its deadline runs
+        }
+        c.key.interestOps(SelectionKey.OP_READ);
+    }
+}

@@ -1,0 +1,320 @@
+package dev.weft.server;
+
+import dev.weft.server.admission.AdaptiveAdmission;
+import dev.weft.server.admission.Admission;
+import dev.weft.server.admission.AdmissionPolicy;
+import dev.weft.server.admission.FixedAdmission;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The front door ({@link Door}): plain HTTP/1.1 read on one selector thread when the admission asks for it.
+ * Real servers on loopback, raw sockets. {@link ServerConformanceIT} runs its whole table of raw requests through
+ * the door as well, and {@link HeaderTimeoutIT} its trickled head; this class holds what only the door does:
+ * refusals answered on its thread, requests that wait in the admission's queue without holding it up,
+ * pipelining, drain, and a differential fuzz against the blocking path.
+ */
+class DoorIT {
+    private static final String H = "Host: x\r\n";
+
+    /** An adaptive admission keyed by path, each key's limit bounded by {@code routes}, that asks for the door. */
+    static Admission admission(Map<String, Integer> routes, int queue, Duration maxWait) {
+        AdmissionPolicy p = new AdmissionPolicy(true, 1, 1, queue, maxWait, Duration.ofSeconds(10), routes);
+        return new AdaptiveAdmission(p, new FixedAdmission(10_000, Duration.ZERO), ServerRequest::path, k -> { });
+    }
+
+    private static HttpServer start(HttpHandler handler, Admission admission, HttpServer.Refusals refusals,
+                                    ServerLimits limits) throws IOException {
+        return HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), limits,
+                new ExecutorModel.Virtual(), handler, null, null, admission, refusals);
+    }
+
+    /** Answers {@code {"path": ...}}; a request for {@code held} is counted and waits (up to 10 s) for {@code release}. */
+    private static HttpHandler holding(String held, CountDownLatch release, AtomicInteger calls) {
+        return r -> {
+            if (r.path().equals(held)) {
+                calls.incrementAndGet();
+                try {
+                    release.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}");
+        };
+    }
+
+    private static Socket connect(HttpServer s) throws IOException {
+        Socket c = new Socket(InetAddress.getLoopbackAddress(), s.addresses().getFirst().getPort());
+        c.setSoTimeout(10_000);
+        return c;
+    }
+
+    private static void send(Socket s, String request) throws IOException {
+        OutputStream out = s.getOutputStream();
+        out.write(request.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+    }
+
+    @Test
+    void aRefusedRequestIsAnswered503OnTheDoorsThreadAndReachesNoHandler() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger slowCalls = new AtomicInteger();
+        ConcurrentLinkedQueue<String> refusedOn = new ConcurrentLinkedQueue<>();
+        HttpHandler handler = holding("/slow", release, slowCalls);
+        // /slow may have one request in flight and none waiting
+        try (HttpServer server = start(handler, admission(Map.of("/slow", 1), 0, Duration.ZERO),
+                (r, remote, answer, by) -> refusedOn.add(by + " on " + Thread.currentThread().getName()),
+                ServerLimits.DEFAULT);
+             Socket first = connect(server); Socket second = connect(server)) {
+            send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (slowCalls.get() == 0 && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            assertThat(slowCalls.get()).as("the first /slow runs").isEqualTo(1);
+
+            send(second, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            ServerConformanceIT.Answer refused = ServerConformanceIT.Answer.read(second.getInputStream());
+            assertThat(refused.status()).isEqualTo(503);
+            assertThat(refused.text()).containsIgnoringCase("Retry-After: 1");
+            assertThat(refused.body()).contains("\"error\"").contains("over capacity");
+            assertThat(slowCalls.get()).as("the refused request reached no handler").isEqualTo(1);
+            assertThat(refusedOn).containsExactly("admission on weft-door");
+
+            // the refused request's connection stays open, and another route is served on it meanwhile
+            send(second, "GET /fast HTTP/1.1\r\n" + H + "\r\n");
+            ServerConformanceIT.Answer fast = ServerConformanceIT.Answer.read(second.getInputStream());
+            assertThat(fast.status()).isEqualTo(200);
+            assertThat(fast.body()).contains("/fast");
+
+            release.countDown();
+            ServerConformanceIT.Answer slow = ServerConformanceIT.Answer.read(first.getInputStream());
+            assertThat(slow.status()).isEqualTo(200);
+            assertThat(slow.body()).contains("/slow");
+        }
+    }
+
+    @Test
+    void aRequestThatMustWaitForItsPlaceDoesNotHoldUpTheDoor() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger slowCalls = new AtomicInteger();
+        HttpHandler handler = holding("/slow", release, slowCalls);
+        // one /slow in flight, one more may wait up to 10 s for its place
+        try (HttpServer server = start(handler, admission(Map.of("/slow", 1), 1, Duration.ofSeconds(10)), null,
+                ServerLimits.DEFAULT);
+             Socket first = connect(server); Socket waiting = connect(server); Socket other = connect(server)) {
+            send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (slowCalls.get() == 0 && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            send(waiting, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            Thread.sleep(200); // it is now waiting in the queue
+
+            // the door is not held up by the waiting request: another connection is answered
+            send(other, "GET /fast HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(ServerConformanceIT.Answer.read(other.getInputStream()).status()).isEqualTo(200);
+            assertThat(slowCalls.get()).isEqualTo(1);
+
+            release.countDown();
+            assertThat(ServerConformanceIT.Answer.read(first.getInputStream()).status()).isEqualTo(200);
+            ServerConformanceIT.Answer queued = ServerConformanceIT.Answer.read(waiting.getInputStream());
+            assertThat(queued.status()).as("the queued request got its place").isEqualTo(200);
+            assertThat(slowCalls.get()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aQueuedRequestIsRefusedOnTheDoorsThreadWhenItsWaitEnds() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        ConcurrentLinkedQueue<String> refusedOn = new ConcurrentLinkedQueue<>();
+        HttpHandler handler = holding("/slow", release, new AtomicInteger());
+        // one /slow in flight, one more may wait 300 ms
+        try (HttpServer server = start(handler, admission(Map.of("/slow", 1), 1, Duration.ofMillis(300)),
+                (r, remote, answer, by) -> refusedOn.add(by + " on " + Thread.currentThread().getName()),
+                ServerLimits.DEFAULT);
+             Socket first = connect(server); Socket waiting = connect(server); Socket third = connect(server)) {
+            send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            Thread.sleep(200);
+            long sent = System.nanoTime();
+            send(waiting, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            Thread.sleep(50);
+            send(third, "GET /slow HTTP/1.1\r\n" + H + "\r\n"); // the queue (1) is full: refused at once
+            ServerConformanceIT.Answer full = ServerConformanceIT.Answer.read(third.getInputStream());
+            assertThat(full.status()).isEqualTo(503);
+            assertThat(full.body()).contains("waiting (admission.queue)");
+
+            ServerConformanceIT.Answer late = ServerConformanceIT.Answer.read(waiting.getInputStream());
+            long waited = System.nanoTime() - sent;
+            assertThat(late.status()).isEqualTo(503);
+            assertThat(late.body()).contains("waited 300 ms");
+            assertThat(waited).as("refused after its wait, not before").isGreaterThanOrEqualTo(300_000_000L);
+            assertThat(refusedOn).containsExactly("admission on weft-door", "admission on weft-door");
+            release.countDown();
+            assertThat(ServerConformanceIT.Answer.read(first.getInputStream()).status()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void pipelinedRequestsThatEachWaitInTheQueueAreRefusedInTurnAndTheDoorGoesOn() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        try (HttpServer server = start(holding("/slow", release, new AtomicInteger()),
+                admission(Map.of("/slow", 1), 1, Duration.ofMillis(200)), null, ServerLimits.DEFAULT);
+             Socket first = connect(server); Socket piped = connect(server); Socket other = connect(server)) {
+            send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            Thread.sleep(200);
+            // the first waits in the queue and is refused at max_wait; the second then waits in its turn
+            send(piped, "GET /slow HTTP/1.1\r\n" + H + "\r\nGET /slow HTTP/1.1\r\n" + H + "\r\n");
+            InputStream in = piped.getInputStream();
+            assertThat(ServerConformanceIT.Answer.read(in).body()).contains("waited 200 ms");
+            assertThat(ServerConformanceIT.Answer.read(in).body()).contains("waited 200 ms");
+            send(other, "GET /fast HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(ServerConformanceIT.Answer.read(other.getInputStream()).status()).isEqualTo(200);
+            release.countDown();
+            assertThat(ServerConformanceIT.Answer.read(first.getInputStream()).status()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void pipelinedRequestsAreAnsweredInOrderAndARefusalAmongThemToo() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        HttpHandler handler = holding("/hold", release, new AtomicInteger());
+        try (HttpServer server = start(handler, admission(Map.of("/hold", 1), 0, Duration.ZERO), null,
+                ServerLimits.DEFAULT);
+             Socket holder = connect(server); Socket piped = connect(server)) {
+            send(holder, "GET /hold HTTP/1.1\r\n" + H + "\r\n");
+            Thread.sleep(200);
+            // three requests in one write: the middle one is refused (/hold is full)
+            send(piped, "GET /a HTTP/1.1\r\n" + H + "\r\nGET /hold HTTP/1.1\r\n" + H + "\r\nGET /c HTTP/1.1\r\n" + H
+                    + "\r\n");
+            InputStream in = piped.getInputStream();
+            ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(in);
+            ServerConformanceIT.Answer b = ServerConformanceIT.Answer.read(in);
+            ServerConformanceIT.Answer c = ServerConformanceIT.Answer.read(in);
+            assertThat(List.of(a.status(), b.status(), c.status())).containsExactly(200, 503, 200);
+            assertThat(a.body()).contains("/a");
+            assertThat(c.body()).contains("/c");
+            release.countDown();
+            assertThat(ServerConformanceIT.Answer.read(holder.getInputStream()).status()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void drainClosesTheIdleConnectionsTheDoorHolds() throws Exception {
+        try (HttpServer server = start(r -> ServerResponse.json(200, "{}"), admission(Map.of(), 0, Duration.ZERO),
+                null, ServerLimits.DEFAULT);
+             Socket idle = connect(server)) {
+            send(idle, "GET /ok HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(ServerConformanceIT.Answer.read(idle.getInputStream()).status()).isEqualTo(200);
+            assertThat(server.drain(Duration.ofSeconds(5))).isTrue();
+            assertThat(ServerConformanceIT.endOfStream(idle.getInputStream())).as("drain closed the idle connection")
+                    .isTrue();
+        }
+    }
+
+    /**
+     * Differential fuzz: random mutations of valid requests, each sent in one write to a server with the door and
+     * to one without; both must give the same first status line, or both close without one. Seeded, so a failure
+     * names the case that reproduces it.
+     */
+    @Test
+    void theDoorAnswersMutatedRequestsAsTheBlockingPathDoes() throws Exception {
+        ServerLimits limits = new ServerLimits(100, Duration.ofMillis(100), 1024, 4096, Duration.ofSeconds(30), 100,
+                Duration.ofSeconds(1));
+        HttpHandler handler = r -> ServerResponse.json(200, "{\"body\":" + r.body().length + "}");
+        String[] seeds = {
+                "GET /a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n",
+                "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
+                "POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                "GET / HTTP/1.0\r\n\r\n",
+                "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX: " + "v".repeat(900) + "\r\n\r\n",
+        };
+        byte[] alphabet = " \r\n:\t/0aZ\u0000\u007f\u00ff;,-=\"HTTP/1.1".getBytes(StandardCharsets.ISO_8859_1);
+        long seed = 20261125L;
+        Random random = new Random(seed);
+        List<String> differences = new ArrayList<>();
+        try (HttpServer blocking = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
+                limits, new ExecutorModel.Virtual(), handler);
+             HttpServer door = start(handler, admission(Map.of(), 0, Duration.ZERO), null, limits)) {
+            for (int i = 0; i < 300; i++) {
+                byte[] b = seeds[random.nextInt(seeds.length)].getBytes(StandardCharsets.ISO_8859_1);
+                ByteArrayOutputStream m = new ByteArrayOutputStream();
+                m.write(b, 0, b.length);
+                byte[] bytes = m.toByteArray();
+                int edits = 1 + random.nextInt(4);
+                for (int e = 0; e < edits; e++) {
+                    int at = random.nextInt(bytes.length + 1);
+                    ByteArrayOutputStream next = new ByteArrayOutputStream();
+                    next.write(bytes, 0, at);
+                    switch (random.nextInt(3)) {
+                        case 0 -> next.write(alphabet[random.nextInt(alphabet.length)]); // insert
+                        case 1 -> at = Math.min(bytes.length, at + 1); // delete one
+                        default -> { // replace one
+                            next.write(alphabet[random.nextInt(alphabet.length)]);
+                            at = Math.min(bytes.length, at + 1);
+                        }
+                    }
+                    next.write(bytes, at, bytes.length - at);
+                    bytes = next.toByteArray();
+                }
+                String a = firstLine(blocking, bytes);
+                String d = firstLine(door, bytes);
+                if (!a.equals(d)) {
+                    differences.add("case " + i + " " + new String(bytes, StandardCharsets.ISO_8859_1)
+                            .replace("\r", "\\r").replace("\n", "\\n") + ": blocking '" + a + "', door '" + d + "'");
+                }
+            }
+            assertThat(differences).as("seed %d", seed).isEmpty();
+            // and the door still serves
+            try (Socket s = connect(door)) {
+                send(s, "GET /after HTTP/1.1\r\n" + H + "\r\n");
+                assertThat(ServerConformanceIT.Answer.read(s.getInputStream()).status()).isEqualTo(200);
+            }
+        }
+    }
+
+    /** The first answer's status line, "closed" when the server closed without one, "silent" after 1 s of nothing. */
+    private static String firstLine(HttpServer server, byte[] request) throws IOException {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort())) {
+            s.setSoTimeout(1000);
+            s.getOutputStream().write(request);
+            s.getOutputStream().flush();
+            s.shutdownOutput(); // the request ends here: a server waiting for more sees the end of the stream
+            InputStream in = s.getInputStream();
+            ByteArrayOutputStream line = new ByteArrayOutputStream();
+            try {
+                int c;
+                while ((c = in.read()) >= 0 && c != '\r') {
+                    line.write(c);
+                }
+            } catch (SocketTimeoutException e) {
+                return "silent";
+            } catch (SocketException reset) {
+                return line.size() == 0 ? "closed" : line.toString(StandardCharsets.ISO_8859_1);
+            }
+            return line.size() == 0 ? "closed" : line.toString(StandardCharsets.ISO_8859_1);
+        }
+    }
+}
