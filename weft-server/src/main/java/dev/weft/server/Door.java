@@ -28,7 +28,7 @@ import java.util.function.BooleanSupplier;
  * answers a refusal itself; an admitted request runs on a virtual thread of its own, whose answer this thread
  * writes.
  *
- * <p>Why a platform thread (docs/benchmarks.md, Round 16): when the gateway is short of CPU, a connection's
+ * <p>Why a platform thread (docs/benchmarks.md, Rounds 15 and 16): when the gateway is short of CPU, a connection's
  * virtual thread waits for a carrier behind all the work already queued before it can even read a request, so
  * the 503 of a refused request took as long as that queue (a p99 of 57-137 ms at twice the load one CPU serves,
  * under 0.1 ms of it inside the gateway). The operating system runs this thread beside the carriers instead.
