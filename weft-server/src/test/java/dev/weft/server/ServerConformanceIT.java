@@ -45,14 +45,13 @@ class ServerConformanceIT {
     static void start() throws IOException {
         ServerLimits limits = new ServerLimits(100, Duration.ofMillis(100), MAX_HEAD, MAX_BODY, Duration.ofSeconds(30),
                 100, Duration.ofSeconds(1));
+        HttpHandler echo = r -> ServerResponse.json(200, "{\"method\":\"" + r.method() + "\",\"path\":\"" + r.path()
+                + "\",\"body\":" + r.body().length + "}");
         server = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), limits,
-                new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{\"method\":\"" + r.method()
-                        + "\",\"path\":\"" + r.path() + "\",\"body\":" + r.body().length + "}"));
+                new ExecutorModel.Virtual(), echo);
         port = server.addresses().getFirst().getPort();
         doorServer = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), limits,
-                new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{\"method\":\"" + r.method()
-                        + "\",\"path\":\"" + r.path() + "\",\"body\":" + r.body().length + "}"),
-                DoorIT.admission(Map.of(), 0, Duration.ZERO));
+                new ExecutorModel.Virtual(), echo, DoorIT.admission(Map.of(), 0, Duration.ZERO));
         doorPort = doorServer.addresses().getFirst().getPort();
     }
 
