@@ -16,31 +16,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * than 300 ms of lateness, and must not show in a window that starts after it.
  */
 class SchedulerLagTest {
-    /** Keeps every carrier of the virtual-thread scheduler busy for {@code d}; returns once all of them spin. */
-    static List<Thread> occupyEveryCarrier(Duration d) throws InterruptedException {
-        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
-                Runtime.getRuntime().availableProcessors());
-        CountDownLatch spinning = new CountDownLatch(carriers);
-        long until = System.nanoTime() + d.toNanos();
-        List<Thread> spinners = new ArrayList<>();
-        for (int i = 0; i < carriers; i++) {
-            spinners.add(Thread.ofVirtual().start(() -> {
-                spinning.countDown();
-                while (System.nanoTime() - until < 0) {
-                    Thread.onSpinWait();
-                }
-            }));
-        }
-        assertThat(spinning.await(5, TimeUnit.SECONDS)).as("every carrier spins").isTrue();
-        return spinners;
-    }
-
     @Test
     void aWaitForACarrierShowsInTheWindowThatHoldsItAndNotInALaterOne() throws Exception {
         try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10))) {
             Thread.sleep(100); // the probe runs
             long before = System.nanoTime();
-            for (Thread t : occupyEveryCarrier(Duration.ofMillis(600))) {
+            for (Thread t : Spinners.occupyEveryCarrier(Duration.ofMillis(600))) {
                 t.join();
             }
             assertThat(lag.worstSince(before)).as("the probe could not run while every carrier spun")
@@ -58,7 +39,7 @@ class SchedulerLagTest {
         try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10))) {
             Thread.sleep(100);
             long before = System.nanoTime();
-            List<Thread> spinners = occupyEveryCarrier(Duration.ofMillis(600));
+            List<Thread> spinners = Spinners.occupyEveryCarrier(Duration.ofMillis(600));
             Thread.sleep(400); // this platform thread runs; the probe cannot
             assertThat(lag.worstSince(before)).as("asked while the probe still waits for a carrier")
                     .isGreaterThan(Duration.ofMillis(250).toNanos());

@@ -306,25 +306,6 @@ class TransportIT {
         assertThat(sim.stats().aborted()).as("calls the backend saw abandoned").isEqualTo(n);
     }
 
-    /** Keeps every carrier of the virtual-thread scheduler busy for {@code d}; returns once all of them spin. */
-    private static List<Thread> occupyEveryCarrier(Duration d) throws InterruptedException {
-        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
-                Runtime.getRuntime().availableProcessors());
-        java.util.concurrent.CountDownLatch spinning = new java.util.concurrent.CountDownLatch(carriers);
-        long until = System.nanoTime() + d.toNanos();
-        List<Thread> spinners = new ArrayList<>();
-        for (int i = 0; i < carriers; i++) {
-            spinners.add(Thread.ofVirtual().start(() -> {
-                spinning.countDown();
-                while (System.nanoTime() - until < 0) {
-                    Thread.onSpinWait();
-                }
-            }));
-        }
-        assertThat(spinning.await(5, TimeUnit.SECONDS)).as("every carrier spins").isTrue();
-        return spinners;
-    }
-
     @Test
     void aTimeoutWhileTheGatewayIsShortOfCpuDoesNotCountAgainstTheBackendOneOnAQuietGatewayDoes() throws Exception {
         // one counted failure opens it: were the starved timeout counted, the breaker would be open after it
@@ -335,7 +316,7 @@ class TransportIT {
                     .as("a pooled connection: the starved call below needs no connect").isTrue();
             // Every carrier spins for 900 ms: this platform thread sends and waits, the watchdog (a platform
             // thread) stops it at 400 ms, and the scheduler's probe has not run since before.
-            List<Thread> spinners = occupyEveryCarrier(Duration.ofMillis(900));
+            List<Thread> spinners = dev.weft.core.Spinners.occupyEveryCarrier(Duration.ofMillis(900));
             CallResult starved = t.call(CallRequest.get(sim.url("/slow?latency=5s")), Duration.ofMillis(400));
             for (Thread s : spinners) {
                 s.join();

@@ -18,13 +18,24 @@ import java.util.concurrent.ConcurrentHashMap;
  * Binds addresses and serves every accepted connection on a virtual thread of its own; holds at most
  * {@code maxConnections} (more are closed at accept) and closes connections idle longer than
  * {@code idleTimeout}. Connections read with untimed reads: the idle sweep, not a timer per read,
- * ends idle ones. Used by weft-core's {@link HttpServer} and by weft-sim.
+ * ends idle ones. Used by weft-core's {@link HttpServer} and by weft-sim. Connections are accepted on a virtual
+ * thread, or with an {@link Adopter} (the front door) on a platform thread.
  */
 public final class ConnectionListener implements AutoCloseable {
     /** Serves one connection until it ends; the socket is closed afterwards. */
     @FunctionalInterface
     public interface Handler {
         void serve(Socket socket, Activity activity) throws IOException;
+    }
+
+    /**
+     * Told of each accepted connection on the accept thread, before the connection's virtual thread starts: a
+     * reader on a selector (the {@link Door}) can take the connection at once instead of after that thread gets
+     * a carrier.
+     */
+    @FunctionalInterface
+    public interface Adopter {
+        void accepted(java.nio.channels.SocketChannel channel, Activity activity) throws IOException;
     }
 
     /** Optional callbacks for counting. */
@@ -90,6 +101,8 @@ public final class ConnectionListener implements AutoCloseable {
     private final Duration headerTimeout;
     private final Handler handler;
     private final Events events;
+    /** Null: no adopter (and plain sockets). */
+    private final Adopter adopter;
     private volatile boolean accepting = true;
     private volatile boolean closeIdleAtOnce;
     private volatile boolean closed;
@@ -104,12 +117,13 @@ public final class ConnectionListener implements AutoCloseable {
     private final dev.weft.core.OncePer report = new dev.weft.core.OncePer(Duration.ofSeconds(1));
 
     private ConnectionListener(int maxConnections, Duration idleTimeout, Duration headerTimeout, Handler handler,
-                               Events events) {
+                               Events events, Adopter adopter) {
         this.maxConnections = maxConnections;
         this.idleTimeout = idleTimeout;
         this.headerTimeout = headerTimeout;
         this.handler = handler;
         this.events = events;
+        this.adopter = adopter;
     }
 
     /**
@@ -127,18 +141,21 @@ public final class ConnectionListener implements AutoCloseable {
     public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
                                            Duration headerTimeout, String name, Handler handler, Events events)
             throws IOException {
-        return start(listen, maxConnections, idleTimeout, headerTimeout, name, handler, events, false);
+        return start(listen, maxConnections, idleTimeout, headerTimeout, name, handler, events, null);
     }
 
     /**
-     * @param channels true: every accepted {@link Socket} has a {@link java.nio.channels.SocketChannel}
-     *                 ({@link Socket#getChannel()}), for a handler that hands it to a selector
+     * @param adopter non-null: every accepted {@link Socket} has a {@link java.nio.channels.SocketChannel}
+     *                ({@link Socket#getChannel()}), connections are accepted on a platform thread (not behind the
+     *                work on the carriers), and {@code adopter} is told of each there, with TCP_NODELAY already
+     *                set, before {@code handler} runs on the connection's virtual thread
      */
     public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
                                            Duration headerTimeout, String name, Handler handler, Events events,
-                                           boolean channels) throws IOException {
+                                           Adopter adopter) throws IOException {
+        boolean channels = adopter != null;
         ConnectionListener l = new ConnectionListener(maxConnections, idleTimeout, headerTimeout, handler,
-                events == null ? new Events() { } : events);
+                events == null ? new Events() { } : events, adopter);
         try {
             for (InetSocketAddress a : listen) {
                 ServerSocket ss = channels ? java.nio.channels.ServerSocketChannel.open().socket() : new ServerSocket();
@@ -160,7 +177,8 @@ public final class ConnectionListener implements AutoCloseable {
             throw e;
         }
         for (ServerSocket ss : l.sockets) {
-            Thread.ofVirtual().name(name + "-accept-" + ss.getLocalPort()).start(() -> l.acceptLoop(ss));
+            (channels ? Thread.ofPlatform().daemon() : Thread.ofVirtual())
+                    .name(name + "-accept-" + ss.getLocalPort()).start(() -> l.acceptLoop(ss));
         }
         Thread.ofVirtual().name(name + "-idle-sweep").start(l::idleSweep);
         return l;
@@ -190,9 +208,22 @@ public final class ConnectionListener implements AutoCloseable {
             Activity activity = new Activity();
             open.put(socket, activity);
             events.opened();
-            Thread.ofVirtual().start(() -> {
+            boolean adopted = false;
+            if (adopter != null) {
                 try {
                     socket.setTcpNoDelay(true);
+                    adopter.accepted(socket.getChannel(), activity);
+                    adopted = true;
+                } catch (IOException e) {
+                    // closed already: the connection's thread below finds out and ends it
+                }
+            }
+            boolean noDelaySet = adopted;
+            Thread.ofVirtual().start(() -> {
+                try {
+                    if (!noDelaySet) {
+                        socket.setTcpNoDelay(true);
+                    }
                     handler.serve(socket, activity);
                 } catch (IOException e) {
                     // the peer went away or reset the connection

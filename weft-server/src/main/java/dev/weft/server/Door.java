@@ -43,6 +43,9 @@ import java.util.function.BooleanSupplier;
  * <p>The connection's virtual thread stays parked in {@link #serve} while the door holds the connection, so the
  * listener's bookkeeping (connection count, idle and header timeouts, drain) is unchanged: the door tells the
  * connection's {@link ConnectionListener.Activity} what it reads, and notices a connection the listener closed.
+ * The listener accepts on a platform thread and gives each new connection to the door there
+ * ({@link #accepted}), so a new connection's first request does not wait for a carrier either (neither for the
+ * accept loop's nor for the connection's virtual thread).
  */
 final class Door implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("weft.server");
@@ -66,6 +69,9 @@ final class Door implements AutoCloseable {
     private final int maxHeadBytes;
     private final BooleanSupplier keepAlive;
     private final ConcurrentLinkedQueue<Conn> arriving = new ConcurrentLinkedQueue<>();
+    /** Connections taken at accept whose virtual thread has not yet come to {@link #serve}. */
+    private final java.util.concurrent.ConcurrentHashMap<SocketChannel, Conn> adopted =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Conn> answered = new ConcurrentLinkedQueue<>();
     /** Only the door's thread touches these two. */
     private final Set<Conn> held = new HashSet<>();
@@ -119,19 +125,30 @@ final class Door implements AutoCloseable {
     }
 
     /**
-     * Holds the connection until it is done (null: close it) or handed back (the bytes read so far, to be read
-     * before the socket's own; the channel is then deregistered and still non-blocking; a door that is closed or
-     * stopped hands every new connection back at once). Called on the connection's virtual thread, which parks
-     * here meanwhile.
+     * Takes a connection just accepted ({@link ConnectionListener.Adopter}; on the accept thread): the door reads
+     * it from now on, before its virtual thread has run, which then waits for it in {@link #serve}.
      */
-    byte[] serve(SocketChannel channel, ConnectionListener.Activity activity, InetSocketAddress remote)
-            throws IOException {
+    void accepted(SocketChannel channel, ConnectionListener.Activity activity) throws IOException {
         channel.configureBlocking(false);
-        Conn c = new Conn(channel, activity, remote);
+        Conn c = new Conn(channel, activity, (InetSocketAddress) channel.socket().getRemoteSocketAddress());
+        adopted.put(channel, c);
         arriving.add(c);
         selector.wakeup();
         if (closed) {
             c.result.complete(EMPTY); // no door (closed, or stopped on an error): the blocking path reads it
+        }
+    }
+
+    /**
+     * Holds the connection until it is done (null: close it) or handed back (the bytes read so far, to be read
+     * before the socket's own; the channel is then deregistered and still non-blocking; a door that is closed or
+     * stopped hands every new connection back at once). Called on the connection's virtual thread, which parks
+     * here meanwhile; a connection the door was not given at accept is handed back at once.
+     */
+    byte[] serve(SocketChannel channel) throws IOException {
+        Conn c = adopted.remove(channel);
+        if (c == null) {
+            return EMPTY;
         }
         try {
             return c.result.get();

@@ -160,7 +160,7 @@ public final class HttpServer implements AutoCloseable {
                             LOG.log(System.Logger.Level.WARNING, line);
                         }
                     }
-                }, door);
+                }, door ? s.door::accepted : null);
     }
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
@@ -172,7 +172,7 @@ public final class HttpServer implements AutoCloseable {
         }
         InputStream raw = socket.getInputStream();
         if (door != null && socket.getChannel() != null) {
-            byte[] read = door.serve(socket.getChannel(), activity, (InetSocketAddress) socket.getRemoteSocketAddress());
+            byte[] read = door.serve(socket.getChannel());
             if (read == null) {
                 return; // done: the listener closes the socket
             }

@@ -117,6 +117,39 @@ class DoorIT {
     }
 
     @Test
+    void aConnectionOpenedWhileEveryCarrierIsBusyGetsItsRefusalMeanwhile() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger slowCalls = new AtomicInteger();
+        try (HttpServer server = start(holding("/slow", release, slowCalls),
+                admission(Map.of("/slow", 1), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
+             Socket first = connect(server)) {
+            send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (slowCalls.get() == 0 && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            assertThat(slowCalls.get()).as("the first /slow runs").isEqualTo(1);
+
+            // no virtual thread runs for 5 s: neither an accept loop nor the new connection's own thread could
+            List<Thread> spinners = dev.weft.core.Spinners.occupyEveryCarrier(Duration.ofSeconds(5));
+            try (Socket late = connect(server)) {
+                send(late, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
+                ServerConformanceIT.Answer refused = ServerConformanceIT.Answer.read(late.getInputStream());
+                boolean carriersStillBusy = spinners.stream().anyMatch(Thread::isAlive);
+                assertThat(refused.status()).isEqualTo(503);
+                assertThat(carriersStillBusy).as("answered while every carrier was busy (accepted and read by "
+                        + "platform threads)").isTrue();
+            } finally {
+                for (Thread t : spinners) {
+                    t.join();
+                }
+                release.countDown();
+            }
+            assertThat(ServerConformanceIT.Answer.read(first.getInputStream()).status()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void aRequestThatMustWaitForItsPlaceDoesNotHoldUpTheDoor() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         AtomicInteger slowCalls = new AtomicInteger();
