@@ -168,14 +168,10 @@ final class Door implements AutoCloseable {
 
     private void run() {
         long nextSweep = System.nanoTime() + SWEEP_NANOS;
-        boolean keysLeft = false;
         try {
             while (!closed) {
-                if (keysLeft) {
-                    selector.selectNow();
-                } else {
-                    selector.select(queued.isEmpty() ? 100 : 1); // a queued request looks for its place every ms
-                }
+                // a queued request looks for its place every ms
+                selector.select(this::ready, queued.isEmpty() ? 100 : 1);
                 Conn c;
                 while ((c = arriving.poll()) != null) {
                     adopt(c);
@@ -183,39 +179,19 @@ final class Door implements AutoCloseable {
                 while ((c = answered.poll()) != null) {
                     written(c);
                 }
-                for (SelectionKey k : selector.selectedKeys()) {
-                    Conn conn = (Conn) k.attachment();
-                    try {
-                        if (k.isValid() && k.isWritable()) {
-                            write(conn);
-                            if (conn.out == null && held.contains(conn)) {
-                                serveRead(conn); // a pipelined request may wait in the buffer
-                            }
-                        }
-                        if (k.isValid() && k.isReadable()) {
-                            read(conn);
-                        }
-                    } catch (CancelledKeyException e) {
-                        end(conn);
-                    } catch (RuntimeException e) {
-                        LOG.log(System.Logger.Level.WARNING, "the front door dropped a connection from "
-                                + conn.remote + " on an error", e);
-                        end(conn);
-                    }
-                }
-                selector.selectedKeys().clear();
-                keysLeft = false;
                 pollQueue();
-                if (!handBack.isEmpty()) {
-                    selector.selectNow(); // deregisters the cancelled keys, so the channels may block again
-                    for (Conn h : handBack) {
+                while (!handBack.isEmpty()) {
+                    List<Conn> back = new ArrayList<>(handBack);
+                    handBack.clear();
+                    // deregisters their cancelled keys, so the channels may block again (and serves what else is
+                    // ready meanwhile, which may hand more back: the next turn of this loop)
+                    selector.selectNow(this::ready);
+                    for (Conn h : back) {
                         held.remove(h);
                         byte[] read = new byte[h.in.position()];
                         h.in.get(0, read);
                         h.result.complete(read);
                     }
-                    handBack.clear();
-                    keysLeft = !selector.selectedKeys().isEmpty();
                 }
                 long now = System.nanoTime();
                 if (now - nextSweep >= 0) {
@@ -245,6 +221,33 @@ final class Door implements AutoCloseable {
             } catch (IOException ignored) {
                 // closing anyway
             }
+        }
+    }
+
+    /**
+     * One key the selector found ready. The door selects with an action ({@link Selector#select(java.util.function.Consumer,
+     * long)}) rather than through the selected-key set: that set is a {@link HashSet} that never shrinks, so after a
+     * burst with thousands of connections ready at once every later select iterated and cleared its whole table
+     * (62 of the door's 215 samples in a profile of {@code lab/admission/shed-cost.sh}; docs/benchmarks.md, Round 18).
+     */
+    private void ready(SelectionKey k) {
+        Conn conn = (Conn) k.attachment();
+        try {
+            if (k.isValid() && k.isWritable()) {
+                write(conn);
+                if (conn.out == null && held.contains(conn)) {
+                    serveRead(conn); // a pipelined request may wait in the buffer
+                }
+            }
+            if (k.isValid() && k.isReadable()) {
+                read(conn);
+            }
+        } catch (CancelledKeyException e) {
+            end(conn);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "the front door dropped a connection from "
+                    + conn.remote + " on an error", e);
+            end(conn);
         }
     }
 
