@@ -28,6 +28,13 @@ import java.util.function.Function;
  * requests admitted before then are still in flight: their cost is not all seen yet). Limits stay within
  * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
  *
+ * <p>The lag is read as a CPU shortage only while the process uses at least {@value #CPU_BUSY} of its CPUs
+ * ({@link #cpuShare}, its CPU time over the interval's wall time times {@link Runtime#availableProcessors()}): below
+ * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
+ * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
+ * still has room: at twice the load one CPU served, the process used 71-91% of it in each second while the limit,
+ * cut by those bursts, refused 59% of the requests (docs/benchmarks.md, Round 18).
+ *
  * <p>Measured (docs/benchmarks.md, Round 14): the limit of round 3 grew 10% every 100 ms at any lag under the
  * target, and its floor followed a rate smoothed over ~300 ms; at twice the load it served the limit swung
  * between 1,100 and 3,000, the lag between 0 and 390 ms, and a burst of completions after a stall raised the
@@ -50,25 +57,30 @@ public final class AdaptiveAdmission implements Admission {
     static final int RATE_INTERVALS = 10;
     /** A limit that grows grows by this share per interval (and one place). */
     static final double GROWTH = 0.05;
+    /** Below this share of its CPUs in an interval, the process is not short of CPU, whatever the lag says. */
+    static final double CPU_BUSY = 0.8;
 
     /**
      * One revision of a key's limit.
      *
      * <ul>
-     *   <li>Lag above the target: cut by {@code target/lag}, at most to 0.8 of the limit a revision, and not below
-     *       {@code floor} (what the key completes now at its no-load latency). A floor above the limit leaves the
-     *       limit as it is: a burst of completions after a stall must not raise the limit while the lag is high.</li>
-     *   <li>Lag at most half the target, the key's requests in flight near its limit ({@code busy}), and not
-     *       {@code settling} (a no-load latency has passed since the last cut, so the cut's effect is seen): grow
-     *       by {@value #GROWTH} and one place.</li>
+     *   <li>Lag above the target while the process used at least {@value #CPU_BUSY} of its CPUs ({@code cpuShare}):
+     *       cut by {@code target/lag}, at most to 0.8 of the limit a revision, and not below {@code floor} (what the
+     *       key completes now at its no-load latency). A floor above the limit leaves the limit as it is: a burst of
+     *       completions after a stall must not raise the limit while the lag is high.</li>
+     *   <li>The key's requests in flight near its limit ({@code busy}), not {@code settling} (a no-load latency has
+     *       passed since the last cut, so the cut's effect is seen), and either a lag of at most half the target or
+     *       a process using less than {@value #CPU_BUSY} of its CPUs: grow by {@value #GROWTH} and one place.</li>
      *   <li>Otherwise: unchanged.</li>
      * </ul>
      */
-    static double next(double limit, double lagMs, double targetMs, double floor, boolean busy, boolean settling) {
-        if (lagMs > targetMs) {
+    static double next(double limit, double lagMs, double targetMs, double floor, boolean busy, boolean settling,
+                       double cpuShare) {
+        boolean cpuShort = cpuShare >= CPU_BUSY;
+        if (lagMs > targetMs && cpuShort) {
             return Math.max(Math.min(limit, floor), limit * Math.max(0.8, targetMs / lagMs));
         }
-        if (lagMs <= targetMs / 2 && busy && !settling) {
+        if ((lagMs <= targetMs / 2 || !cpuShort) && busy && !settling) {
             return limit * (1 + GROWTH) + 1;
         }
         return limit;
@@ -79,6 +91,7 @@ public final class AdaptiveAdmission implements Admission {
     private final Function<ServerRequest, String> keyOf;
     private final Consumer<String> onNewKey;
     private final SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10));
+    private final CpuShare cpu = new CpuShare();
     private final Map<String, Key> keys = new ConcurrentHashMap<>();
     private final AtomicLong nextUpdate = new AtomicLong(System.nanoTime());
     private final AtomicLong shedNoKey = new AtomicLong();
@@ -145,10 +158,45 @@ public final class AdaptiveAdmission implements Admission {
             return;
         }
         double lagMs = lag.takeMillis();
+        double cpuShare = cpu.share(now);
         double target = policy.lagTarget().toNanos() / 1e6;
         double seconds = INTERVAL_MS / 1000.0;
         for (Key key : keys.values()) {
-            key.revise(lagMs, target, seconds);
+            key.revise(lagMs, target, seconds, cpuShare);
+        }
+    }
+
+    /**
+     * The share of its CPUs the process used since the last revision: its CPU time over the wall time times
+     * {@link Runtime#availableProcessors()} (which follows a container's CPU limit); 1 where the JVM cannot tell
+     * its CPU time, so that the lag alone decides as before.
+     */
+    static final class CpuShare {
+        private final com.sun.management.OperatingSystemMXBean os =
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                        instanceof com.sun.management.OperatingSystemMXBean o ? o : null;
+        private long lastCpu = cpuNanos();
+        private long lastWall = System.nanoTime();
+        private volatile double last = 1;
+
+        private long cpuNanos() {
+            return os == null ? -1 : os.getProcessCpuTime();
+        }
+
+        /** Called by one revision at a time. */
+        double share(long now) {
+            long cpuNow = cpuNanos();
+            long wall = now - lastWall;
+            double share = cpuNow < 0 || lastCpu < 0 || wall <= 0 ? 1
+                    : (cpuNow - lastCpu) / ((double) wall * Runtime.getRuntime().availableProcessors());
+            lastCpu = cpuNow;
+            lastWall = now;
+            last = share;
+            return share;
+        }
+
+        double last() {
+            return last;
         }
     }
 
@@ -175,6 +223,11 @@ public final class AdaptiveAdmission implements Admission {
 
     public Collection<String> keys() {
         return keys.keySet();
+    }
+
+    /** The share of its CPUs the process used in the last revision's interval (see {@link #CPU_BUSY}). */
+    public double cpuShare() {
+        return cpu.last();
     }
 
     /** The scheduling delay (ms) at the last revision. */
@@ -396,7 +449,7 @@ public final class AdaptiveAdmission implements Admission {
             }
         }
 
-        void revise(double lagMs, double targetMs, double intervalSeconds) {
+        void revise(double lagMs, double targetMs, double intervalSeconds, double cpuShare) {
             lock.lock();
             try {
                 done[donePos] = completed;
@@ -422,8 +475,8 @@ public final class AdaptiveAdmission implements Admission {
                 double floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 long now = System.nanoTime();
                 boolean settling = noLoad != Long.MAX_VALUE && now - lagOverTargetAt < noLoad;
-                double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling);
-                if (lagMs > targetMs) {
+                double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling, cpuShare);
+                if (lagMs > targetMs && cpuShare >= CPU_BUSY) {
                     lagOverTargetAt = now;
                 }
                 limit = Math.max(Math.min(policy.minLimit(), max), Math.min(max, l));

@@ -9,28 +9,34 @@ import static org.assertj.core.data.Offset.offset;
 /** One revision of a route's limit ({@link AdaptiveAdmission#next}), case by case. */
 class AdaptiveAdmissionLimitTest {
 
-    @ParameterizedTest(name = "limit {0}, lag {1} ms, target {2} ms, floor {3}, busy {4}, settling {5}: {6} ({7})")
+    @ParameterizedTest(name = "limit {0}, lag {1} ms, target {2} ms, floor {3}, busy {4}, settling {5}, cpu {6}: {7} ({8})")
     @CsvSource(delimiter = ';', textBlock = """
             # the lag is over the target: cut by target/lag, at most to 0.8 a revision
-            1000; 40;   20; 0;    true;  false; 800;  a lag twice the target cuts to 0.8, not 0.5
-            1000; 25;   20; 0;    true;  false; 800;  target/lag 0.8
-            1000; 22;   20; 0;    true;  false; 909.09; target/lag 0.91
-            1000; 40;   20; 900;  true;  false; 900;  not below the floor
+            1000; 40;   20; 0;    true;  false; 1.0; 800;  a lag twice the target cuts to 0.8, not 0.5
+            1000; 25;   20; 0;    true;  false; 1.0; 800;  target/lag 0.8
+            1000; 22;   20; 0;    true;  false; 1.0; 909.09; target/lag 0.91
+            1000; 40;   20; 900;  true;  false; 1.0; 900;  not below the floor
             # the bug this replaces: after a stall, a burst of completions put the floor over the limit and raised it
-            1000; 300;  20; 1760; true;  false; 1000; a floor over the limit does not raise it
-            1000; 300;  20; 1760; false; true;  1000; nor when idle or settling
+            1000; 300;  20; 1760; true;  false; 1.0; 1000; a floor over the limit does not raise it
+            1000; 300;  20; 1760; false; true; 1.0;  1000; nor when idle or settling
             # at most half the target: grow when busy and not settling
-            1000; 10;   20; 0;    true;  false; 1051; 5% and one place
-            1000; 0;    20; 0;    true;  false; 1051; no lag at all
-            1000; 10;   20; 0;    false; false; 1000; a route that does not use its limit does not grow it
-            1000; 10;   20; 0;    true;  true;  1000; a no-load latency since the last lag over the target: wait
+            1000; 10;   20; 0;    true;  false; 1.0; 1051; 5% and one place
+            1000; 0;    20; 0;    true;  false; 1.0; 1051; no lag at all
+            1000; 10;   20; 0;    false; false; 1.0; 1000; a route that does not use its limit does not grow it
+            1000; 10;   20; 0;    true;  true; 1.0;  1000; a no-load latency since the last lag over the target: wait
             # between half the target and the target: hold
-            1000; 15;   20; 0;    true;  false; 1000; lag 15 ms of 20: hold
-            1000; 20;   20; 0;    true;  false; 1000; at the target: hold
+            1000; 15;   20; 0;    true;  false; 1.0; 1000; lag 15 ms of 20: hold
+            1000; 20;   20; 0;    true;  false; 1.0; 1000; at the target: hold
+            # the process used less than 0.8 of its CPUs: the lag is not a CPU shortage
+            1000; 40;   20; 0;    true;  false; 0.79; 1051; a lag with CPU to spare does not cut, and a busy route grows
+            1000; 40;   20; 0;    false; false; 0.5;  1000; nor grows a route that does not use its limit
+            1000; 40;   20; 0;    true;  true;  0.5;  1000; nor one settling after a cut
+            1000; 40;   20; 0;    true;  false; 0.8;  800;  at 0.8 of its CPUs the lag cuts again
+            1000; 15;   20; 0;    true;  false; 0.5;  1051; between half the target and the target, CPU to spare: grow
             """)
     void oneRevision(double limit, double lag, double target, double floor, boolean busy, boolean settling,
-                     double expected, String why) {
-        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, busy, settling)).as(why)
+                     double cpuShare, double expected, String why) {
+        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, busy, settling, cpuShare)).as(why)
                 .isCloseTo(expected, offset(0.01));
     }
 }
