@@ -26,8 +26,9 @@ import java.util.List;
                 "the closed-loop rate at --max-in-flight up to twice it, 10%% apart, until two in",
                 "a row are not clean; clean: no error, every request sent on time, p99 <= 1.5 x",
                 "latency + 100 ms). Then each model, in a fresh process, settles for 10 s at",
-                "1x (not measured) and gets an open-loop load (fixed schedule) at each",
-                "--factors multiple of the capacity, lowest first. Models:",
+                "1x and 5 s at the highest factor (not measured; a process's first overload",
+                "runs its refusal path cold, see --cold) and gets an open-loop load (fixed",
+                "schedule) at each --factors multiple of the capacity, lowest first. Models:",
                 "  weft-static  the gateway, default config (admission off: only",
                 "               limits.max_concurrent)",
                 "  weft         the gateway, default config and admission.enabled: true",
@@ -88,6 +89,10 @@ public final class LabOverloadCommand implements Runnable {
                     + "lag_target: 10ms' (docs/gateway.md, Overload). Default: none (admission.enabled: true alone).")
     String admission;
 
+    @Option(names = "--cold", description = "Settle at 1x only: the first step past 1x is then the process's first "
+            + "overload (cold JIT of the refusal path, the heap not yet grown to the load).")
+    boolean cold;
+
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "results", description = "Where overload-<time>/ goes. Default: ${DEFAULT-VALUE}.")
     Path out;
 
@@ -112,14 +117,14 @@ public final class LabOverloadCommand implements Runnable {
                 .reduce((a, b) -> a + "," + b).orElse("") + " --capacity " + capacity + " --max-in-flight " + maxInFlight
                 + " --duration " + Durations.format(duration) + " --warmup " + Durations.format(warmup)
                 + (serviceCpus == null ? "" : " --service-cpus " + serviceCpus)
-                + (admission.isBlank() ? "" : " --admission '" + admission.strip() + "'");
+                + (admission.isBlank() ? "" : " --admission '" + admission.strip() + "'") + (cold ? " --cold" : "");
         w.println("command: " + command);
         w.println("machine: " + Machine.describe());
         w.println("started: " + Instant.now());
         w.flush();
         try {
             OverloadLab.Report r = OverloadLab.run(new OverloadLab.Options(models, latency, factors, capacity, warmup,
-                    duration, maxInFlight, pin, admission), out, command, w, spec.commandLine().getErr());
+                    duration, maxInFlight, pin, admission, cold), out, command, w, spec.commandLine().getErr());
             r.skipped().forEach((m, why) -> w.println("skipped " + m + ": " + why));
             w.println("wrote " + r.dir().resolve("report.md") + ", results.json, goodput.png");
         } catch (Exception e) {
