@@ -226,9 +226,10 @@ final class Door implements AutoCloseable {
 
     /**
      * One key the selector found ready. The door selects with an action ({@link Selector#select(java.util.function.Consumer,
-     * long)}) rather than through the selected-key set: that set is a {@link HashSet} that never shrinks, so after a
-     * burst with thousands of connections ready at once every later select iterated and cleared its whole table
-     * (62 of the door's 215 samples in a profile of {@code lab/admission/shed-cost.sh}; docs/benchmarks.md, Round 18).
+     * long)}) rather than through the selected-key set: that set is a {@link HashSet} whose table never shrinks, so
+     * after thousands of connections were ready at once every later turn walked and cleared the whole table, however
+     * few keys it held (a profile of {@code lab/admission/shed-cost.sh} put 62 of the door's 215 samples there; its
+     * CPU per 503 did not move beyond the spread in three alternated pairs: docs/benchmarks.md, Round 18).
      */
     private void ready(SelectionKey k) {
         Conn conn = (Conn) k.attachment();
