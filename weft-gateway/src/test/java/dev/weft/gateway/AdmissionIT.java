@@ -124,6 +124,7 @@ class AdmissionIT {
         assertThat(metrics).contains("weft_admission_limit{route=\"GET /slow\"} 1.0");
         assertThat(metrics).contains("weft_admission_in_flight{route=\"GET /fast\"}");
         assertThat(metrics).contains("weft_admission_lag_seconds");
+        assertThat(metrics).contains("weft_admission_cpu_share");
         assertThat(metrics).contains("weft_admission_shed_all_total 1.0");
         // the 503's own time in the gateway: one observation, and its bucket bounds are the documented ones
         assertThat(metrics).contains("weft_admission_shed_duration_seconds_count 1");
@@ -215,6 +216,29 @@ class AdmissionIT {
         assertThat(shed.body()).contains("max_concurrent");
         assertThat(first.get().statusCode()).isEqualTo(200);
         assertThat(sim.stats().requests("/a")).isEqualTo(1);
+    }
+
+    @Test
+    void aCpuBusyOutsideZeroToOneIsNamedWithItsPlace() throws Exception {
+        assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", """
+                admission:
+                  enabled: true
+                  cpu_busy: 1.5
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:3:13")
+                .hasMessageContaining("from 0.0 to 1.0");
+        assertThat(GatewayConfigLoader.parse("gw.yaml", """
+                admission:
+                  enabled: true
+                  cpu_busy: 0
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """).admission().cpuBusy()).as("0: the lag alone decides").isZero();
     }
 
     @Test

@@ -28,7 +28,7 @@ import java.util.function.Function;
  * requests admitted before then are still in flight: their cost is not all seen yet). Limits stay within
  * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
  *
- * <p>The lag is read as a CPU shortage only while the process uses at least {@value #CPU_BUSY} of its CPUs
+ * <p>The lag is read as a CPU shortage only while the process uses at least {@code cpuBusy} (default 0.8) of its CPUs
  * ({@link #cpuShare}, its CPU time over the interval's wall time times {@link Runtime#availableProcessors()}): below
  * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
  * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
@@ -57,26 +57,24 @@ public final class AdaptiveAdmission implements Admission {
     static final int RATE_INTERVALS = 10;
     /** A limit that grows grows by this share per interval (and one place). */
     static final double GROWTH = 0.05;
-    /** Below this share of its CPUs in an interval, the process is not short of CPU, whatever the lag says. */
-    static final double CPU_BUSY = 0.8;
 
     /**
      * One revision of a key's limit.
      *
      * <ul>
-     *   <li>Lag above the target while the process used at least {@value #CPU_BUSY} of its CPUs ({@code cpuShare}):
+     *   <li>Lag above the target while the process used at least {@code cpuBusy} of its CPUs ({@code cpuShare}):
      *       cut by {@code target/lag}, at most to 0.8 of the limit a revision, and not below {@code floor} (what the
      *       key completes now at its no-load latency). A floor above the limit leaves the limit as it is: a burst of
      *       completions after a stall must not raise the limit while the lag is high.</li>
      *   <li>The key's requests in flight near its limit ({@code busy}), not {@code settling} (a no-load latency has
      *       passed since the last cut, so the cut's effect is seen), and either a lag of at most half the target or
-     *       a process using less than {@value #CPU_BUSY} of its CPUs: grow by {@value #GROWTH} and one place.</li>
+     *       a process using less than {@code cpuBusy} of its CPUs: grow by {@value #GROWTH} and one place.</li>
      *   <li>Otherwise: unchanged.</li>
      * </ul>
      */
     static double next(double limit, double lagMs, double targetMs, double floor, boolean busy, boolean settling,
-                       double cpuShare) {
-        boolean cpuShort = cpuShare >= CPU_BUSY;
+                       double cpuShare, double cpuBusy) {
+        boolean cpuShort = cpuShare >= cpuBusy;
         if (lagMs > targetMs && cpuShort) {
             return Math.max(Math.min(limit, floor), limit * Math.max(0.8, targetMs / lagMs));
         }
@@ -225,7 +223,7 @@ public final class AdaptiveAdmission implements Admission {
         return keys.keySet();
     }
 
-    /** The share of its CPUs the process used in the last revision's interval (see {@link #CPU_BUSY}). */
+    /** The share of its CPUs the process used in the last revision's interval (see {@link AdmissionPolicy#cpuBusy()}). */
     public double cpuShare() {
         return cpu.last();
     }
@@ -475,8 +473,9 @@ public final class AdaptiveAdmission implements Admission {
                 double floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 long now = System.nanoTime();
                 boolean settling = noLoad != Long.MAX_VALUE && now - lagOverTargetAt < noLoad;
-                double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling, cpuShare);
-                if (lagMs > targetMs && cpuShare >= CPU_BUSY) {
+                double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling, cpuShare,
+                        policy.cpuBusy());
+                if (lagMs > targetMs && cpuShare >= policy.cpuBusy()) {
                     lagOverTargetAt = now;
                 }
                 limit = Math.max(Math.min(policy.minLimit(), max), Math.min(max, l));

@@ -13,14 +13,23 @@ import java.util.Map;
  * @param queue        requests that may wait for a place per key, default 100; more are refused at once
  * @param maxWait      how long a request waits in the queue before it is refused, default 20ms
  * @param lagTarget    the scheduling delay the gateway accepts before it lowers its limits, default 20ms
+ * @param cpuBusy      the share of its CPUs (0..1) the process must use in an interval for a lag over the target to
+ *                     cut the limits, default {@value #DEFAULT_CPU_BUSY}; 0: the lag alone decides (before Round 18)
  * @param routes       per key (route id such as {@code GET /orders/{id}}): a fixed upper bound of its limit
  */
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
-                              Duration lagTarget, Map<String, Integer> routes) {
+                              Duration lagTarget, double cpuBusy, Map<String, Integer> routes) {
+    public static final double DEFAULT_CPU_BUSY = 0.8;
     public static final AdmissionPolicy DEFAULT = new AdmissionPolicy(false, 1000, 10, 100, Duration.ofMillis(20),
             Duration.ofMillis(20), Map.of());
     public static final AdmissionPolicy ENABLED = new AdmissionPolicy(true, 1000, 10, 100, Duration.ofMillis(20),
             Duration.ofMillis(20), Map.of());
+
+    /** With the default {@code cpuBusy}. */
+    public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
+                           Duration lagTarget, Map<String, Integer> routes) {
+        this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, DEFAULT_CPU_BUSY, routes);
+    }
 
     public AdmissionPolicy {
         if (minLimit < 1 || initialLimit < minLimit) {
@@ -31,6 +40,9 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         }
         if (maxWait.isNegative() || lagTarget.isNegative() || lagTarget.isZero()) {
             throw new IllegalArgumentException("admission max_wait must be 0 or more and lag_target above zero");
+        }
+        if (!(cpuBusy >= 0 && cpuBusy <= 1)) {
+            throw new IllegalArgumentException("admission cpu_busy must be 0..1");
         }
         routes = Map.copyOf(routes);
         for (Map.Entry<String, Integer> e : routes.entrySet()) {

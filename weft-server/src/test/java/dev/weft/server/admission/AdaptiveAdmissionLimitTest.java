@@ -36,7 +36,21 @@ class AdaptiveAdmissionLimitTest {
             """)
     void oneRevision(double limit, double lag, double target, double floor, boolean busy, boolean settling,
                      double cpuShare, double expected, String why) {
-        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, busy, settling, cpuShare)).as(why)
+        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, busy, settling, cpuShare,
+                AdmissionPolicy.DEFAULT_CPU_BUSY)).as(why)
+                .isCloseTo(expected, offset(0.01));
+    }
+
+    @ParameterizedTest(name = "cpu {0} of cpu_busy {1}, lag {2} ms: {3} ({4})")
+    @CsvSource(delimiter = ';', textBlock = """
+            0.1;  0;   40; 800;  cpu_busy 0: the lag alone decides, as before Round 18
+            0.1;  0;   15; 1000; cpu_busy 0: between half the target and the target, hold
+            0.95; 1;   40; 1051; cpu_busy 1: below a wholly busy process a lag does not cut (a busy route grows)...
+            1.0;  1;   40; 800;  ...and cuts at a wholly busy one
+            0.6;  0.5; 40; 800;  cpu_busy 0.5: 0.6 of the CPUs is short of CPU
+            """)
+    void theCpuShareThatCountsIsTheConfigured(double cpuShare, double cpuBusy, double lag, double expected, String why) {
+        assertThat(AdaptiveAdmission.next(1000, lag, 20, 0, true, false, cpuShare, cpuBusy)).as(why)
                 .isCloseTo(expected, offset(0.01));
     }
 }
