@@ -170,8 +170,13 @@ final class Door implements AutoCloseable {
         long nextSweep = System.nanoTime() + SWEEP_NANOS;
         try {
             while (!closed) {
-                // a queued request looks for its place every ms
-                selector.select(this::ready, queued.isEmpty() ? 100 : 1);
+                if (answered.isEmpty() && arriving.isEmpty()) {
+                    // a queued request looks for its place every ms
+                    selector.select(this::ready, queued.isEmpty() ? 100 : 1);
+                } else {
+                    // the hand-back's selectNow below may have taken the wake-up that announced them
+                    selector.selectNow(this::ready);
+                }
                 Conn c;
                 while ((c = arriving.poll()) != null) {
                     adopt(c);
