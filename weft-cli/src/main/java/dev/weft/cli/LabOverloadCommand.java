@@ -26,9 +26,10 @@ import java.util.List;
                 "the closed-loop rate at --max-in-flight up to twice it, 10%% apart, until two in",
                 "a row are not clean; clean: no error, every request sent on time, p99 <= 1.5 x",
                 "latency + 100 ms). Then each model, in a fresh process, settles for 10 s at",
-                "1x and 5 s at the highest factor (not measured; a process's first overload",
-                "runs its refusal path cold, see --cold) and gets an open-loop load (fixed",
-                "schedule) at each --factors multiple of the capacity, lowest first. Models:",
+                "1x and, if the highest factor is above 1, 5 s at it (not measured: a",
+                "process's first overload runs its refusal path cold, see --cold), then gets",
+                "an open-loop load (fixed schedule) at each --factors multiple of the",
+                "capacity, lowest first. Models:",
                 "  weft-static  the gateway, default config (admission off: only",
                 "               limits.max_concurrent)",
                 "  weft         the gateway, default config and admission.enabled: true",
@@ -48,7 +49,7 @@ import java.util.List;
                 "late wake-up, so it shows in the worst, not the p99). Writes",
                 "<out>/overload-<time>/",
                 "report.md, results.json and goodput.png (goodput against offered load).",
-                "The default run takes about seven minutes.",
+                "The default run takes about eight minutes.",
                 ""})
 public final class LabOverloadCommand implements Runnable {
     @Spec
