@@ -24,12 +24,12 @@ import java.util.function.Function;
  * plus 10%, so that a lag the gateway did not cause (a busy neighbour) cannot talk the limit down below the goodput;
  * and a floor above the limit does not raise it. At or below half the target, a key whose requests in flight
  * reached 90% of its limit in the interval gets {@value #GROWTH} more and one place (a key that does not use its
- * limit does not grow it), once a no-load latency has passed since the lag was last above the target (the
+ * limit does not grow it), once a no-load latency has passed since the last cut (the
  * requests admitted before then are still in flight: their cost is not all seen yet). Limits stay within
  * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
  *
  * <p>The lag is read as a CPU shortage only while the process uses at least {@code cpuBusy} (default 0.8) of its CPUs
- * ({@link #cpuShare}, its CPU time over the interval's wall time times {@link Runtime#availableProcessors()}): below
+ * ({@link CpuShare}, its CPU time over the last 500 ms, against its CPUs): below
  * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
  * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
  * still has room: at twice the load one CPU served, the process used 71-91% of it in each second while the limit,
@@ -57,6 +57,8 @@ public final class AdaptiveAdmission implements Admission {
     static final int RATE_INTERVALS = 10;
     /** A limit that grows grows by this share per interval (and one place). */
     static final double GROWTH = 0.05;
+    /** The process's CPU share is taken over this many revisions (500 ms). */
+    static final int CPU_WINDOW = 5;
 
     /**
      * One revision of a key's limit.
@@ -165,30 +167,69 @@ public final class AdaptiveAdmission implements Admission {
     }
 
     /**
-     * The share of its CPUs the process used since the last revision: its CPU time over the wall time times
-     * {@link Runtime#availableProcessors()} (which follows a container's CPU limit); 1 where the JVM cannot tell
-     * its CPU time, so that the lag alone decides as before.
+     * The share of its CPUs the process used over about the last {@value #CPU_WINDOW} revisions (500 ms while requests
+     * arrive): its CPU time over the wall time times its CPUs. The JVM counts process CPU time in the kernel's clock
+     * ticks (10 ms on Linux), too coarse for one 100 ms interval. Its CPUs: {@link Runtime#availableProcessors()},
+     * or a cgroup v2 CPU quota ({@code /sys/fs/cgroup/cpu.max}) where that is lower, since the JVM rounds a quota of
+     * 1.5 CPUs up to 2. 1 where the JVM cannot tell its CPU time, so that the lag alone decides as before.
      */
     static final class CpuShare {
         private final com.sun.management.OperatingSystemMXBean os =
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean()
                         instanceof com.sun.management.OperatingSystemMXBean o ? o : null;
-        private long lastCpu = cpuNanos();
-        private long lastWall = System.nanoTime();
-        private volatile double last = 1;
+        private final double cpus = cpus(Runtime.getRuntime().availableProcessors(), quota());
+        private final long[] cpuAt = new long[CPU_WINDOW];
+        private final long[] wallAt = new long[CPU_WINDOW];
+        private int pos;
+        private volatile double last = Double.NaN;
+
+        CpuShare() {
+            java.util.Arrays.fill(cpuAt, cpuNanos());
+            java.util.Arrays.fill(wallAt, System.nanoTime());
+        }
 
         private long cpuNanos() {
             return os == null ? -1 : os.getProcessCpuTime();
         }
 
-        /** Called by one revision at a time. */
-        double share(long now) {
+        /** The CPUs a process may use: {@code available}, or a lower quota (CPUs, null: none). */
+        static double cpus(int available, Double quota) {
+            return quota == null || !(quota > 0) ? available : Math.min(available, quota);
+        }
+
+        /** cgroup v2's {@code cpu.max} ("QUOTA PERIOD" or "max PERIOD") as CPUs; null when there is none. */
+        static Double quota(String cpuMax) {
+            String[] f = cpuMax.strip().split(" ");
+            if (f.length != 2 || f[0].equals("max")) {
+                return null;
+            }
+            try {
+                long q = Long.parseLong(f[0]);
+                long p = Long.parseLong(f[1]);
+                return q > 0 && p > 0 ? (double) q / p : null;
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+
+        private static Double quota() {
+            try {
+                return quota(java.nio.file.Files.readString(java.nio.file.Path.of("/sys/fs/cgroup/cpu.max")));
+            } catch (java.io.IOException | RuntimeException e) {
+                return null; // no cgroup v2 file here: availableProcessors() alone
+            }
+        }
+
+        /** Called at each revision; two revisions may overlap when one was delayed past the next one's time. */
+        synchronized double share(long now) {
             long cpuNow = cpuNanos();
-            long wall = now - lastWall;
-            double share = cpuNow < 0 || lastCpu < 0 || wall <= 0 ? 1
-                    : (cpuNow - lastCpu) / ((double) wall * Runtime.getRuntime().availableProcessors());
-            lastCpu = cpuNow;
-            lastWall = now;
+            int oldest = pos; // the sample CPU_WINDOW revisions ago, overwritten below
+            long wall = now - wallAt[oldest];
+            double share = cpuNow < 0 || cpuAt[oldest] < 0 || wall <= 0 ? 1
+                    : (cpuNow - cpuAt[oldest]) / (wall * cpus);
+            cpuAt[oldest] = cpuNow;
+            wallAt[oldest] = now;
+            pos = (pos + 1) % CPU_WINDOW;
             last = share;
             return share;
         }
@@ -283,7 +324,7 @@ public final class AdaptiveAdmission implements Admission {
         /** Completions of the last {@value #RATE_INTERVALS} intervals (1 s): the served rate. */
         final int[] done = new int[RATE_INTERVALS];
         int donePos;
-        /** When the lag was last above the target ({@link System#nanoTime()}): the limit was cut or held. */
+        /** When the lag last cut the limit, or would have but for the floor ({@link System#nanoTime()}). */
         long lagOverTargetAt = System.nanoTime() - Long.MAX_VALUE / 2;
 
         Key(String name) {

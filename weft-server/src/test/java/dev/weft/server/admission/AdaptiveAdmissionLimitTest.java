@@ -33,6 +33,7 @@ class AdaptiveAdmissionLimitTest {
             1000; 40;   20; 0;    true;  true;  0.5;  1000; nor one settling after a cut
             1000; 40;   20; 0;    true;  false; 0.8;  800;  at 0.8 of its CPUs the lag cuts again
             1000; 15;   20; 0;    true;  false; 0.5;  1051; between half the target and the target, CPU to spare: grow
+            1000; 300;  20; 1760; true;  false; 0.5;  1051; even a lag of 300 ms with CPU to spare: a busy route grows
             """)
     void oneRevision(double limit, double lag, double target, double floor, boolean busy, boolean settling,
                      double cpuShare, double expected, String why) {
@@ -52,5 +53,36 @@ class AdaptiveAdmissionLimitTest {
     void theCpuShareThatCountsIsTheConfigured(double cpuShare, double cpuBusy, double lag, double expected, String why) {
         assertThat(AdaptiveAdmission.next(1000, lag, 20, 0, true, false, cpuShare, cpuBusy)).as(why)
                 .isCloseTo(expected, offset(0.01));
+    }
+
+    @ParameterizedTest(name = "cpu.max {0}: {1}")
+    @CsvSource(delimiter = ';', textBlock = """
+            150000 100000;  1.5
+            50000 100000;   0.5
+            max 100000;     -1
+            '';             -1
+            0 100000;       -1
+            -1 100000;      -1
+            x 100000;       -1
+            150000;         -1
+            """)
+    void aCgroupQuotaIsReadAsCpus(String cpuMax, double cpus) {
+        Double q = AdaptiveAdmission.CpuShare.quota(cpuMax == null ? "" : cpuMax + "\n");
+        if (cpus < 0) {
+            assertThat(q).as("no quota").isNull();
+        } else {
+            assertThat(q).isCloseTo(cpus, offset(1e-9));
+        }
+    }
+
+    @ParameterizedTest(name = "available {0}, quota {1}: {2}")
+    @CsvSource(delimiter = ';', textBlock = """
+            2; 1.5;  1.5
+            2; 3.0;  2
+            1; ;     1
+            4; 0.5;  0.5
+            """)
+    void theCpusAreTheLowerOfTheCountAndTheQuota(int available, Double quota, double expected) {
+        assertThat(AdaptiveAdmission.CpuShare.cpus(available, quota)).isEqualTo(expected);
     }
 }
