@@ -38,8 +38,9 @@ import java.util.regex.Pattern;
  * at latency L on 127.0.0.2-4), the gateway with its default config but for the route's timeouts. The capacity is
  * measured first on the first model (by default weft-static, the default config): the highest rate it serves
  * cleanly ({@link #capacity}); then each model, in a fresh process, settles for {@link #SETTLE} at 1x, then (unless
- * {@code cold}) for {@link #SETTLE_OVERLOAD} at the highest factor above 1x, and gets an open-loop load (a fixed schedule, {@link Bench}) at each multiple of it, lowest first. Per step: goodput (answers
- * below 400 per second), the share of 503s, p50/p99 of the answered requests (from their scheduled start), p99 of
+ * {@code cold}) for {@link #SETTLE_OVERLOAD} at the highest factor if it is above 1x, and gets an open-loop load (a
+ * fixed schedule, {@link Bench}) at each multiple of it, lowest first. Per step: goodput (answers below 400 per
+ * second), the share of 503s, p50/p99 of the answered requests (from their scheduled start), p99 of
  * the 503s (from their send), other failures, the breaker openings in the gateway over the step, and the
  * generator's p99 send delay (how late it sent against the schedule).
  */

@@ -264,7 +264,10 @@ public final class AdaptiveAdmission implements Admission {
         return keys.keySet();
     }
 
-    /** The share of its CPUs the process used in the last revision's interval (see {@link AdmissionPolicy#cpuBusy()}). */
+    /**
+     * The share of its CPUs the process used over the last five revisions (see {@link AdmissionPolicy#cpuBusy()});
+     * NaN before the first.
+     */
     public double cpuShare() {
         return cpu.last();
     }
