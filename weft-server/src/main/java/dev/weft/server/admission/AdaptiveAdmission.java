@@ -32,7 +32,7 @@ import java.util.function.Function;
  * ({@link CpuShare}, its CPU time over the last 500 ms, against its CPUs): below
  * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
  * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
- * still has room: at twice the load one CPU served, the process used 71-91% of it in each second while the limit,
+ * still has room: at twice the load one CPU served, the process used 71-92% of it in each second while the limit,
  * cut by those bursts, refused 59% of the requests (docs/benchmarks.md, Round 18).
  *
  * <p>Measured (docs/benchmarks.md, Round 14): the limit of round 3 grew 10% every 100 ms at any lag under the
