@@ -180,6 +180,8 @@ public final class AdaptiveAdmission implements Admission {
         private final double cpus = cpus(Runtime.getRuntime().availableProcessors(), quota());
         private final long[] cpuAt = new long[CPU_WINDOW];
         private final long[] wallAt = new long[CPU_WINDOW];
+        /** Guards the samples and {@code pos} (a java.util.concurrent lock: revisions run on virtual threads too). */
+        private final ReentrantLock lock = new ReentrantLock();
         private int pos;
         private volatile double last = Double.NaN;
 
@@ -221,17 +223,22 @@ public final class AdaptiveAdmission implements Admission {
         }
 
         /** Called at each revision; two revisions may overlap when one was delayed past the next one's time. */
-        synchronized double share(long now) {
-            long cpuNow = cpuNanos();
-            int oldest = pos; // the sample CPU_WINDOW revisions ago, overwritten below
-            long wall = now - wallAt[oldest];
-            double share = cpuNow < 0 || cpuAt[oldest] < 0 || wall <= 0 ? 1
-                    : (cpuNow - cpuAt[oldest]) / (wall * cpus);
-            cpuAt[oldest] = cpuNow;
-            wallAt[oldest] = now;
-            pos = (pos + 1) % CPU_WINDOW;
-            last = share;
-            return share;
+        double share(long now) {
+            lock.lock();
+            try {
+                long cpuNow = cpuNanos();
+                int oldest = pos; // the sample CPU_WINDOW revisions ago, overwritten below
+                long wall = now - wallAt[oldest];
+                double share = cpuNow < 0 || cpuAt[oldest] < 0 || wall <= 0 ? 1
+                        : (cpuNow - cpuAt[oldest]) / (wall * cpus);
+                cpuAt[oldest] = cpuNow;
+                wallAt[oldest] = now;
+                pos = (pos + 1) % CPU_WINDOW;
+                last = share;
+                return share;
+            } finally {
+                lock.unlock();
+            }
         }
 
         double last() {
