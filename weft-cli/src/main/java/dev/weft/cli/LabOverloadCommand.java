@@ -30,10 +30,9 @@ import java.util.List;
                 "process's first overload runs its refusal path cold, see --cold), then gets",
                 "an open-loop load (fixed schedule) at each --factors multiple of the",
                 "capacity, lowest first. Models:",
-                "  weft-static  the gateway, default config (admission off: only",
-                "               limits.max_concurrent)",
-                "  weft         the gateway, default config and admission.enabled: true",
-                "               (the adaptive limit)",
+                "  weft-static  the gateway, admission.enabled: false (only",
+                "               limits.max_concurrent: the gateway before Round 19)",
+                "  weft         the gateway, default config (the adaptive admission limit)",
                 "  go           goroutines and net/http (lab/peers/go; skipped with a note",
                 "               where there is no Go)",
                 "Per step (the --warmup that starts each step is sent but not counted,",
@@ -87,7 +86,7 @@ public final class LabOverloadCommand implements Runnable {
 
     @Option(names = "--admission", paramLabel = "KEYS", defaultValue = "",
             description = "More keys of the weft model's admission block, YAML flow style, such as 'queue: 0, "
-                    + "lag_target: 10ms' (docs/gateway.md, Overload). Default: none (admission.enabled: true alone).")
+                    + "lag_target: 10ms' (docs/gateway.md, Overload). Default: none (the default config).")
     String admission;
 
     @Option(names = "--cold", description = "Settle at 1x only: the first step past 1x is then the process's first "

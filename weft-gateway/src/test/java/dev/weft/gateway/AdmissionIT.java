@@ -199,6 +199,29 @@ class AdmissionIT {
     }
 
     @Test
+    void byDefaultEachRouteHasAnAdaptiveLimitThatStartsAtItsCeiling() throws Exception {
+        start("""
+                limits: { max_concurrent: 300 }
+                admission: { routes: { "GET /bounded": 40 } }
+                routes:
+                  - get: /open
+                    calls:
+                      a: { url: "SIM/a" }
+                  - get: /bounded
+                    calls:
+                      b: { url: "SIM/b" }
+                """);
+        assertThat(get("/open").statusCode()).isEqualTo(200);
+        assertThat(get("/bounded").statusCode()).isEqualTo(200);
+        String metrics = get("/-/metrics").body();
+        // no admission.enabled: the adaptive limit per route, at the ceiling until a shortage of CPU cuts it
+        assertThat(metrics).contains("weft_admission_limit{route=\"GET /open\"} 300.0");
+        assertThat(metrics).contains("weft_admission_limit{route=\"GET /bounded\"} 40.0");
+        assertThat(metrics).contains("weft_admission_cpu_share");
+        assertThat(metrics).contains("weft_admission_shed_all_total 0.0");
+    }
+
+    @Test
     void withoutTheAdaptiveLimitMaxConcurrentStillSheds() throws Exception {
         start("""
                 limits: { max_concurrent: 1, max_wait: 0ms }

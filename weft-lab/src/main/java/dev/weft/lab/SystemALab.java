@@ -281,11 +281,17 @@ public final class SystemALab {
         };
     }
 
-    /** The gateway config every model runs: the concurrency sizes every bound that would otherwise cap it. */
+    /**
+     * The gateway config every model runs: the concurrency sizes every bound that would otherwise cap it. The
+     * admission is off: this closed loop keeps {@code concurrency} callers past the CPU at low latencies, where the
+     * default admission answers the excess 503 at once and each is sent again at once; the lab measures what each
+     * design carries (the admission in a closed loop: docs/benchmarks.md, Round 19; `weft lab overload`).
+     */
     static String config(List<String> b, int concurrency) {
         int n = concurrency + 100;
         StringBuilder sb = new StringBuilder();
         sb.append("listen: 127.0.0.1:0\n");
+        sb.append("admission: { enabled: false }\n");
         sb.append("limits: { max_concurrent: ").append(n).append(", max_connections: ").append(n)
                 .append(", max_wait: 1s }\n");
         sb.append("destination_defaults: { max_in_flight: ").append(n)

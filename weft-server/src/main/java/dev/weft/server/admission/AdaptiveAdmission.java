@@ -19,14 +19,17 @@ import java.util.function.Function;
  *
  * <p>Each key has a limit of requests in flight. Every {@value #INTERVAL_MS} ms the limits are revised from
  * one signal, the {@link SchedulerLag} (how late a ready virtual thread gets a carrier), by {@link #next}: above
- * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.8, target/lag)}), but never below what
- * the key serves now: its completions of the last second times its no-load latency (the shortest of the last 5 s),
- * plus 10%, so that a lag the gateway did not cause (a busy neighbour) cannot talk the limit down below the goodput;
- * and a floor above the limit does not raise it. At or below half the target, a key whose requests in flight
- * reached 90% of its limit in the interval gets {@value #GROWTH} more and one place (a key that does not use its
- * limit does not grow it), once a no-load latency has passed since the last cut (the
- * requests admitted before then are still in flight: their cost is not all seen yet). Limits stay within
- * {@code minLimit} and the ceiling ({@code max_concurrent}, or the key's own bound).
+ * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.8, target/lag)}; from its peak in flight
+ * / 0.8 where that is lower, since a limit starts at the ceiling and a cut of 10,000 by a fifth refuses nothing to a
+ * route with 4,000 in flight), but never below what the key serves now: its completions of the last second times
+ * its no-load latency (the shortest of the last 5 s), plus 10%, so that a lag the gateway did not cause (a busy
+ * neighbour) cannot talk the limit down below the goodput; a floor above the limit does not raise it, and until the
+ * key's completions have filled one second the floor is unknown and a lag holds the limit. At or below half the
+ * target, a key whose requests in flight reached 90% of its limit in the interval gets {@value #GROWTH} more and one
+ * place, {@value #CALM_GROWTH} with no cut in the last second (a key that does not use its limit does not grow it),
+ * once a no-load latency has passed since the last cut (the requests admitted before then are still in flight:
+ * their cost is not all seen yet). Limits stay within {@code minLimit} and the ceiling ({@code max_concurrent}, or
+ * the key's own bound).
  *
  * <p>The lag is read as a CPU shortage only while the process uses at least {@code cpuBusy} (default 0.8) of its CPUs
  * ({@link CpuShare}, its CPU time over the last 500 ms, against its CPUs): below
@@ -59,29 +62,44 @@ public final class AdaptiveAdmission implements Admission {
     static final double GROWTH = 0.05;
     /** The process's CPU share is taken over this many revisions (500 ms). */
     static final int CPU_WINDOW = 5;
+    /**
+     * A limit that grows with no cut in the last {@value #RATE_INTERVALS} revisions (1 s) grows by this share per
+     * interval: after the backends slow down, a route needs more in flight for the same rate (Little's law), and a
+     * limit learned while they were fast took 8 s to grow from 230 to 4,600 by {@value #GROWTH} (docs/benchmarks.md,
+     * Round 19).
+     */
+    static final double CALM_GROWTH = 0.2;
+    /** A lag cuts a limit to this share of it at most per revision. */
+    static final double MAX_CUT = 0.8;
 
     /**
      * One revision of a key's limit.
      *
      * <ul>
      *   <li>Lag above the target while the process used at least {@code cpuBusy} of its CPUs ({@code cpuShare}):
-     *       cut by {@code target/lag}, at most to 0.8 of the limit a revision, and not below {@code floor} (what the
-     *       key completes now at its no-load latency). A floor above the limit leaves the limit as it is: a burst of
-     *       completions after a stall must not raise the limit while the lag is high.</li>
-     *   <li>The key's requests in flight near its limit ({@code busy}), not {@code settling} (a no-load latency has
-     *       passed since the last cut, so the cut's effect is seen), and either a lag of at most half the target or
-     *       a process using less than {@code cpuBusy} of its CPUs: grow by {@value #GROWTH} and one place.</li>
+     *       cut by {@code target/lag}, at most to {@value #MAX_CUT} a revision, of the limit or of {@code peak} (the
+     *       most requests in flight in the interval) / {@value #MAX_CUT} where that is lower (a limit far above what
+     *       the key uses is cut where it bites, and one revision never cuts below the peak), and not below
+     *       {@code floor} (what the key completes now at its no-load latency). A floor above the limit leaves the
+     *       limit as it is: a burst of completions after a stall must not raise the limit while the lag is high.</li>
+     *   <li>The key's requests in flight near its limit ({@code peak} at least 0.9 of it: busy), not
+     *       {@code settling} (a no-load latency has passed since the last cut, so the cut's effect is seen), and
+     *       either a lag of at most half the target or a process using less than {@code cpuBusy} of its CPUs: grow
+     *       by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the last
+     *       second).</li>
      *   <li>Otherwise: unchanged.</li>
      * </ul>
      */
-    static double next(double limit, double lagMs, double targetMs, double floor, boolean busy, boolean settling,
-                       double cpuShare, double cpuBusy) {
+    static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
+                       boolean calm, double cpuShare, double cpuBusy) {
         boolean cpuShort = cpuShare >= cpuBusy;
         if (lagMs > targetMs && cpuShort) {
-            return Math.max(Math.min(limit, floor), limit * Math.max(0.8, targetMs / lagMs));
+            double from = Math.min(limit, peak / MAX_CUT);
+            return Math.max(Math.min(limit, floor), from * Math.max(MAX_CUT, targetMs / lagMs));
         }
+        boolean busy = peak >= 0.9 * limit;
         if ((lagMs <= targetMs / 2 || !cpuShort) && busy && !settling) {
-            return limit * (1 + GROWTH) + 1;
+            return limit * (1 + (calm ? CALM_GROWTH : GROWTH)) + 1;
         }
         return limit;
     }
@@ -334,7 +352,12 @@ public final class AdaptiveAdmission implements Admission {
         /** Completions of the last {@value #RATE_INTERVALS} intervals (1 s): the served rate. */
         final int[] done = new int[RATE_INTERVALS];
         int donePos;
-        /** When the lag last cut the limit, or would have but for the floor ({@link System#nanoTime()}). */
+        /** Revisions since the first that saw a completion, counted up to {@value #RATE_INTERVALS} + 1. */
+        int revisionsSinceFirstDone;
+        /**
+         * When the lag last cut the limit ({@link System#nanoTime()}). Before Round 19 also when the floor kept it
+         * from cutting: a closed loop's refusals brought lag bursts that then stopped the limit from growing.
+         */
         long lagOverTargetAt = System.nanoTime() - Long.MAX_VALUE / 2;
 
         Key(String name) {
@@ -512,6 +535,9 @@ public final class AdaptiveAdmission implements Admission {
                     mins[minsPos] = intervalMin;
                     minsPos = (minsPos + 1) % mins.length;
                 }
+                if ((completed > 0 || revisionsSinceFirstDone > 0) && revisionsSinceFirstDone <= RATE_INTERVALS) {
+                    revisionsSinceFirstDone++;
+                }
                 completed = 0;
                 intervalMin = Long.MAX_VALUE;
                 long noLoad = Long.MAX_VALUE;
@@ -520,13 +546,18 @@ public final class AdaptiveAdmission implements Admission {
                         noLoad = m;
                     }
                 }
-                // what the route serves now, at its no-load latency, with 10% room: a lag never cuts below it
-                double floor = noLoad == Long.MAX_VALUE ? 0 : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
+                // what the route serves now, at its no-load latency, with 10% room: a lag never cuts below it.
+                // Unknown (the limit: a lag holds it) until its completions have filled one rate window: before
+                // that the cost of what it admitted is not seen, and the rate understates what it serves (a
+                // cold start with 4,000 callers at 1 s backends stalled the JVM ~1 s before anything completed,
+                // and a floor of 0 let the lag cut the limit from 10,000 to 137; docs/benchmarks.md, Round 19)
+                double floor = noLoad == Long.MAX_VALUE || revisionsSinceFirstDone <= RATE_INTERVALS
+                        ? Double.POSITIVE_INFINITY : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 long now = System.nanoTime();
                 boolean settling = noLoad != Long.MAX_VALUE && now - lagOverTargetAt < noLoad;
-                double l = next(limit, lagMs, targetMs, floor, peak >= 0.9 * limit, settling, cpuShare,
-                        policy.cpuBusy());
-                if (lagMs > targetMs && cpuShare >= policy.cpuBusy()) {
+                boolean calm = now - lagOverTargetAt >= TimeUnit.MILLISECONDS.toNanos(RATE_INTERVALS * INTERVAL_MS);
+                double l = next(limit, lagMs, targetMs, floor, peak, settling, calm, cpuShare, policy.cpuBusy());
+                if (l < limit) {
                     lagOverTargetAt = now;
                 }
                 limit = Math.max(Math.min(policy.minLimit(), max), Math.min(max, l));

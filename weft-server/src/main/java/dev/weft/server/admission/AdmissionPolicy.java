@@ -6,9 +6,11 @@ import java.util.Map;
 /**
  * The adaptive admission limit of a server (see {@link AdaptiveAdmission}).
  *
- * @param enabled      default false (measured: see docs/benchmarks.md, Overload): only the static
- *                     {@code max_concurrent}; true turns the adaptive limit on
- * @param initialLimit each key's (route's) limit before it has learned one, default 1000
+ * @param enabled      default true (the adaptive limit; measured: docs/benchmarks.md, Round 19); false: only the
+ *                     static {@code max_concurrent}
+ * @param initialLimit each key's (route's) limit before it has learned one; default {@link #AT_CEILING}, the
+ *                     ceiling ({@code max_concurrent} or the route's bound), so that nothing is refused before the
+ *                     CPU is short (before Round 19: 1000, which refused a closed loop of 4,000 at 1 s backends)
  * @param minLimit     a limit never goes below this, default 10
  * @param queue        requests that may wait for a place per key, default 100; more are refused at once
  * @param maxWait      how long a request waits in the queue before it is refused, default 20ms
@@ -21,9 +23,9 @@ import java.util.Map;
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                               Duration lagTarget, double cpuBusy, Map<String, Integer> routes) {
     public static final double DEFAULT_CPU_BUSY = 0.8;
-    public static final AdmissionPolicy DEFAULT = new AdmissionPolicy(false, 1000, 10, 100, Duration.ofMillis(20),
-            Duration.ofMillis(20), Map.of());
-    public static final AdmissionPolicy ENABLED = new AdmissionPolicy(true, 1000, 10, 100, Duration.ofMillis(20),
+    /** An {@code initialLimit} that starts each key at its ceiling. */
+    public static final int AT_CEILING = Integer.MAX_VALUE;
+    public static final AdmissionPolicy DEFAULT = new AdmissionPolicy(true, AT_CEILING, 10, 100, Duration.ofMillis(20),
             Duration.ofMillis(20), Map.of());
 
     /** With the default {@code cpuBusy}. */

@@ -9,37 +9,60 @@ import static org.assertj.core.data.Offset.offset;
 /** One revision of a route's limit ({@link AdaptiveAdmission#next}), case by case. */
 class AdaptiveAdmissionLimitTest {
 
-    @ParameterizedTest(name = "limit {0}, lag {1} ms, target {2} ms, floor {3}, busy {4}, settling {5}, cpu {6}: {7} ({8})")
+    @ParameterizedTest(name = "limit {0}, lag {1} ms, target {2} ms, floor {3}, peak {4}, settling {5}, cpu {6}: {7} ({8})")
     @CsvSource(delimiter = ';', textBlock = """
             # the lag is over the target: cut by target/lag, at most to 0.8 a revision
-            1000; 40;   20; 0;    true;  false; 1.0; 800;  a lag twice the target cuts to 0.8, not 0.5
-            1000; 25;   20; 0;    true;  false; 1.0; 800;  target/lag 0.8
-            1000; 22;   20; 0;    true;  false; 1.0; 909.09; target/lag 0.91
-            1000; 40;   20; 900;  true;  false; 1.0; 900;  not below the floor
+            1000; 40;   20; 0;    1000; false; 1.0; 800;  a lag twice the target cuts to 0.8, not 0.5
+            1000; 25;   20; 0;    1000; false; 1.0; 800;  target/lag 0.8
+            1000; 22;   20; 0;    1000; false; 1.0; 909.09; target/lag 0.91
+            1000; 40;   20; 900;  1000; false; 1.0; 900;  not below the floor
+            1000; 300;  20; Infinity; 1000; false; 1.0; 1000; an unknown floor (less than a second of completions): the lag holds the limit
             # the bug this replaces: after a stall, a burst of completions put the floor over the limit and raised it
-            1000; 300;  20; 1760; true;  false; 1.0; 1000; a floor over the limit does not raise it
-            1000; 300;  20; 1760; false; true; 1.0;  1000; nor when idle or settling
+            1000; 300;  20; 1760; 1000; false; 1.0; 1000; a floor over the limit does not raise it
+            1000; 300;  20; 1760; 0;    true; 1.0;  1000; nor when idle or settling
+            # the cut starts from the peak in flight / 0.8 where that is below the limit: it bites at once
+            10000; 40;  20; 0;    5000; false; 1.0; 5000; a limit at the ceiling falls to what was in flight, not to 8,000
+            10000; 100; 20; 0;    5000; false; 1.0; 5000; one revision never cuts below the peak, at any lag
+            10000; 40;  20; 5500; 5000; false; 1.0; 5500; nor below the floor
+            1000; 40;   20; 0;    900;  false; 1.0; 800;  a busy route: from its limit, as before
+            1000; 40;   20; 0;    0;    false; 1.0; 0;    an idle route while others are short of CPU: to its floor (revise clamps it to min_limit)
+            1000; 40;   20; 0;    0;    false; 0.5; 1000; ...only while the CPU is short
             # at most half the target: grow when busy and not settling
-            1000; 10;   20; 0;    true;  false; 1.0; 1051; 5% and one place
-            1000; 0;    20; 0;    true;  false; 1.0; 1051; no lag at all
-            1000; 10;   20; 0;    false; false; 1.0; 1000; a route that does not use its limit does not grow it
-            1000; 10;   20; 0;    true;  true; 1.0;  1000; a no-load latency since the last lag over the target: wait
+            1000; 10;   20; 0;    1000; false; 1.0; 1051; 5% and one place
+            1000; 0;    20; 0;    1000; false; 1.0; 1051; no lag at all
+            1000; 10;   20; 0;    0;    false; 1.0; 1000; a route that does not use its limit does not grow it
+            1000; 10;   20; 0;    1000; true; 1.0;  1000; a no-load latency since the last lag over the target: wait
             # between half the target and the target: hold
-            1000; 15;   20; 0;    true;  false; 1.0; 1000; lag 15 ms of 20: hold
-            1000; 20;   20; 0;    true;  false; 1.0; 1000; at the target: hold
+            1000; 15;   20; 0;    1000; false; 1.0; 1000; lag 15 ms of 20: hold
+            1000; 20;   20; 0;    1000; false; 1.0; 1000; at the target: hold
             # the process used less than 0.8 of its CPUs: the lag is not a CPU shortage
-            1000; 40;   20; 0;    true;  false; 0.79; 1051; a lag with CPU to spare does not cut, and a busy route grows
-            1000; 40;   20; 0;    false; false; 0.5;  1000; nor grows a route that does not use its limit
-            1000; 40;   20; 0;    true;  true;  0.5;  1000; nor one settling after a cut
-            1000; 40;   20; 0;    true;  false; 0.8;  800;  at 0.8 of its CPUs the lag cuts again
-            1000; 15;   20; 0;    true;  false; 0.5;  1051; between half the target and the target, CPU to spare: grow
-            1000; 300;  20; 1760; true;  false; 0.5;  1051; even a lag of 300 ms with CPU to spare: a busy route grows
+            1000; 40;   20; 0;    1000; false; 0.79; 1051; a lag with CPU to spare does not cut, and a busy route grows
+            1000; 40;   20; 0;    0;    false; 0.5;  1000; nor grows a route that does not use its limit
+            1000; 40;   20; 0;    1000; true;  0.5;  1000; nor one settling after a cut
+            1000; 40;   20; 0;    1000; false; 0.8;  800;  at 0.8 of its CPUs the lag cuts again
+            1000; 15;   20; 0;    1000; false; 0.5;  1051; between half the target and the target, CPU to spare: grow
+            1000; 300;  20; 1760; 1000; false; 0.5;  1051; even a lag of 300 ms with CPU to spare: a busy route grows
             """)
-    void oneRevision(double limit, double lag, double target, double floor, boolean busy, boolean settling,
+    void oneRevision(double limit, double lag, double target, double floor, double peak, boolean settling,
                      double cpuShare, double expected, String why) {
-        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, busy, settling, cpuShare,
+        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, peak, settling, false, cpuShare,
                 AdmissionPolicy.DEFAULT_CPU_BUSY)).as(why)
                 .isCloseTo(expected, offset(0.01));
+    }
+
+    @ParameterizedTest(name = "limit {0}, lag {1} ms, peak {2}, settling {3}, calm {4}, cpu {5}: {6} ({7})")
+    @CsvSource(delimiter = ';', textBlock = """
+            1000; 10;  1000; false; true;  1.0; 1201; no cut in the last second: 20% and one place
+            1000; 10;  1000; false; false; 1.0; 1051; a cut in the last second: 5% and one place
+            1000; 40;  1000; false; true;  0.5; 1201; a lag with CPU to spare, calm: 20%
+            1000; 10;  0;    false; true;  1.0; 1000; calm but not busy: no growth
+            1000; 10;  1000; true;  true;  1.0; 1000; settling holds, calm or not
+            1000; 40;  1000; false; true;  1.0; 800;  calm is about growth: a lag with the CPU short still cuts
+            """)
+    void aCalmRouteGrowsFaster(double limit, double lag, double peak, boolean settling, boolean calm, double cpuShare,
+                               double expected, String why) {
+        assertThat(AdaptiveAdmission.next(limit, lag, 20, 0, peak, settling, calm, cpuShare,
+                AdmissionPolicy.DEFAULT_CPU_BUSY)).as(why).isCloseTo(expected, offset(0.01));
     }
 
     @ParameterizedTest(name = "cpu {0} of cpu_busy {1}, lag {2} ms: {3} ({4})")
@@ -51,7 +74,7 @@ class AdaptiveAdmissionLimitTest {
             0.6;  0.5; 40; 800;  cpu_busy 0.5: 0.6 of the CPUs is short of CPU
             """)
     void theCpuShareThatCountsIsTheConfigured(double cpuShare, double cpuBusy, double lag, double expected, String why) {
-        assertThat(AdaptiveAdmission.next(1000, lag, 20, 0, true, false, cpuShare, cpuBusy)).as(why)
+        assertThat(AdaptiveAdmission.next(1000, lag, 20, 0, 1000, false, false, cpuShare, cpuBusy)).as(why)
                 .isCloseTo(expected, offset(0.01));
     }
 
