@@ -9,16 +9,8 @@
 # ACCESS_LOG=FILE: both gateways write their access log (access_log: FILE; a 503 of the admission is a line too).
 # Run from anywhere: lab/admission/shed-cost.sh   (about a minute; ports 127.0.0.5:18080-18081, 127.0.0.2-4:19001)
 set -eu
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-. bin/jdk.sh
-weft_find_jdk || exit 2
-command -v taskset > /dev/null || { echo "shed-cost: needs taskset (util-linux: apt install util-linux)" >&2; exit 2; }
-[ "$(nproc)" -ge 2 ] || { echo "shed-cost: needs 2 CPUs (the gateway on CPU 1, the rest on CPU 0)" >&2; exit 2; }
-./weft --version > /dev/null # builds the jars once, if needed
-java=$WEFT_JDK/bin/java
-jar=$root/weft-cli/target/weft.jar
-lab=$root/weft-cli/target/weft-lab.jar
+NAME=shed-cost
+. "$(dirname "$0")/setup.sh"
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -33,7 +25,7 @@ calls='    calls:
 log_line=
 [ -n "${ACCESS_LOG:-}" ] && log_line="access_log: \"$ACCESS_LOG\""
 printf 'listen: 127.0.0.5:18080\n%s\nadmission: { enabled: true, queue: 0, routes: { "GET /a/{id}": 1 } }\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$log_line" "$calls" > "$work/shed.yaml"
-printf 'listen: 127.0.0.5:18081\n%s\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$log_line" "$calls" > "$work/served.yaml"
+printf 'listen: 127.0.0.5:18081\n%s\nadmission: { enabled: false }\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$log_line" "$calls" > "$work/served.yaml"
 
 echo "command: ${ACCESS_LOG:+ACCESS_LOG=$ACCESS_LOG }lab/admission/shed-cost.sh"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -sr), $("$java" -version 2>&1 | head -1)"
