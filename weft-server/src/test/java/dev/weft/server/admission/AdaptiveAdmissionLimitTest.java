@@ -31,7 +31,7 @@ class AdaptiveAdmissionLimitTest {
             1000; 10;   20; 0;    1000; false; 1.0; 1051; 5% and one place
             1000; 0;    20; 0;    1000; false; 1.0; 1051; no lag at all
             1000; 10;   20; 0;    0;    false; 1.0; 1000; a route that does not use its limit does not grow it
-            1000; 10;   20; 0;    1000; true; 1.0;  1000; a no-load latency since the last lag over the target: wait
+            1000; 10;   20; 0;    1000; true; 1.0;  1000; a no-load latency since the last cut: wait
             # between half the target and the target: hold
             1000; 15;   20; 0;    1000; false; 1.0; 1000; lag 15 ms of 20: hold
             1000; 20;   20; 0;    1000; false; 1.0; 1000; at the target: hold
