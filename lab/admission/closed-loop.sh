@@ -15,27 +15,14 @@
 set -eu
 NAME=closed-loop
 . "$(dirname "$0")/setup.sh"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
 ulimit -n 20000
-calls='    calls:
-      b: { url: "http://127.0.0.2:19001/b/{path.id}?latency={query.latency}", timeout: 5s }
-      c: { url: "http://127.0.0.3:19001/c/{path.id}?latency={query.latency}", timeout: 5s }
-      d: { url: "http://127.0.0.4:19001/d/{path.id}?latency={query.latency}", timeout: 5s }'
 route=$(printf 'routes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$calls")
 printf 'listen: 127.0.0.5:18080\n%s\n' "$route" > "$work/default.yaml"
 printf 'listen: 127.0.0.5:18080\nadmission: { enabled: false }\n%s\n' "$route" > "$work/off.yaml"
 printf 'listen: 127.0.0.5:18080\nadmission: { enabled: true }\n%s\n' "$route" > "$work/on.yaml"
 echo "command: $0 (LATS=${LATS:-1s 0ms} MODELS=${MODELS:-weft-cli/target:off weft-cli/target:default} WARM=${WARM:-1} C=${C:-4000})"
 echo "machine: $(nproc) CPUs, $(uname -sr), $("$java" -version 2>&1 | head -n 1)"
-taskset -c 0 "$java" -Xss256k -cp "$lab" dev.weft.cli.Main upstream --quiet \
-    --listen 127.0.0.2:19001,127.0.0.3:19001,127.0.0.4:19001 > "$work/upstream.log" 2>&1 &
-pids+=($!)
+start_upstream
 for lat in ${LATS:-1s 0ms}; do
   for model in ${MODELS:-weft-cli/target:off weft-cli/target:default}; do
     dir=${model%%:*}

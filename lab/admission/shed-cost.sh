@@ -11,17 +11,6 @@
 set -eu
 NAME=shed-cost
 . "$(dirname "$0")/setup.sh"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-calls='    calls:
-      b: { url: "http://127.0.0.2:19001/b/{path.id}?latency={query.latency}", timeout: 5s }
-      c: { url: "http://127.0.0.3:19001/c/{path.id}?latency={query.latency}", timeout: 5s }
-      d: { url: "http://127.0.0.4:19001/d/{path.id}?latency={query.latency}", timeout: 5s }'
 log_line=
 [ -n "${ACCESS_LOG:-}" ] && log_line="access_log: \"$ACCESS_LOG\""
 printf 'listen: 127.0.0.5:18080\n%s\nadmission: { enabled: true, queue: 0, routes: { "GET /a/{id}": 1 } }\nroutes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$log_line" "$calls" > "$work/shed.yaml"
@@ -29,9 +18,7 @@ printf 'listen: 127.0.0.5:18081\n%s\nadmission: { enabled: false }\nroutes:\n  -
 
 echo "command: ${ACCESS_LOG:+ACCESS_LOG=$ACCESS_LOG }lab/admission/shed-cost.sh"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(uname -sr), $("$java" -version 2>&1 | head -1)"
-taskset -c 0 "$java" -Xss256k -cp "$jar" dev.weft.cli.Main upstream --quiet \
-  --listen 127.0.0.2:19001,127.0.0.3:19001,127.0.0.4:19001 > "$work/upstream.log" 2>&1 &
-pids+=($!)
+start_upstream
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 for model in shed served; do

@@ -358,7 +358,7 @@ public final class AdaptiveAdmission implements Admission {
          * When the lag last cut the limit ({@link System#nanoTime()}). Before Round 19 also when the floor kept it
          * from cutting: a closed loop's refusals brought lag bursts that then stopped the limit from growing.
          */
-        long lagOverTargetAt = System.nanoTime() - Long.MAX_VALUE / 2;
+        long lastCutAt = System.nanoTime() - Long.MAX_VALUE / 2;
 
         Key(String name) {
             this.name = name;
@@ -554,11 +554,11 @@ public final class AdaptiveAdmission implements Admission {
                 double floor = noLoad == Long.MAX_VALUE || revisionsSinceFirstDone <= RATE_INTERVALS
                         ? Double.POSITIVE_INFINITY : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 long now = System.nanoTime();
-                boolean settling = noLoad != Long.MAX_VALUE && now - lagOverTargetAt < noLoad;
-                boolean calm = now - lagOverTargetAt >= TimeUnit.MILLISECONDS.toNanos(RATE_INTERVALS * INTERVAL_MS);
+                boolean settling = noLoad != Long.MAX_VALUE && now - lastCutAt < noLoad;
+                boolean calm = now - lastCutAt >= TimeUnit.MILLISECONDS.toNanos(RATE_INTERVALS * INTERVAL_MS);
                 double l = next(limit, lagMs, targetMs, floor, peak, settling, calm, cpuShare, policy.cpuBusy());
                 if (l < limit) {
-                    lagOverTargetAt = now;
+                    lastCutAt = now;
                 }
                 limit = Math.max(Math.min(policy.minLimit(), max), Math.min(max, l));
                 peak = inFlight;
