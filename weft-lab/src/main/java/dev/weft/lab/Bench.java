@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -198,10 +199,13 @@ public final class Bench {
         Histogram total = new Histogram(3);
         Histogram totalLag = new Histogram(3);
         Progress p = new Progress(progress, live, start, measureFrom);
+        // Stopped by a latch, not by an interrupt: an interrupt that arrived while the reporter was inside
+        // getIntervalHistogram() was lost (HdrHistogram's phase flip waits and swallows it), and the bench waited
+        // for the reporter for ever (a lab system-a run hung at the end of its measurement, Round 19).
+        CountDownLatch finished = new CountDownLatch(1);
         Thread reporter = Thread.ofPlatform().daemon().name("weft-bench-progress").start(() -> {
             try {
-                while (true) {
-                    Thread.sleep(1000);
+                while (!finished.await(1, TimeUnit.SECONDS)) {
                     p.tick(latency.getIntervalHistogram(), answered.sum(), errorsSoFar(), inFlight.get(), total);
                 }
             } catch (InterruptedException e) {
@@ -212,7 +216,7 @@ public final class Bench {
         try {
             notSent = o.openLoop() ? openLoop(start, measureFrom, end) : closedLoop(measureFrom, end);
         } finally {
-            reporter.interrupt();
+            finished.countDown();
             reporter.join();
         }
         total.add(latency.getIntervalHistogram());
