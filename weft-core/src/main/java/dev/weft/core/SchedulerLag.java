@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * what every request of this process waits on top of its own work when the process (or the machine) is short of
  * CPU — the gateway's own contribution to latency, whatever the backends take.
  *
- * <p>Three readers: the admission takes the mean lateness every 100 ms ({@link #takeMillis()}); the client asks,
+ * <p>Three readers: the admission takes the mean lateness every 100 ms, less the collector's pauses
+ * ({@link #takeMillis()}); the client asks,
  * for a call that timed out, how late a wake-up during its time came at worst ({@link #worstSince(long)}, on the
  * process's {@link #shared()} probe), so that a timeout the gateway caused does not count against the backend;
  * and the gateway's metrics see every wake-up ({@link #onWake}) as a histogram.
@@ -26,6 +27,8 @@ public final class SchedulerLag implements AutoCloseable {
     private final AtomicLongArray slotTime = new AtomicLongArray(SLOTS);
     private final AtomicLongArray slotWorst = new AtomicLongArray(SLOTS);
     private final AtomicLong lateSum = new AtomicLong();
+    /** The collector's stop-the-world pauses so far (ms), or -1 when the JVM cannot tell (see {@link #pauseMillis}). */
+    private final java.util.function.LongSupplier pauses;
     private final AtomicLong wakes = new AtomicLong();
     private final AtomicLong lastWake = new AtomicLong(System.nanoTime());
     private final Thread probe;
@@ -34,7 +37,13 @@ public final class SchedulerLag implements AutoCloseable {
     private volatile boolean closed;
 
     public SchedulerLag(java.time.Duration period) {
+        this(period, SchedulerLag::pauseMillis);
+    }
+
+    /** With {@code pauses}: the collector's stop-the-world pauses so far (ms), read before and after each wait. */
+    SchedulerLag(java.time.Duration period, java.util.function.LongSupplier pauses) {
         this.periodNanos = period.toNanos();
+        this.pauses = pauses;
         for (int i = 0; i < SLOTS; i++) {
             slotTime.set(i, Long.MIN_VALUE);
         }
@@ -43,6 +52,7 @@ public final class SchedulerLag implements AutoCloseable {
 
     private void run() {
         while (!closed) {
+            long paused0 = pauses.getAsLong();
             long t0 = System.nanoTime();
             try {
                 Thread.sleep(java.time.Duration.ofNanos(periodNanos));
@@ -51,7 +61,8 @@ public final class SchedulerLag implements AutoCloseable {
             }
             long now = System.nanoTime();
             long late = Math.max(0, now - t0 - periodNanos);
-            lateSum.addAndGet(late);
+            long paused = paused0 < 0 ? 0 : Math.max(0, pauses.getAsLong() - paused0) * 1_000_000L;
+            lateSum.addAndGet(Math.max(0, late - paused));
             record(now, late);
             for (java.util.function.LongConsumer l : listeners) {
                 l.accept(late);
@@ -61,7 +72,17 @@ public final class SchedulerLag implements AutoCloseable {
         }
     }
 
-    /** The mean lateness (ms) of the wake-ups since the last call; a probe that did not wake at all counts its wait. */
+    /**
+     * The mean lateness (ms) of the wake-ups since the last call, each less the collector's stop-the-world pauses
+     * during its wait; a probe that did not wake at all counts its wait.
+     *
+     * <p>Why less the pauses: a pause stops every thread, carriers and front door alike, whatever is admitted; it
+     * is not a wait for a carrier. With 4,000 requests in flight at 1 s backends, G1 paused 100-200 ms every 0.5-2
+     * s on one CPU, and most cuts of the admission limit that refused a closed loop came in the revision that saw a
+     * pause (docs/benchmarks.md, Round 20). The backlog a pause leaves behind still counts: ready threads then wait
+     * for a carrier. The other readers ({@link #worstSince}, {@link #onWake}) see the whole lateness: a call that
+     * timed out during a pause was starved by this process.
+     */
     public double takeMillis() {
         long n = wakes.getAndSet(0);
         long sum = lateSum.getAndSet(0);
@@ -124,6 +145,30 @@ public final class SchedulerLag implements AutoCloseable {
     public AutoCloseable onWake(java.util.function.LongConsumer listener) {
         listeners.add(listener);
         return () -> listeners.remove(listener);
+    }
+
+    /**
+     * The collector's stop-the-world pauses so far (ms): the sum of the collection times of the JVM's collectors
+     * except ZGC's and Shenandoah's "Cycles" beans, which count concurrent work (G1's, Parallel's and Serial's
+     * beans, ZGC's and Shenandoah's "Pauses" beans count pauses); -1 when there is none.
+     */
+    static long pauseMillis() {
+        long sum = 0;
+        boolean any = false;
+        for (java.lang.management.GarbageCollectorMXBean b : Collectors.BEANS) {
+            long t = b.getCollectionTime();
+            if (t >= 0) {
+                sum += t;
+                any = true;
+            }
+        }
+        return any ? sum : -1;
+    }
+
+    private static final class Collectors {
+        static final java.util.List<java.lang.management.GarbageCollectorMXBean> BEANS =
+                java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                        .filter(b -> !b.getName().endsWith("Cycles")).toList();
     }
 
     /** The last value {@link #takeMillis()} returned. */

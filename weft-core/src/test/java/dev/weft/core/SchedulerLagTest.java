@@ -50,6 +50,41 @@ class SchedulerLagTest {
     }
 
     @Test
+    void theAdmissionsMeanLeavesOutTheCollectorsPausesAndTheWorstKeepsThem() throws Exception {
+        // the same 600 ms without a carrier, once with no pause reported and once reported as a collector's
+        // pause (a counter that grows a second at every read): only the first shows in takeMillis()
+        java.util.concurrent.atomic.AtomicLong paused = new java.util.concurrent.atomic.AtomicLong();
+        for (boolean pause : new boolean[] {false, true}) {
+            try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10),
+                    () -> pause ? paused.addAndGet(1000) : 0)) {
+                Thread.sleep(100);
+                long before = System.nanoTime();
+                lag.takeMillis();
+                for (Thread t : Spinners.occupyEveryCarrier(Duration.ofMillis(600))) {
+                    t.join();
+                }
+                Thread.sleep(50); // the probe wakes and records its lateness
+                double mean = lag.takeMillis();
+                assertThat(lag.worstSince(before)).as("the worst wake-up counts a pause too (pause %s)", pause)
+                        .isGreaterThan(Duration.ofMillis(300).toNanos());
+                if (pause) {
+                    assertThat(mean).as("lateness within a collector's pause").isZero();
+                } else {
+                    assertThat(mean).as("lateness without a pause: the wake-up after the spin and a few on time")
+                            .isGreaterThan(30);
+                }
+            }
+        }
+    }
+
+    @Test
+    void thePausesAreTheJvmsCollectors() {
+        assertThat(SchedulerLag.pauseMillis()).as("this JVM's collector reports its pauses").isGreaterThanOrEqualTo(0);
+        System.gc();
+        assertThat(SchedulerLag.pauseMillis()).isGreaterThanOrEqualTo(0);
+    }
+
+    @Test
     void theProcessHasOneProbe() {
         assertThat(SchedulerLag.shared()).isSameAs(SchedulerLag.shared());
     }
