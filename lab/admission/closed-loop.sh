@@ -42,7 +42,7 @@ for lat in ${LATS:-1s 0ms}; do
         "http://127.0.0.5:18080/a/1?latency=$lat" > "$work/bench.txt" 2>&1
     echo "== $(date -u +%H:%M:%S) latency $lat $model"
     grep -E '^bench: |^closed loop' "$work/bench.txt" | tail -n 5
-    curl -s -m 2 http://127.0.0.5:18080/-/metrics | grep -E '^weft_admission_(limit|shed_all|cpu_share)' || true
+    curl -s -m 2 http://127.0.0.5:18080/-/metrics | grep -E '^weft_admission_(limit|shed_all|cpu_share|refusing_cpu_share)' || true
     kill $gw
     wait $gw 2> /dev/null || true
   done

@@ -199,6 +199,40 @@ class AdmissionIT {
     }
 
     @Test
+    void theCpuTheFrontDoorSpendsRefusingIsMeasured() throws Exception {
+        start("""
+                admission:
+                  queue: 0
+                  routes: { "GET /slow": 1 }
+                routes:
+                  - get: /slow
+                    timeout: 20s
+                    calls:
+                      a: { url: "SIM/a?latency=2s", timeout: 20s }
+                """);
+        CompletableFuture<HttpResponse<String>> first = slowInFlight();
+        String metrics = get("/-/metrics").body();
+        assertThat(gauge(metrics, "weft_admission_refusing_cpu_share")).as("nothing refused yet").isZero();
+        // refused by the door for 700 ms, more than the five revisions (500 ms) its share is taken over
+        long until = System.nanoTime() + Duration.ofMillis(700).toNanos();
+        int refused = 0;
+        while (System.nanoTime() - until < 0) {
+            assertThat(get("/slow").statusCode()).isEqualTo(503);
+            refused++;
+        }
+        metrics = get("/-/metrics").body();
+        assertThat(gauge(metrics, "weft_admission_refusing_cpu_share")).as("after %d refusals", refused)
+                .isGreaterThan(0).isLessThanOrEqualTo(gauge(metrics, "weft_admission_cpu_share"));
+        assertThat(first.get().statusCode()).isEqualTo(200);
+    }
+
+    private static double gauge(String metrics, String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + name + " (\\S+)$").matcher(metrics);
+        assertThat(m.find()).as("%s in %s", name, metrics).isTrue();
+        return Double.parseDouble(m.group(1));
+    }
+
+    @Test
     void byDefaultEachRouteHasAnAdaptiveLimitThatStartsAtItsCeiling() throws Exception {
         start("""
                 limits: { max_concurrent: 300 }

@@ -79,6 +79,9 @@ final class Door implements AutoCloseable {
     /** Connections whose request waits in the admission's queue, oldest first. */
     private final java.util.ArrayDeque<Conn> queued = new java.util.ArrayDeque<>();
     private volatile boolean closed;
+    /** Written by the door's thread only ({@link Admission.DoorLoad}). */
+    private volatile long requestsRead;
+    private volatile long refusals;
 
     /** One connection while the door holds it. */
     private static final class Conn {
@@ -122,6 +125,25 @@ final class Door implements AutoCloseable {
         this.thread = new Thread(this::run, "weft-door");
         thread.setDaemon(true);
         thread.start();
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        boolean cpuKnown = threads.isThreadCpuTimeSupported() && threads.isThreadCpuTimeEnabled();
+        long id = thread.threadId();
+        admission.doorOpened(new Admission.DoorLoad() {
+            @Override
+            public long cpuNanos() {
+                return cpuKnown ? threads.getThreadCpuTime(id) : -1; // -1 too once the thread has ended
+            }
+
+            @Override
+            public long requests() {
+                return requestsRead;
+            }
+
+            @Override
+            public long refused() {
+                return refusals;
+            }
+        });
     }
 
     /**
@@ -348,6 +370,7 @@ final class Door implements AutoCloseable {
             c.searched = 0;
             c.activity.busy();
             ServerRequest r = new ServerRequest(head, EMPTY, c.remote, System.nanoTime());
+            requestsRead++; // only this thread writes it
             Admission.Ticket ticket;
             try {
                 ticket = admission.tryEnter(r);
@@ -356,6 +379,7 @@ final class Door implements AutoCloseable {
                 ticket = null; // let enter() on a virtual thread answer it
             }
             if (ticket != null && !ticket.admitted()) {
+                refusals++;
                 answer(c, requests.refused(r, ticket), head.keepAlive());
                 continue;
             }
@@ -415,6 +439,7 @@ final class Door implements AutoCloseable {
             if (t.admitted()) {
                 run(c, r, t);
             } else {
+                refusals++;
                 answer(c, requests.refused(r, t), r.head().keepAlive());
                 if (c.out == null && held.contains(c)) {
                     serveRead(c);

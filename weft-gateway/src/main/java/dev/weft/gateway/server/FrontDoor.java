@@ -44,11 +44,15 @@ final class FrontDoor {
                         .register(registry);
             });
             Gauge.builder("weft.admission.lag", self[0], x -> x.lagMillis() / 1000)
-                    .description("how late a ready virtual thread got a carrier (seconds, mean over the last 100 ms): "
-                            + "the signal the adaptive limits follow").baseUnit("seconds").register(registry);
+                    .description("how late a ready virtual thread got a carrier (seconds, mean over the last 100 ms, "
+                            + "less the collector's stop-the-world pauses): the signal the adaptive limits follow").baseUnit("seconds").register(registry);
             Gauge.builder("weft.admission.cpu_share", self[0], AdaptiveAdmission::cpuShare)
                     .description("the share of its CPUs the process used over the last five revisions (500 ms); "
                             + "below admission.cpu_busy a lag over the target does not cut the limits").register(registry);
+            Gauge.builder("weft.admission.refusing_cpu_share", self[0], AdaptiveAdmission::refusingShare)
+                    .description("the share of its CPUs the front door spent refusing over the last 500 ms (its CPU "
+                            + "time in the share of its requests it refused); above half of cpu_share a lag over the "
+                            + "target does not cut the limits").register(registry);
             a = self[0];
         } else {
             a = ceiling;

@@ -18,7 +18,8 @@ import java.util.function.Function;
  * An adaptive concurrency limit per key (a route), under a static ceiling ({@link FixedAdmission}).
  *
  * <p>Each key has a limit of requests in flight. Every {@value #INTERVAL_MS} ms the limits are revised from
- * one signal, the {@link SchedulerLag} (how late a ready virtual thread gets a carrier), by {@link #next}: above
+ * one signal, the {@link SchedulerLag} (how late a ready virtual thread gets a carrier, less the collector's
+ * stop-the-world pauses: {@link SchedulerLag#takeMillis()}), by {@link #next}: above
  * {@code lagTarget} every limit is cut in proportion ({@code limit × max(0.8, target/lag)}; from its peak in flight
  * / 0.8 where that is lower, since a limit starts at the ceiling and a cut of 10,000 by a fifth refuses nothing to a
  * route with 4,000 in flight), but never below what the key serves now: its completions of the last second times
@@ -36,7 +37,11 @@ import java.util.function.Function;
  * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
  * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
  * still has room: at twice the load one CPU served, the process used 71-92% of it in each second while the limit,
- * cut by those bursts, refused 59% of the requests (docs/benchmarks.md, Round 18).
+ * cut by those bursts, refused 59% of the requests (docs/benchmarks.md, Round 18). Nor while the front doors spend
+ * more of the CPU refusing than the rest of the process spends serving ({@link #refusingShare()}): a cut then
+ * refuses more and serves less, and clients that send a 503 again at once (a closed loop) come straight back, so
+ * the refusals kept the CPU busy and lag bursts kept cutting a limit learned while the backends were fast, for up to
+ * 15 s after they slowed down (docs/benchmarks.md, Rounds 19 and 20).
  *
  * <p>Measured (docs/benchmarks.md, Round 14): the limit of round 3 grew 10% every 100 ms at any lag under the
  * target, and its floor followed a rate smoothed over ~300 ms; at twice the load it served the limit swung
@@ -76,7 +81,8 @@ public final class AdaptiveAdmission implements Admission {
      * One revision of a key's limit.
      *
      * <ul>
-     *   <li>Lag above the target while the process used at least {@code cpuBusy} of its CPUs ({@code cpuShare}):
+     *   <li>Lag above the target while the process used at least {@code cpuBusy} of its CPUs ({@code cpuShare}),
+     *       no more of it refusing ({@code refusingShare}, its front doors') than serving (the rest):
      *       cut by {@code target/lag}, at most to {@value #MAX_CUT} a revision, of the limit or of {@code peak} (the
      *       most requests in flight in the interval) / {@value #MAX_CUT} where that is lower (a limit far above what
      *       the key uses is cut where it bites, and one revision never cuts below the peak), and not below
@@ -84,15 +90,18 @@ public final class AdaptiveAdmission implements Admission {
      *       limit as it is: a burst of completions after a stall must not raise the limit while the lag is high.</li>
      *   <li>The key's requests in flight near its limit ({@code peak} at least 0.9 of it: busy), not
      *       {@code settling} (a no-load latency has passed since the last cut, so the cut's effect is seen), and
-     *       either a lag of at most half the target or a process using less than {@code cpuBusy} of its CPUs: grow
+     *       either a lag of at most half the target or a CPU not short as above (under {@code cpuBusy}, or more of
+     *       it refusing than serving; the limit then grows until serving takes the larger share): grow
      *       by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the last
      *       second).</li>
      *   <li>Otherwise: unchanged.</li>
      * </ul>
      */
     static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
-                       boolean calm, double cpuShare, double cpuBusy) {
-        boolean cpuShort = cpuShare >= cpuBusy;
+                       boolean calm, double cpuShare, double refusingShare, double cpuBusy) {
+        // a CPU spent more on refusing than on serving is not short for serving: a cut would refuse more, and in
+        // a closed loop each refused caller comes straight back (docs/benchmarks.md, Round 20)
+        boolean cpuShort = cpuShare >= cpuBusy && !(refusingShare > cpuShare - refusingShare);
         if (lagMs > targetMs && cpuShort) {
             double from = Math.min(limit, peak / MAX_CUT);
             return Math.max(Math.min(limit, floor), from * Math.max(MAX_CUT, targetMs / lagMs));
@@ -176,11 +185,11 @@ public final class AdaptiveAdmission implements Admission {
             return;
         }
         double lagMs = lag.takeMillis();
-        double cpuShare = cpu.share(now);
+        CpuShare.Use use = cpu.share(now);
         double target = policy.lagTarget().toNanos() / 1e6;
         double seconds = INTERVAL_MS / 1000.0;
         for (Key key : keys.values()) {
-            key.revise(lagMs, target, seconds, cpuShare);
+            key.revise(lagMs, target, seconds, use);
         }
     }
 
@@ -198,10 +207,62 @@ public final class AdaptiveAdmission implements Admission {
         private final double cpus = cpus(Runtime.getRuntime().availableProcessors(), quota());
         private final long[] cpuAt = new long[CPU_WINDOW];
         private final long[] wallAt = new long[CPU_WINDOW];
-        /** Guards the samples and {@code pos} (a java.util.concurrent lock: revisions run on virtual threads too). */
+        private final long[] refusingAt = new long[CPU_WINDOW];
+        /** The front doors, and what each had done at the last revision. */
+        private final java.util.List<DoorSeen> doors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        /** Guards the samples, {@code pos} and {@code refusingNanos} (a java.util.concurrent lock: revisions run on
+         * virtual threads too). */
         private final ReentrantLock lock = new ReentrantLock();
         private int pos;
-        private volatile double last = Double.NaN;
+        /** The doors' CPU time spent refusing, summed over the revisions (estimated: see {@link #refusing}). */
+        private long refusingNanos;
+        private volatile Use last = new Use(Double.NaN, Double.NaN);
+
+        /** Over the window: the share of its CPUs the process used, and the share its front doors spent refusing. */
+        record Use(double process, double refusing) {
+        }
+
+        private static final class DoorSeen {
+            final DoorLoad load;
+            long cpu;
+            long requests;
+            long refused;
+
+            DoorSeen(DoorLoad load) {
+                this.load = load;
+                this.cpu = load.cpuNanos();
+                this.requests = load.requests();
+                this.refused = load.refused();
+            }
+        }
+
+        void door(DoorLoad load) {
+            doors.add(new DoorSeen(load));
+        }
+
+        /**
+         * Under the lock: adds each door's CPU time since the last revision, in the share of its requests that it
+         * refused, to {@link #refusingNanos}. A door reads every head and writes every answer, admitted or refused,
+         * so its CPU per request is about the same for both (the admitted request's own work runs on the carriers);
+         * at twice the load one CPU serves it refuses about one request in two, and refusing takes far less CPU
+         * than serving.
+         */
+        private void refusing() {
+            for (DoorSeen d : doors) {
+                long cpuNow = d.load.cpuNanos();
+                long requestsNow = d.load.requests();
+                long refusedNow = d.load.refused();
+                long requests = requestsNow - d.requests;
+                if (cpuNow >= 0 && d.cpu >= 0 && cpuNow > d.cpu && requests > 0) {
+                    // at most all: read after the requests, the refusals may count one of a request read since
+                    double refusedShare = Math.min(1, (double) (refusedNow - d.refused) / requests);
+                    refusingNanos += (long) ((cpuNow - d.cpu) * refusedShare);
+                }
+                d.cpu = cpuNow;
+                d.requests = requestsNow;
+                d.refused = refusedNow;
+            }
+        }
 
         CpuShare() {
             java.util.Arrays.fill(cpuAt, cpuNanos());
@@ -241,25 +302,29 @@ public final class AdaptiveAdmission implements Admission {
         }
 
         /** Called at each revision; two revisions may overlap when one was delayed past the next one's time. */
-        double share(long now) {
+        Use share(long now) {
             lock.lock();
             try {
                 long cpuNow = cpuNanos();
+                refusing();
                 int oldest = pos; // the sample CPU_WINDOW revisions ago, overwritten below
                 long wall = now - wallAt[oldest];
                 double share = cpuNow < 0 || cpuAt[oldest] < 0 || wall <= 0 ? 1
                         : (cpuNow - cpuAt[oldest]) / (wall * cpus);
+                double refusing = wall <= 0 ? 0 : (refusingNanos - refusingAt[oldest]) / (wall * cpus);
                 cpuAt[oldest] = cpuNow;
                 wallAt[oldest] = now;
+                refusingAt[oldest] = refusingNanos;
                 pos = (pos + 1) % CPU_WINDOW;
-                last = share;
-                return share;
+                Use use = new Use(share, refusing);
+                last = use;
+                return use;
             } finally {
                 lock.unlock();
             }
         }
 
-        double last() {
+        Use last() {
             return last;
         }
     }
@@ -294,7 +359,21 @@ public final class AdaptiveAdmission implements Admission {
      * NaN before the first.
      */
     public double cpuShare() {
-        return cpu.last();
+        return cpu.last().process();
+    }
+
+    /**
+     * The share of its CPUs the process's front doors spent refusing over the last five revisions (estimated: a
+     * door's CPU time in the share of its requests it refused); NaN before the first. Above half of
+     * {@link #cpuShare()} a lag does not cut the limits.
+     */
+    public double refusingShare() {
+        return cpu.last().refusing();
+    }
+
+    @Override
+    public void doorOpened(DoorLoad load) {
+        cpu.door(load);
     }
 
     /** The scheduling delay (ms) at the last revision. */
@@ -521,7 +600,7 @@ public final class AdaptiveAdmission implements Admission {
             }
         }
 
-        void revise(double lagMs, double targetMs, double intervalSeconds, double cpuShare) {
+        void revise(double lagMs, double targetMs, double intervalSeconds, CpuShare.Use use) {
             lock.lock();
             try {
                 done[donePos] = completed;
@@ -556,7 +635,8 @@ public final class AdaptiveAdmission implements Admission {
                 long now = System.nanoTime();
                 boolean settling = noLoad != Long.MAX_VALUE && now - lastCutAt < noLoad;
                 boolean calm = now - lastCutAt >= TimeUnit.MILLISECONDS.toNanos(RATE_INTERVALS * INTERVAL_MS);
-                double l = next(limit, lagMs, targetMs, floor, peak, settling, calm, cpuShare, policy.cpuBusy());
+                double l = next(limit, lagMs, targetMs, floor, peak, settling, calm, use.process(), use.refusing(),
+                        policy.cpuBusy());
                 if (l < limit) {
                     lastCutAt = now;
                 }

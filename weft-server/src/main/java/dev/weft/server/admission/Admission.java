@@ -52,6 +52,25 @@ public interface Admission extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Told by each front door as it starts (when {@link #door()}): what it has done so far, for an admission that
+     * weighs the CPU its refusals cost.
+     */
+    default void doorOpened(DoorLoad load) {
+    }
+
+    /** What a front door has done so far (read by the admission at its revisions, on any thread). */
+    interface DoorLoad {
+        /** The door thread's CPU time so far (ns), or -1 when the JVM cannot tell. */
+        long cpuNanos();
+
+        /** Requests it read and gave to the admission (admitted, refused or queued). */
+        long requests();
+
+        /** Of those, refused (answered 503 by the door). */
+        long refused();
+    }
+
     /** Requests admitted and not yet done, over all keys. */
     int inFlight();
 

@@ -45,7 +45,7 @@ class AdaptiveAdmissionLimitTest {
             """)
     void oneRevision(double limit, double lag, double target, double floor, double peak, boolean settling,
                      double cpuShare, double expected, String why) {
-        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, peak, settling, false, cpuShare,
+        assertThat(AdaptiveAdmission.next(limit, lag, target, floor, peak, settling, false, cpuShare, 0,
                 AdmissionPolicy.DEFAULT_CPU_BUSY)).as(why)
                 .isCloseTo(expected, offset(0.01));
     }
@@ -61,7 +61,7 @@ class AdaptiveAdmissionLimitTest {
             """)
     void aCalmRouteGrowsFaster(double limit, double lag, double peak, boolean settling, boolean calm, double cpuShare,
                                double expected, String why) {
-        assertThat(AdaptiveAdmission.next(limit, lag, 20, 0, peak, settling, calm, cpuShare,
+        assertThat(AdaptiveAdmission.next(limit, lag, 20, 0, peak, settling, calm, cpuShare, 0,
                 AdmissionPolicy.DEFAULT_CPU_BUSY)).as(why).isCloseTo(expected, offset(0.01));
     }
 
@@ -74,8 +74,27 @@ class AdaptiveAdmissionLimitTest {
             0.6;  0.5; 40; 800;  cpu_busy 0.5: 0.6 of the CPUs is short of CPU
             """)
     void theCpuShareThatCountsIsTheConfigured(double cpuShare, double cpuBusy, double lag, double expected, String why) {
-        assertThat(AdaptiveAdmission.next(1000, lag, 20, 0, 1000, false, false, cpuShare, cpuBusy)).as(why)
+        assertThat(AdaptiveAdmission.next(1000, lag, 20, 0, 1000, false, false, cpuShare, 0, cpuBusy)).as(why)
                 .isCloseTo(expected, offset(0.01));
+    }
+
+    @ParameterizedTest(name = "cpu {0}, refusing {1}, lag {2} ms, peak {3}, calm {4}: {5} ({6})")
+    @CsvSource(delimiter = ';', textBlock = """
+            # Round 20: a closed loop that sends each 503 again at once keeps the front door refusing
+            1.0; 0.6;  40; 1000; false; 1051; more of the CPU refusing than serving: a lag does not cut, a busy route grows
+            1.0; 0.6;  40; 1000; true;  1201; ...by 20% with no cut in the last second
+            1.0; 0.6;  40; 0;    false; 1000; ...but not a route that does not use its limit
+            1.0; 0.5;  40; 1000; false; 800;  refusing and serving equal: the lag cuts
+            1.0; 0.2;  40; 1000; false; 800;  refusing 0.2 (about twice the load one CPU serves): the lag cuts, as before
+            0.9; 0.46; 40; 1000; false; 1051; 0.46 of 0.9 refusing: more than serving
+            0.9; 0.44; 40; 1000; false; 800;  0.44 of 0.9: less
+            1.0; 0.6;  15; 1000; false; 1051; between half the target and the target: a busy route grows
+            1.0; NaN;  40; 1000; false; 800;  unknown (before the first revision): the lag cuts, as before
+            """)
+    void aCpuSpentRefusingIsNotShortForServing(double cpuShare, double refusing, double lag, double peak, boolean calm,
+                                               double expected, String why) {
+        assertThat(AdaptiveAdmission.next(1000, lag, 20, 0, peak, false, calm, cpuShare, refusing,
+                AdmissionPolicy.DEFAULT_CPU_BUSY)).as(why).isCloseTo(expected, offset(0.01));
     }
 
     @ParameterizedTest(name = "cpu.max {0}: {1}")
