@@ -410,7 +410,7 @@ final class Door implements AutoCloseable {
             Conn c = it.next();
             Admission.Ticket t;
             if (!held.contains(c) || !c.key.isValid()) {
-                c.queued.expire(); // gone: give its place in the queue back
+                c.queued.leave(); // gone: give its place in the queue back (not a 503: nobody is there to get it)
                 t = null;
             } else {
                 t = c.queued.poll();

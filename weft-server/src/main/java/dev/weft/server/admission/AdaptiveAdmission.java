@@ -536,13 +536,18 @@ public final class AdaptiveAdmission implements Admission {
 
                 @Override
                 public Ticket expire() {
+                    leave();
+                    return waitedTooLong();
+                }
+
+                @Override
+                public void leave() {
                     lock.lock();
                     try {
                         if (!left) {
                             left = true;
                             waiting--;
                         }
-                        return waitedTooLong();
                     } finally {
                         lock.unlock();
                     }

@@ -39,8 +39,11 @@ public interface Admission extends AutoCloseable {
         /** Its place, if one is free now (it leaves the queue admitted), else null. */
         Ticket poll();
 
-        /** It leaves the queue refused (its deadline passed or its connection went away). */
+        /** It leaves the queue refused: its deadline passed. */
         Ticket expire();
+
+        /** It leaves the queue, neither admitted nor refused: its connection went away. */
+        void leave();
     }
 
     /**

@@ -49,6 +49,28 @@ class AdaptiveAdmissionQueueTest {
     }
 
     @Test
+    void aQueuedRequestWhoseConnectionWentAwayLeavesWithoutA503AndOneThatWaitedTooLongIsRefused() throws Exception {
+        try (AdaptiveAdmission a = admission(1, 100)) {
+            Admission.Ticket first = a.enter(request("/r"));
+            assertThat(a.tryEnter(request("/r"))).as("at its limit, with room in the queue: only a wait can tell")
+                    .isNull();
+            Admission.Queued gone = a.queue(request("/r"));
+            Admission.Queued late = a.queue(request("/r"));
+            assertThat(a.queued("/r")).isEqualTo(2);
+            gone.leave();
+            gone.leave(); // once only
+            assertThat(a.queued("/r")).isEqualTo(1);
+            assertThat(a.shed("/r")).as("nobody was there to get a 503").isZero();
+            Admission.Ticket refused = late.expire();
+            assertThat(refused.admitted()).isFalse();
+            assertThat(refused.refusal()).contains("waited");
+            assertThat(a.queued("/r")).isZero();
+            assertThat(a.shed("/r")).isEqualTo(1);
+            first.exit();
+        }
+    }
+
+    @Test
     void aWaiterHeldByItsRouteLimitGetsThePlaceOfAnExit() throws Exception {
         try (AdaptiveAdmission a = admission(1, 100)) {
             Admission.Ticket first = a.enter(request("/r"));
