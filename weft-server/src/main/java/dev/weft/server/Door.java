@@ -223,11 +223,13 @@ final class Door implements AutoCloseable {
                 long now = System.nanoTime();
                 if (now - nextSweep >= 0) {
                     nextSweep = now + SWEEP_NANOS;
-                    for (Conn h : List.copyOf(held)) {
-                        if (!h.channel.isOpen()) {
-                            end(h);
+                    held.removeIf(h -> {
+                        if (h.channel.isOpen()) {
+                            return false;
                         }
-                    }
+                        ended(h); // as end(h), but removeIf takes it out of held
+                        return true;
+                    });
                 }
             }
         } catch (IOException | RuntimeException | Error e) {
@@ -292,6 +294,11 @@ final class Door implements AutoCloseable {
     /** The connection is done: its virtual thread closes the socket. */
     private void end(Conn c) {
         held.remove(c);
+        ended(c);
+    }
+
+    /** {@link #end} once {@code c} is out of {@code held}. */
+    private static void ended(Conn c) {
         if (c.key != null) {
             c.key.cancel();
         }
