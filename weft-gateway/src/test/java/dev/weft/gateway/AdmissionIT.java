@@ -92,16 +92,7 @@ class AdmissionIT {
 
     @Test
     void aShedRequestGets503WithRetryAfterAndReachesNoBackend() throws Exception {
-        start("""
-                admission:
-                  enabled: true
-                  queue: 0
-                  routes: { "GET /slow": 1 }
-                routes:
-                  - get: /slow
-                    timeout: 20s
-                    calls:
-                      a: { url: "SIM/a?latency=2s", timeout: 20s }
+        start(oneSlowPlace("2s") + """
                   - get: /fast
                     calls:
                       b: { url: "SIM/b" }
@@ -142,16 +133,7 @@ class AdmissionIT {
         start("""
                 access_log: "%s"
                 limits: { header_timeout: 300ms }
-                admission:
-                  enabled: true
-                  queue: 0
-                  routes: { "GET /slow": 1 }
-                routes:
-                  - get: /slow
-                    timeout: 20s
-                    calls:
-                      a: { url: "SIM/a?latency=1s", timeout: 20s }
-                """.formatted(log));
+                """.formatted(log) + oneSlowPlace("1s"));
         CompletableFuture<HttpResponse<String>> first = slowInFlight();
         String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
         HttpResponse<String> shed = http.send(HttpRequest.newBuilder(URI.create(gw.url() + "/slow"))
@@ -200,16 +182,7 @@ class AdmissionIT {
 
     @Test
     void theCpuTheFrontDoorSpendsRefusingIsMeasured() throws Exception {
-        start("""
-                admission:
-                  queue: 0
-                  routes: { "GET /slow": 1 }
-                routes:
-                  - get: /slow
-                    timeout: 20s
-                    calls:
-                      a: { url: "SIM/a?latency=2s", timeout: 20s }
-                """);
+        start(oneSlowPlace("2s"));
         CompletableFuture<HttpResponse<String>> first = slowInFlight();
         String metrics = get("/-/metrics").body();
         assertThat(gauge(metrics, "weft_admission_refusing_cpu_share")).as("nothing refused yet").isZero();
@@ -224,6 +197,20 @@ class AdmissionIT {
         assertThat(gauge(metrics, "weft_admission_refusing_cpu_share")).as("after %d refusals", refused)
                 .isGreaterThan(0).isLessThanOrEqualTo(gauge(metrics, "weft_admission_cpu_share"));
         assertThat(first.get().statusCode()).isEqualTo(200);
+    }
+
+    /** The default admission with no queue and one place for GET /slow, whose one call takes {@code latency}. */
+    private static String oneSlowPlace(String latency) {
+        return """
+                admission:
+                  queue: 0
+                  routes: { "GET /slow": 1 }
+                routes:
+                  - get: /slow
+                    timeout: 20s
+                    calls:
+                      a: { url: "SIM/a?latency=%s", timeout: 20s }
+                """.formatted(latency);
     }
 
     private static double gauge(String metrics, String name) {
