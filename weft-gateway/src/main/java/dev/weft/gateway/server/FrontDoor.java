@@ -45,7 +45,8 @@ final class FrontDoor {
             });
             Gauge.builder("weft.admission.lag", self[0], x -> x.lagMillis() / 1000)
                     .description("how late a ready virtual thread got a carrier (seconds, mean over the last 100 ms, "
-                            + "less the collector's stop-the-world pauses): the signal the adaptive limits follow").baseUnit("seconds").register(registry);
+                            + "less the collector's stop-the-world pauses): the signal the adaptive limits follow")
+                    .baseUnit("seconds").register(registry);
             Gauge.builder("weft.admission.cpu_share", self[0], AdaptiveAdmission::cpuShare)
                     .description("the share of its CPUs the process used over the last five revisions (500 ms); "
                             + "below admission.cpu_busy a lag over the target does not cut the limits").register(registry);
