@@ -67,11 +67,12 @@ class SchedulerLagTest {
                 double mean = lag.takeMillis();
                 assertThat(lag.worstSince(before)).as("the worst wake-up counts a pause too (pause %s)", pause)
                         .isGreaterThan(Duration.ofMillis(300).toNanos());
+                // without a pause: the wake-up 600 ms late and a few on time, a mean near 100 ms; with one, each
+                // wake-up counts 0 (the bound leaves room for takeMillis' own "not woken for a while" on a busy host)
                 if (pause) {
-                    assertThat(mean).as("lateness within a collector's pause").isZero();
+                    assertThat(mean).as("lateness within a collector's pause").isLessThan(50);
                 } else {
-                    assertThat(mean).as("lateness without a pause: the wake-up after the spin and a few on time")
-                            .isGreaterThan(30);
+                    assertThat(mean).as("lateness without a pause").isGreaterThan(50);
                 }
             }
         }
