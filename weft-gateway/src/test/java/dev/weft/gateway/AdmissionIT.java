@@ -121,10 +121,7 @@ class AdmissionIT {
         assertThat(metrics).contains("weft_admission_shed_duration_seconds_count 1");
         assertThat(metrics).contains("weft_admission_shed_duration_seconds_bucket{le=\"5.0\"} 1");
         // the scheduler probe wakes every 10 ms: by now it has been observed
-        java.util.regex.Matcher lag = java.util.regex.Pattern.compile("(?m)^weft_scheduler_lag_seconds_count ([0-9.]+)$")
-                .matcher(metrics);
-        assertThat(lag.find()).as("weft_scheduler_lag_seconds in %s", metrics).isTrue();
-        assertThat(Double.parseDouble(lag.group(1))).isPositive();
+        assertThat(Scrape.value(metrics, "weft_scheduler_lag_seconds_count")).isPositive();
     }
 
     @Test
@@ -185,7 +182,7 @@ class AdmissionIT {
         start(oneSlowPlace("2s"));
         CompletableFuture<HttpResponse<String>> first = slowInFlight();
         String metrics = get("/-/metrics").body();
-        assertThat(gauge(metrics, "weft_admission_refusing_cpu_share")).as("nothing refused yet").isZero();
+        assertThat(Scrape.value(metrics, "weft_admission_refusing_cpu_share")).as("nothing refused yet").isZero();
         // refused by the door for 700 ms, more than the five revisions (500 ms) its share is taken over
         long until = System.nanoTime() + Duration.ofMillis(700).toNanos();
         int refused = 0;
@@ -194,8 +191,8 @@ class AdmissionIT {
             refused++;
         }
         metrics = get("/-/metrics").body();
-        assertThat(gauge(metrics, "weft_admission_refusing_cpu_share")).as("after %d refusals", refused)
-                .isGreaterThan(0).isLessThanOrEqualTo(gauge(metrics, "weft_admission_cpu_share"));
+        assertThat(Scrape.value(metrics, "weft_admission_refusing_cpu_share")).as("after %d refusals", refused)
+                .isGreaterThan(0).isLessThanOrEqualTo(Scrape.value(metrics, "weft_admission_cpu_share"));
         assertThat(first.get().statusCode()).isEqualTo(200);
     }
 
@@ -211,12 +208,6 @@ class AdmissionIT {
                     calls:
                       a: { url: "SIM/a?latency=%s", timeout: 20s }
                 """.formatted(latency);
-    }
-
-    private static double gauge(String metrics, String name) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + name + " (\\S+)$").matcher(metrics);
-        assertThat(m.find()).as("%s in %s", name, metrics).isTrue();
-        return Double.parseDouble(m.group(1));
     }
 
     @Test

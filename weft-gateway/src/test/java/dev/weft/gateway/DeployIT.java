@@ -37,8 +37,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -96,12 +94,6 @@ class DeployIT {
         return c.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private static double metric(String scrape, String name) {
-        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*})? ([0-9.eE+-]+)$").matcher(scrape);
-        assertThat(m.find()).as(name + " in\n" + scrape).isTrue();
-        return Double.parseDouble(m.group(2));
-    }
-
     @Test
     void httpsAnswersTheComposedResponseAndCountsFailedHandshakes() throws Exception {
         TestCerts certs = TestCerts.selfSigned(dir.resolve("tls"));
@@ -123,7 +115,8 @@ class DeployIT {
             double failures = 0;
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (failures < 1 && System.nanoTime() - until < 0) {
-                failures = metric(get(c, gw.url() + "/-/metrics").body(), "weft_gateway_tls_handshake_failures_total");
+                failures = Scrape.value(get(c, gw.url() + "/-/metrics").body(),
+                        "weft_gateway_tls_handshake_failures_total");
                 Thread.sleep(20);
             }
             assertThat(failures).isEqualTo(1.0);
@@ -158,7 +151,7 @@ class DeployIT {
             assertThat(get(c, admin + "/-/routes", "Authorization", "Bearer wrong").statusCode()).isEqualTo(401);
             HttpResponse<String> m = get(c, admin + "/-/metrics", "Authorization", "Bearer s3cret");
             assertThat(m.statusCode()).isEqualTo(200);
-            assertThat(metric(m.body(), "weft_gateway_requests_total")).isEqualTo(1.0);
+            assertThat(Scrape.value(m.body(), "weft_gateway_requests_total")).isEqualTo(1.0);
             HttpResponse<String> routes = get(c, admin + "/-/routes", "Authorization", "Bearer s3cret");
             assertThat(JSON.readTree(routes.body()).at("/routes/0/route").asText()).isEqualTo("GET /p");
             assertThat(get(c, admin + "/-/health").statusCode()).isEqualTo(200);
