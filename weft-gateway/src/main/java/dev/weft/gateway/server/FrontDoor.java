@@ -52,8 +52,8 @@ final class FrontDoor {
                             + "below admission.cpu_busy a lag over the target does not cut the limits").register(registry);
             Gauge.builder("weft.admission.refusing_cpu_share", self[0], AdaptiveAdmission::refusingShare)
                     .description("the share of its CPUs the front door spent refusing over the last 500 ms (its CPU "
-                            + "time in the share of its requests it refused); above half of cpu_share a lag over the "
-                            + "target does not cut the limits").register(registry);
+                            + "time in the share of its requests it refused); a lag over the target cuts the limits "
+                            + "only while cpu_share less this is at least admission.cpu_busy").register(registry);
             a = self[0];
         } else {
             a = ceiling;

@@ -37,11 +37,11 @@ import java.util.function.Function;
  * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
  * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
  * still has room: at twice the load one CPU served, the process used 71-92% of it in each second while the limit,
- * cut by those bursts, refused 59% of the requests (docs/benchmarks.md, Round 18). Nor while the front doors spend
- * more of the CPU refusing than the rest of the process spends serving ({@link #refusingShare()}): a cut then
- * refuses more and serves less, and clients that send a 503 again at once (a closed loop) come straight back, so
- * the refusals kept the CPU busy and lag bursts kept cutting a limit learned while the backends were fast, for up to
- * 15 s after they slowed down (docs/benchmarks.md, Rounds 19 and 20).
+ * cut by those bursts, refused 59% of the requests (docs/benchmarks.md, Round 18). The CPU the front doors spend
+ * refusing ({@link #refusingShare()}) does not count towards {@code cpuBusy}: a cut frees none of it but refuses
+ * more, and clients that send a 503 again at once (a closed loop) come straight back, so the refusals kept the CPU
+ * busy and lag bursts kept cutting a limit learned while the backends were fast, for up to 15 s after they slowed
+ * down (docs/benchmarks.md, Rounds 19-21).
  *
  * <p>Measured (docs/benchmarks.md, Round 14): the limit of round 3 grew 10% every 100 ms at any lag under the
  * target, and its floor followed a rate smoothed over ~300 ms; at twice the load it served the limit swung
@@ -81,8 +81,8 @@ public final class AdaptiveAdmission implements Admission {
      * One revision of a key's limit.
      *
      * <ul>
-     *   <li>Lag above the target while the process used at least {@code cpuBusy} of its CPUs ({@code cpuShare}),
-     *       no more of it refusing ({@code refusingShare}, its front doors') than serving (the rest):
+     *   <li>Lag above the target while the process used at least {@code cpuBusy} of its CPUs for serving
+     *       ({@code cpuShare} less {@code refusingShare}, its front doors' refusing; NaN: unknown, counted as 0):
      *       cut by {@code target/lag}, at most to {@value #MAX_CUT} a revision, of the limit or of {@code peak} (the
      *       most requests in flight in the interval) / {@value #MAX_CUT} where that is lower (a limit far above what
      *       the key uses is cut where it bites, and one revision never cuts below the peak), and not below
@@ -90,8 +90,8 @@ public final class AdaptiveAdmission implements Admission {
      *       limit as it is: a burst of completions after a stall must not raise the limit while the lag is high.</li>
      *   <li>The key's requests in flight near its limit ({@code peak} at least 0.9 of it: busy), not
      *       {@code settling} (a no-load latency has passed since the last cut, so the cut's effect is seen), and
-     *       either a lag of at most half the target or a CPU not short as above (under {@code cpuBusy}, or more of
-     *       it refusing than serving; the limit then grows until serving takes the larger share): grow
+     *       either a lag of at most half the target or a CPU not short as above (under {@code cpuBusy} serving; the
+     *       limit then grows until serving takes {@code cpuBusy}, and refusing less): grow
      *       by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the last
      *       second).</li>
      *   <li>Otherwise: unchanged.</li>
@@ -99,9 +99,9 @@ public final class AdaptiveAdmission implements Admission {
      */
     static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
                        boolean calm, double cpuShare, double refusingShare, double cpuBusy) {
-        // a CPU spent more on refusing than on serving is not short for serving: a cut would refuse more, and in
-        // a closed loop each refused caller comes straight back (docs/benchmarks.md, Round 20)
-        boolean cpuShort = cpuShare >= cpuBusy && !(refusingShare > cpuShare - refusingShare);
+        // the CPU spent refusing is not short for serving: a cut frees none of it but refuses more, and in a closed
+        // loop each refused caller comes straight back (docs/benchmarks.md, Rounds 20 and 21)
+        boolean cpuShort = (Double.isNaN(refusingShare) ? cpuShare : cpuShare - refusingShare) >= cpuBusy;
         if (lagMs > targetMs && cpuShort) {
             double from = Math.min(limit, peak / MAX_CUT);
             return Math.max(Math.min(limit, floor), from * Math.max(MAX_CUT, targetMs / lagMs));
@@ -364,8 +364,8 @@ public final class AdaptiveAdmission implements Admission {
 
     /**
      * The share of its CPUs the process's front doors spent refusing over the last five revisions (estimated: a
-     * door's CPU time in the share of its requests it refused); NaN before the first. Above half of
-     * {@link #cpuShare()} a lag does not cut the limits.
+     * door's CPU time in the share of its requests it refused); NaN before the first. A lag cuts the limits only
+     * while {@link #cpuShare()} less this is at least {@link AdmissionPolicy#cpuBusy()}.
      */
     public double refusingShare() {
         return cpu.last().refusing();

@@ -15,9 +15,9 @@ import java.util.Map;
  * @param queue        requests that may wait for a place per key, default 100; more are refused at once
  * @param maxWait      how long a request waits in the queue before it is refused, default 20ms
  * @param lagTarget    the scheduling delay the gateway accepts before it lowers its limits, default 20ms
- * @param cpuBusy      the share of its CPUs (0..1) the process must have used over the last 500 ms for a lag over
- *                     the target to cut the limits, default {@value #DEFAULT_CPU_BUSY}; 0: the lag alone decides
- *                     (before Round 18)
+ * @param cpuBusy      the share of its CPUs (0..1) the process must have used over the last 500 ms for serving (its
+ *                     front doors' refusing left out) for a lag over the target to cut the limits, default
+ *                     {@value #DEFAULT_CPU_BUSY}; 0: the lag alone decides (before Round 18)
  * @param routes       per key (route id such as {@code GET /orders/{id}}): a fixed upper bound of its limit
  */
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,

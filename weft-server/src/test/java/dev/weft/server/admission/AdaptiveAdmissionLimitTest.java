@@ -80,14 +80,17 @@ class AdaptiveAdmissionLimitTest {
 
     @ParameterizedTest(name = "cpu {0}, refusing {1}, lag {2} ms, peak {3}, calm {4}: {5} ({6})")
     @CsvSource(delimiter = ';', textBlock = """
-            # Round 20: a closed loop that sends each 503 again at once keeps the front door refusing
-            1.0; 0.6;  40; 1000; false; 1051; more of the CPU refusing than serving: a lag does not cut, a busy route grows
+            # Round 20: a closed loop that sends each 503 again at once keeps the front door refusing; Round 21: what
+            # counts is the CPU left for serving (cpu less refusing) against cpu_busy (0.8)
+            1.0; 0.6;  40; 1000; false; 1051; 0.4 serving: a lag does not cut, a busy route grows
             1.0; 0.6;  40; 1000; true;  1201; ...by 20% with no cut in the last second
             1.0; 0.6;  40; 0;    false; 1000; ...but not a route that does not use its limit
-            1.0; 0.5;  40; 1000; false; 800;  refusing and serving equal: the lag cuts
-            1.0; 0.2;  40; 1000; false; 800;  refusing 0.2 (about twice the load one CPU serves): the lag cuts, as before
-            0.9; 0.46; 40; 1000; false; 1051; 0.46 of 0.9 refusing: more than serving
-            0.9; 0.44; 40; 1000; false; 800;  0.44 of 0.9: less
+            1.0; 0.5;  40; 1000; false; 1051; refusing and serving equal: 0.5 serving, grow (Round 20 cut here)
+            0.9; 0.44; 40; 1000; false; 1051; 0.46 serving, more than refusing: grow (Round 20 cut here)
+            1.0; 0.21; 40; 1000; false; 1051; 0.79 serving: just under cpu_busy, grow
+            1.0; 0.2;  40; 1000; false; 800;  0.8 serving (refusing 0.2: about twice the load one CPU serves): the lag cuts
+            0.95; 0.1; 40; 1000; false; 800;  0.85 serving: the lag cuts
+            1.0; 0;    40; 1000; false; 800;  nothing refused: the CPU share alone decides, as before
             1.0; 0.6;  15; 1000; false; 1051; between half the target and the target: a busy route grows
             1.0; NaN;  40; 1000; false; 800;  unknown (before the first revision): the lag cuts, as before
             """)
