@@ -66,6 +66,20 @@ class BenchIT {
     }
 
     @Test
+    void openLoopSendsTheWindowsLastSlotWhenThereIsRoom() throws Exception {
+        // one request every 999,999 ns for 1 s: slots 0..1000, the last 1 us before the window's end, which the
+        // generator's park almost always oversleeps; with room for 200 in flight (about 50 are) every slot is sent
+        double rate = 1e9 / 999_999.0;
+        Bench.Options o = new Bench.Options(List.of(url("/last")), "GET", Headers.EMPTY, null, rate, 200,
+                Duration.ZERO, Duration.ofSeconds(1), Duration.ofSeconds(30));
+        Bench.Result r = Bench.run(o, null, false);
+
+        assertThat(r.requests() + r.notSent()).isEqualTo(1001);
+        assertThat(r.notSent()).as("not sent, with room free").isZero();
+        assertThat(r.requests()).isEqualTo(sim.stats().requests("/last"));
+    }
+
+    @Test
     void aSenderIsToldWhichRequestsTheWindowCounts() throws Exception {
         // 100 req/s, 1 s of warm-up then 1 s counted: a sender's own figures (the overload lab's 503 p99) must
         // leave out the warm-up exactly as the result does
