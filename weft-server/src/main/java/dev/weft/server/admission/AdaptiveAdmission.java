@@ -90,8 +90,10 @@ public final class AdaptiveAdmission implements Admission {
      *       limit as it is: a burst of completions after a stall must not raise the limit while the lag is high.</li>
      *   <li>The key's requests in flight near its limit ({@code peak} at least 0.9 of it: busy), not
      *       {@code settling} (a no-load latency has passed since the last cut, so the cut's effect is seen), and
-     *       either a lag of at most half the target or a CPU not short as above (under {@code cpuBusy} serving; the
-     *       limit then grows until serving takes {@code cpuBusy}, and refusing less): grow
+     *       either a lag of at most half the target or a CPU not short as above (under {@code cpuBusy} serving; in
+     *       a closed loop the limit then grows until serving takes {@code cpuBusy}, refusing less; in an open loop
+     *       past the CPU a higher limit refuses no less, and the admitted work queues: docs/benchmarks.md, Round
+     *       21): grow
      *       by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the last
      *       second).</li>
      *   <li>Otherwise: unchanged.</li>
