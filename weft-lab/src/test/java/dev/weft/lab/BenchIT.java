@@ -117,4 +117,33 @@ class BenchIT {
         assertThat(r.maxMillis()).isGreaterThanOrEqualTo(lastLowerBound * 0.99);
         assertThat(r.generatorNote()).contains("could not keep up").contains("never were");
     }
+
+    @Test
+    void openLoopCountsTheWaitForACarrierAsSendDelay() throws Exception {
+        // 500 ms into a 2 s window at 100 req/s, every carrier spins for 300 ms: the ~30 requests due then cannot
+        // start, and each is sent up to 300 ms late. The generator itself (this platform thread) stays on time, so a
+        // send delay taken where it starts the request's thread (until Round 22) stays near 0.
+        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
+                Runtime.getRuntime().availableProcessors());
+        Thread holder = Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                return;
+            }
+            long until = System.nanoTime() + 300_000_000L;
+            for (int i = 0; i < carriers; i++) {
+                Thread.ofVirtual().start(() -> {
+                    while (System.nanoTime() - until < 0) {
+                        Thread.onSpinWait();
+                    }
+                });
+            }
+        });
+        Bench.Result r = Bench.run(options("/carriers", 100, 50), null, false);
+        holder.join();
+
+        assertThat(r.requests()).isEqualTo(200);
+        assertThat(r.sendLag().getValueAtPercentile(99) / 1000.0).as("p99 send delay, ms").isGreaterThanOrEqualTo(100);
+    }
 }
