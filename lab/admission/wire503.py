@@ -11,8 +11,8 @@ For each measured step, the time on the wire (kernel timestamps of the capture) 
 first packet of its answer, for 503s and 200s; and how many of the 503s over 50 ms had their request arrive near a
 collector's pause (from 50 ms before it starts, so that the pause falls in the 503's time, to 50 ms after it ends)
 or in the 600 ms after one (from 50 ms before it to 600 ms after it: the backlog it left), each against the share of
-the step's time those windows cover. A 503 on the wire is not delayed by the load generator's own CPU; the client's 503 p99 in
-the lab's table is.
+the step's time those windows cover. A 503 on the wire is not delayed by the load generator's own CPU; the client's
+503 p99 in the lab's table is.
 """
 import collections
 import datetime
@@ -122,7 +122,8 @@ def main():
     ps = pauses(gc)
     sent = {}  # (client address, client port, sequence number after the request) -> time on the wire
     lat = collections.defaultdict(lambda: collections.defaultdict(list))
-    slow = collections.defaultdict(lambda: [0, 0, 0])  # label -> [near a pause, up to 600 ms after one, all] (slow 503s)
+    # label -> slow 503s: [near a pause, up to 600 ms after one, all]
+    slow = collections.defaultdict(lambda: [0, 0, 0])
     unmatched = 0
     for t, src, sport, dst, dport, seq, ack, plen, head in packets(cap):
         if head.startswith((b'GET ', b'POST ', b'PUT ', b'HEAD ', b'DELETE ')):
@@ -144,9 +145,9 @@ def main():
                         if any(p0 - NEAR_S <= t0 <= p1 + AFTER_S for p0, p1 in ps):
                             slow[label][1] += 1
     print(f'wire503: {len(ps)} collector pauses in the log; {unmatched} answers whose request was not matched')
-    print('| step | 503s | wire 503 p50 ms | wire 503 p99 ms | wire 503 max ms | 200s | wire 200 p50 ms | wire 200 p99 ms '
-          f'| 503s over {SLOW_MS:.0f} ms | of them near a pause | step time near a pause | of them up to 600 ms after '
-          'a pause | step time up to 600 ms after a pause |')
+    print('| step | 503s | wire 503 p50 ms | wire 503 p99 ms | wire 503 max ms | 200s | wire 200 p50 ms '
+          f'| wire 200 p99 ms | 503s over {SLOW_MS:.0f} ms | of them near a pause | step time near a pause '
+          '| of them up to 600 ms after a pause | step time up to 600 ms after a pause |')
     print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for a, b, label in st:
         r, ok = lat[label]['503'], lat[label]['200']

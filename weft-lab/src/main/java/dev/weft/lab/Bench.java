@@ -79,8 +79,8 @@ public final class Bench {
      * @param notSent      open loop: scheduled in the window but never sent (the generator fell behind)
      * @param seconds      length of the window
      * @param latency      microseconds, successful requests only
-     * @param sendLag      open loop: microseconds between a request's scheduled time and the start of its send (on its own
-     *                     virtual thread, so a wait for a carrier counts)
+     * @param sendLag      open loop: microseconds between a request's scheduled time and the start of its send (on
+     *                     its own virtual thread, so a wait for a carrier counts)
      */
     public record Result(Options options, long requests, long ok, Map<String, Long> errorsByReason, long notSent,
                          double seconds, Histogram latency, Histogram sendLag) {

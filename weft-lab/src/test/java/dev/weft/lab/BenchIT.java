@@ -122,7 +122,8 @@ class BenchIT {
     void openLoopCountsTheWaitForACarrierAsSendDelay() throws Exception {
         // 500 ms into a 2 s window at 100 req/s, every carrier spins for 300 ms: the ~30 requests due then cannot
         // start, and each is sent up to 300 ms late. The generator itself (this platform thread) stays on time, so a
-        // send delay taken where it starts the request's thread (until Round 22) stays near 0.
+        // send delay taken where it starts the request's thread (until Round 22) stays near 0. Four spinners per
+        // carrier, so that a carrier the pool added for a blocked one earlier spins too.
         int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
                 Runtime.getRuntime().availableProcessors());
         Thread holder = Thread.ofPlatform().start(() -> {
@@ -132,7 +133,7 @@ class BenchIT {
                 return;
             }
             long until = System.nanoTime() + 300_000_000L;
-            for (int i = 0; i < carriers; i++) {
+            for (int i = 0; i < 4 * carriers; i++) {
                 Thread.ofVirtual().start(() -> {
                     while (System.nanoTime() - until < 0) {
                         Thread.onSpinWait();
