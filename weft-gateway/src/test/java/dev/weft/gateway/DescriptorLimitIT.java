@@ -259,24 +259,9 @@ class DescriptorLimitIT {
             String metrics = http.send(HttpRequest.newBuilder(base.resolve("/-/metrics")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
             // summed over every series (each call and destination has its own), not the first that matches
-            assertThat(sum(metrics, "weft_calls_total", "outcome=\"no-descriptors\"")).as(metrics)
+            assertThat(Scrape.sum(metrics, "weft_calls_total", "outcome=\"no-descriptors\"")).as(metrics)
                     .isGreaterThanOrEqualTo(shed.size());
-            assertThat(sum(metrics, "weft_destination_breaker_openings_total", "")).as(metrics).isZero();
+            assertThat(Scrape.sum(metrics, "weft_destination_breaker_openings_total", "")).as(metrics).isZero();
         }
-    }
-
-    /** The sum of a metric's series whose labels contain {@code labels}; fails when there is none. */
-    private static double sum(String metrics, String name, String labels) {
-        double total = 0;
-        int series = 0;
-        for (String line : metrics.split("\n")) {
-            int close = line.lastIndexOf("} ");
-            if (line.startsWith(name + "{") && close > 0 && line.substring(0, close).contains(labels)) {
-                total += Double.parseDouble(line.substring(close + 2).strip());
-                series++;
-            }
-        }
-        assertThat(series).as("series of " + name + " with " + labels + " in\n" + metrics).isPositive();
-        return total;
     }
 }
