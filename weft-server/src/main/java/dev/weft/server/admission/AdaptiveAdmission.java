@@ -93,9 +93,8 @@ public final class AdaptiveAdmission implements Admission {
      *       either a lag of at most half the target or a CPU not short as above (under {@code cpuBusy} serving; in
      *       a closed loop the limit then grows until serving takes {@code cpuBusy}, refusing less; in an open loop
      *       past the CPU a higher limit refuses no less, and the admitted work queues: docs/benchmarks.md, Round
-     *       21): grow
-     *       by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the last
-     *       second).</li>
+     *       21): grow by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the
+     *       last second).</li>
      *   <li>Otherwise: unchanged.</li>
      * </ul>
      */
