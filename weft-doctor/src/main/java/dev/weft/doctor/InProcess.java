@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.Semaphore;
+import java.util.function.Consumer;
 
 /**
  * The doctor inside Weft's own services: {@code GET /-/threads} on their admin endpoints, and a watch that
@@ -68,18 +69,32 @@ public final class InProcess {
      * Every {@code every}, one second of JFR execution samples; each virtual thread found running for 200 ms
      * or more without a break counts once in {@code weft.threads.runaways} (by thread id, so one that keeps
      * running counts once). A runaway outside those seconds goes uncounted; {@code /-/threads} and
-     * {@code weft doctor} look closer. No thread dumps.
+     * {@code weft doctor} look closer. No thread dumps. While the process is short of file descriptors
+     * ({@link ThisJvm#descriptorShortage()}: JFR would stop the JVM) a period's check is skipped, counted in
+     * {@code weft.threads.runaway.checks.skipped} and told to {@code log}.
      */
-    public static AutoCloseable watchRunaways(MeterRegistry registry, Duration every) {
+    public static AutoCloseable watchRunaways(MeterRegistry registry, Duration every, Consumer<String> log) {
         Counter runaways = Counter.builder("weft.threads.runaways")
                 .description("virtual threads seen running 200 ms or more without a break (JFR, 1 s in every period)")
                 .register(registry);
+        Counter skipped = Counter.builder("weft.threads.runaway.checks.skipped")
+                .description("runaway checks skipped because the process was short of file descriptors "
+                        + "(JFR stops the JVM when it finds none)")
+                .register(registry);
         Set<Long> counted = new HashSet<>();
         Doctor.Options o = Doctor.Options.DEFAULT.withWindow(Duration.ofSeconds(1)).withCensus(false);
+        // loads what a skip needs while descriptors are free (run from class files, loading a class takes one)
+        ThisJvm.descriptorShortage();
         Thread t = Thread.ofPlatform().daemon().name("weft-runaway-watch").start(() -> {
             while (!Thread.currentThread().isInterrupted()) {
                 try {
                     Thread.sleep(every);
+                    String shortage = ThisJvm.descriptorShortage();
+                    if (shortage != null) {
+                        skipped.increment();
+                        log.accept("runaway check skipped: " + shortage);
+                        continue;
+                    }
                     if (!ONE.tryAcquire()) {
                         continue;
                     }

@@ -1,6 +1,7 @@
 package dev.weft.doctor;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
+import dev.weft.core.Descriptors;
 import jdk.jfr.Recording;
 
 import java.io.IOException;
@@ -13,6 +14,22 @@ import java.util.List;
 
 /** This JVM, for the {@code /-/threads} endpoints of Weft's own services: the same material, taken in-process. */
 public final class ThisJvm implements ThreadSource {
+    /**
+     * File descriptors that must be free before a recording starts. JFR opens a chunk file in its repository
+     * when a recording starts, and when it cannot (no descriptor left) it stops the whole JVM ("An irrecoverable
+     * error in Jfr. Shutting down VM"): seen on the gateway out of descriptors under load, with the runaway
+     * watch's recording. Reading the recording back takes two or three more; the rest is room for connections
+     * that open between the check and the start.
+     */
+    static final int DESCRIPTOR_RESERVE = 32;
+
+    /** Thrown instead of starting a recording while the process is short of file descriptors. */
+    public static final class ShortOfDescriptors extends IOException {
+        ShortOfDescriptors(String message) {
+            super(message);
+        }
+    }
+
     private final HotSpotDiagnosticMXBean diagnostic = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
     private Recording recording;
 
@@ -29,8 +46,33 @@ public final class ThisJvm implements ThreadSource {
         }
     }
 
+    /**
+     * Why a recording must not start now (fewer than {@link #DESCRIPTOR_RESERVE} descriptors free, or none left
+     * to count them with), or null when it may.
+     */
+    public static String descriptorShortage() {
+        return descriptorShortage(Descriptors.limit(), Descriptors.open());
+    }
+
+    static String descriptorShortage(long limit, long open) {
+        if (limit <= 0) {
+            return null; // the platform does not say
+        }
+        if (open >= 0 && limit - open >= DESCRIPTOR_RESERVE) {
+            return null;
+        }
+        return (open < 0 ? "no file descriptor is free (the limit is " + limit + ")"
+                : open + " of " + limit + " file descriptors are open")
+                + "; JFR needs a few free and stops the JVM when it finds none";
+    }
+
+    /** @throws ShortOfDescriptors while {@link #descriptorShortage()} says so; nothing is started then */
     @Override
-    public void startRecording(long periodMillis) {
+    public void startRecording(long periodMillis) throws ShortOfDescriptors {
+        String shortage = descriptorShortage();
+        if (shortage != null) {
+            throw new ShortOfDescriptors("not recording: " + shortage);
+        }
         recording = new Recording();
         recording.enable(Jfr.SAMPLE).withPeriod(Duration.ofMillis(periodMillis));
         recording.enable(Jfr.PINNED).withThreshold(Duration.ofMillis(20)).withStackTrace();

@@ -82,6 +82,9 @@ public final class StatusServer implements AutoCloseable {
         } catch (InProcess.Busy e) {
             return ServerResponse.json(503, Json.MAPPER.writeValueAsBytes(Map.of("error", e.getMessage())))
                     .withHeader("Retry-After", "1");
+        } catch (dev.weft.doctor.ThisJvm.ShortOfDescriptors e) {
+            return ServerResponse.json(503, Json.MAPPER.writeValueAsBytes(Map.of("error", e.getMessage())))
+                    .withHeader("Retry-After", "5");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return ServerResponse.json(503, Json.MAPPER.writeValueAsBytes(Map.of("error", "stopping")));

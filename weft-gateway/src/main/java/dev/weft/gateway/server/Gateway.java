@@ -81,7 +81,7 @@ public final class Gateway implements AutoCloseable {
         this.observer = GatewayObserver.start(config, registry);
         this.current = snapshot(config);
         java.time.Duration every = runawayCheck();
-        this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every);
+        this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every, log);
         this.lagWatch = FrontDoor.schedulerLag(registry);
         this.shedTimer = FrontDoor.shedTimer(registry);
     }
@@ -277,6 +277,8 @@ public final class Gateway implements AutoCloseable {
             return error(400, e.getMessage());
         } catch (InProcess.Busy e) {
             return error(503, e.getMessage()).withHeader("Retry-After", "1");
+        } catch (dev.weft.doctor.ThisJvm.ShortOfDescriptors e) {
+            return error(503, e.getMessage()).withHeader("Retry-After", "5");
         } catch (IOException e) {
             return error(500, "thread dump failed: " + e.getMessage());
         } catch (InterruptedException e) {
