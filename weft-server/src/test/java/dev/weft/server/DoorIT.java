@@ -180,6 +180,43 @@ class DoorIT {
     }
 
     @Test
+    void queuedRequestsOfOneRouteGetTheirPlacesInTheirOrder() throws Exception {
+        // once the oldest finds no place, the door does not ask for the later ones of the route in that pass; each
+        // still gets its place in turn, and an expiring one is still refused (the test below)
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> entered = java.util.Collections.synchronizedList(new ArrayList<>());
+        HttpHandler handler = r -> {
+            entered.add(r.query());
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return ServerResponse.json(200, "{}");
+        };
+        try (HttpServer server = start(handler, admission(Map.of("/q", 1), 3, Duration.ofSeconds(10)), null,
+                ServerLimits.DEFAULT);
+             Socket first = connect(server); Socket a = connect(server); Socket b = connect(server);
+             Socket c = connect(server)) {
+            send(first, "GET /q?0 HTTP/1.1\r\n" + H + "\r\n");
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (entered.isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            for (Socket q : List.of(a, b, c)) {
+                send(q, "GET /q?" + (q == a ? 1 : q == b ? 2 : 3) + " HTTP/1.1\r\n" + H + "\r\n");
+                Thread.sleep(100); // queued in this order
+            }
+            assertThat(entered).containsExactly("0");
+            release.countDown();
+            for (Socket q : List.of(first, a, b, c)) {
+                assertThat(ServerConformanceIT.Answer.read(q.getInputStream()).status()).isEqualTo(200);
+            }
+            assertThat(entered).containsExactly("0", "1", "2", "3");
+        }
+    }
+
+    @Test
     void aQueuedRequestIsRefusedOnTheDoorsThreadWhenItsWaitEnds() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         ConcurrentLinkedQueue<String> refusedOn = new ConcurrentLinkedQueue<>();
@@ -251,6 +288,61 @@ class DoorIT {
             assertThat(c.body()).contains("/c");
             release.countDown();
             assertThat(ServerConformanceIT.Answer.read(holder.getInputStream()).status()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aRequestSentWhileTheLastOneRunsIsAnsweredAfterIt() throws Exception {
+        // the door reads nothing more of a connection whose request runs: input that comes meanwhile waits in the
+        // socket and is answered after that request's answer
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger calls = new AtomicInteger();
+        try (HttpServer server = start(holding("/hold", release, calls), admission(Map.of(), 0, Duration.ZERO), null,
+                ServerLimits.DEFAULT);
+             Socket c = connect(server)) {
+            send(c, "GET /hold HTTP/1.1\r\n" + H + "\r\n");
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (calls.get() == 0 && System.nanoTime() - until < 0) {
+                Thread.sleep(5);
+            }
+            send(c, "GET /next HTTP/1.1\r\n" + H + "\r\n");
+            Thread.sleep(200); // the door has seen it by now
+            release.countDown();
+            InputStream in = c.getInputStream();
+            ServerConformanceIT.Answer first = ServerConformanceIT.Answer.read(in);
+            ServerConformanceIT.Answer second = ServerConformanceIT.Answer.read(in);
+            assertThat(List.of(first.status(), second.status())).containsExactly(200, 200);
+            assertThat(first.body()).contains("/hold");
+            assertThat(second.body()).contains("/next");
+            // and the connection goes on
+            send(c, "GET /third HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(ServerConformanceIT.Answer.read(in).body()).contains("/third");
+        }
+    }
+
+    @Test
+    void answersOnOneConnectionComeWholeAndInOrderWhateverTheirSize() throws Exception {
+        // an answer larger than the socket takes at once is finished by the door as the client reads it (late), and
+        // the connection goes on; before it, many small ones in a row on the same connection
+        byte[] big = new byte[4 << 20];
+        java.util.Arrays.fill(big, (byte) 'x');
+        HttpHandler handler = r -> r.path().equals("/big")
+                ? new ServerResponse(200, List.of(Map.entry("Content-Type", "text/plain")), big)
+                : ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}");
+        try (HttpServer server = start(handler, admission(Map.of(), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
+             Socket c = connect(server)) {
+            InputStream in = c.getInputStream();
+            for (int i = 0; i < 200; i++) {
+                send(c, "GET /n" + i + " HTTP/1.1\r\n" + H + "\r\n");
+                assertThat(ServerConformanceIT.Answer.read(in).body()).isEqualTo("{\"path\":\"/n" + i + "\"}");
+            }
+            send(c, "GET /big HTTP/1.1\r\n" + H + "\r\n");
+            Thread.sleep(300); // the socket's buffers fill; the door writes the rest as they drain
+            ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(in);
+            assertThat(a.status()).isEqualTo(200);
+            assertThat(a.body().length()).isEqualTo(big.length);
+            send(c, "GET /after HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(ServerConformanceIT.Answer.read(in).body()).contains("/after");
         }
     }
 
