@@ -86,7 +86,7 @@ class DescriptorLimitIT {
     @Test
     void outOfDescriptorsShedsLogsAndRecovers() throws Exception {
         // a runaway check every half second: JFR stops the JVM when a recording finds no descriptor free, so the
-        // watch must skip its checks while the process is short (the first, before the shortage, loads its classes)
+        // watch must skip its checks while the process is short (without that, the child stopped 1.3 s after start)
         startChild(List.of("-Dweft.runawayWatch=500ms"), """
                 limits: { max_connections: 10000 }
                 routes:
