@@ -405,12 +405,7 @@ final class Door implements AutoCloseable {
         }
     }
 
-    /**
-     * Each queued request, oldest first: admitted when its place is free, refused when its deadline passed. Once a
-     * request finds no place, the later ones of its route do not look in this pass (each look takes the route's
-     * lock; with a full queue of 100 and a pass every ms, the looks were 12% of the door's profile at twice the load
-     * served: docs/benchmarks.md, Round 23).
-     */
+    /** Each queued request, oldest first: admitted when its place is free, refused when its deadline passed. */
     private void pollQueue() {
         if (queued.isEmpty()) {
             return;
@@ -418,7 +413,6 @@ final class Door implements AutoCloseable {
         long now = System.nanoTime();
         List<Conn> done = new ArrayList<>();
         List<Admission.Ticket> tickets = new ArrayList<>();
-        Set<Object> noPlace = null;
         for (java.util.Iterator<Conn> it = queued.iterator(); it.hasNext(); ) {
             Conn c = it.next();
             Admission.Ticket t;
@@ -426,16 +420,11 @@ final class Door implements AutoCloseable {
                 c.queued.leave(); // gone: give its place in the queue back (not a 503: nobody is there to get it)
                 t = null;
             } else {
-                Object group = c.queued.group();
-                t = noPlace != null && noPlace.contains(group) ? null : c.queued.poll();
+                t = c.queued.poll();
                 if (t == null && now - c.queued.deadline() >= 0) {
                     t = c.queued.expire();
                 }
                 if (t == null) {
-                    if (noPlace == null) {
-                        noPlace = new HashSet<>();
-                    }
-                    noPlace.add(group);
                     continue;
                 }
             }

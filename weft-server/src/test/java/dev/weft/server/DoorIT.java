@@ -181,8 +181,7 @@ class DoorIT {
 
     @Test
     void queuedRequestsOfOneRouteGetTheirPlacesInTheirOrder() throws Exception {
-        // once the oldest finds no place, the door does not ask for the later ones of the route in that pass; each
-        // still gets its place in turn (and one whose wait ends is still refused: the test below)
+        // the door looks for their places oldest first: each gets its place in turn
         CountDownLatch release = new CountDownLatch(1);
         List<String> entered = java.util.Collections.synchronizedList(new ArrayList<>());
         HttpHandler handler = r -> {

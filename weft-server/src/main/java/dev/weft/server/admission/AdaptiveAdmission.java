@@ -521,11 +521,6 @@ public final class AdaptiveAdmission implements Admission {
                 }
 
                 @Override
-                public Object group() {
-                    return Key.this;
-                }
-
-                @Override
                 public Ticket poll() {
                     lock.lock();
                     try {

@@ -44,14 +44,6 @@ public interface Admission extends AutoCloseable {
 
         /** It leaves the queue, neither admitted nor refused: its connection went away. */
         void leave();
-
-        /**
-         * The queue it waits in (its route's): its requests are admitted in their order, so once one of them finds
-         * no place, the later ones need not look in the same pass. Each place is its own queue by default.
-         */
-        default Object group() {
-            return this;
-        }
     }
 
     /**
