@@ -388,6 +388,29 @@ class GatewayIT {
     }
 
     @Test
+    void theJvmsMetersAreInMetricsAndTheCollectorsPausesAreAHistogram() throws Exception {
+        start("""
+                routes:
+                  - get: /x
+                    calls: { a: { url: "SIM/x" } }
+                """);
+        System.gc(); // a stop-the-world collection of this JVM, the gateway's: told to the gateway's listener
+        await("a collector pause in /-/metrics", Duration.ofSeconds(10),
+                () -> get("/-/metrics").body().contains("jvm_gc_pause_seconds_count"));
+        String metrics = get("/-/metrics").body();
+        assertThat(Scrape.sum(metrics, "jvm_gc_pause_seconds_count", "")).isGreaterThanOrEqualTo(1);
+        // the documented buckets, 1 ms to 5 s, and the pause counted in the last
+        assertThat(Scrape.sum(metrics, "jvm_gc_pause_seconds_bucket", "le=\"0.001\"")).isGreaterThanOrEqualTo(0);
+        assertThat(Scrape.sum(metrics, "jvm_gc_pause_seconds_bucket", "le=\"5.0\""))
+                .isEqualTo(Scrape.sum(metrics, "jvm_gc_pause_seconds_count", ""));
+        for (String meter : List.of("jvm_gc_overhead", "jvm_memory_used_bytes", "jvm_threads_live_threads",
+                "jvm_classes_loaded_classes", "jvm_compilation_time_ms_total", "jvm_info", "process_cpu_usage",
+                "process_uptime_seconds", "process_files_open_files", "process_files_max_files")) {
+            assertThat(metrics).as(meter).containsPattern("(?m)^" + meter + "[ {]");
+        }
+    }
+
+    @Test
     void platformExecutorRunsTheSameHandler() throws Exception {
         start("""
                 routes:

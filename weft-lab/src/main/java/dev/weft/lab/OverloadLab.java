@@ -76,9 +76,15 @@ public final class OverloadLab {
      * @param lagP99Millis         the gateway's p99 scheduler lag ({@code weft_scheduler_lag_seconds}), a bucket bound
      * @param lagMaxMillis         its worst wake-up in the step, a bucket bound: one stall of 600 ms is one late
      *                             wake-up of ~600, below the p99, yet it holds up every request that arrives in it
+     * @param gcPauseMillis        the gateway's stop-the-world collector pauses in the step, in all
+     *                             ({@code jvm_gc_pause_seconds_sum}); NaN: none known
+     * @param gcPauseMaxMillis     its longest pause in the step, a bucket bound ({@code jvm_gc_pause_seconds}): a
+     *                             pause stops the front door too, so a 503 whose request came during it waits for its
+     *                             end (docs/benchmarks.md, Round 22)
      */
     public record Step(String model, double factor, double offered, Bench.Result result, double shedP99Millis,
-                       long breakerOpenings, double gatewayShedP99Millis, double lagP99Millis, double lagMaxMillis) {
+                       long breakerOpenings, double gatewayShedP99Millis, double lagP99Millis, double lagMaxMillis,
+                       double gcPauseMillis, double gcPauseMaxMillis) {
         long count(String outcome) {
             return result.errorsByReason().getOrDefault(outcome, 0L);
         }
@@ -117,6 +123,8 @@ public final class OverloadLab {
             m.put("gateway_503_p99_ms", Double.isNaN(gatewayShedP99Millis) ? null : gatewayShedP99Millis);
             m.put("gateway_lag_p99_ms", Double.isNaN(lagP99Millis) ? null : lagP99Millis);
             m.put("gateway_lag_max_ms", Double.isNaN(lagMaxMillis) ? null : lagMaxMillis);
+            m.put("gateway_gc_pause_ms", Double.isNaN(gcPauseMillis) ? null : Math.round(gcPauseMillis * 10) / 10.0);
+            m.put("gateway_gc_pause_max_ms", Double.isNaN(gcPauseMaxMillis) ? null : gcPauseMaxMillis);
             return m;
         }
     }
@@ -372,7 +380,32 @@ public final class OverloadLab {
         return new Step(model, factor, rate, res, shedP99, opened0 < 0 || opened1 < 0 ? -1 : opened1 - opened0,
                 percentileMillis(before, after, "weft_admission_shed_duration_seconds", 0.99),
                 percentileMillis(before, after, "weft_scheduler_lag_seconds", 0.99),
-                percentileMillis(before, after, "weft_scheduler_lag_seconds", 1.0));
+                percentileMillis(before, after, "weft_scheduler_lag_seconds", 1.0),
+                sumMillis(before, after, "jvm_gc_pause_seconds"),
+                percentileMillis(before, after, "jvm_gc_pause_seconds", 1.0));
+    }
+
+    /**
+     * What a Prometheus histogram or summary of seconds ({@code name_sum}, summed over its labels) grew by between two
+     * scrapes, in ms; NaN when either scrape lacks it.
+     */
+    static double sumMillis(String before, String after, String name) {
+        if (before == null || after == null) {
+            return Double.NaN;
+        }
+        Double b = sum(before, name);
+        Double a = sum(after, name);
+        return a == null ? Double.NaN : (a - (b == null ? 0 : b)) * 1000;
+    }
+
+    private static Double sum(String metrics, String name) {
+        Matcher m = Pattern.compile("^" + Pattern.quote(name) + "_sum(?:\\{[^}]*})? ([0-9.eE+-]+)$", Pattern.MULTILINE)
+                .matcher(metrics);
+        Double n = null;
+        while (m.find()) {
+            n = (n == null ? 0 : n) + Double.parseDouble(m.group(1));
+        }
+        return n;
     }
 
     /** The gateway's /-/metrics, or null (not a Weft gateway, or no answer). */
@@ -443,8 +476,8 @@ public final class OverloadLab {
     }
 
     public static String header() {
-        return "| model | offered | offered req/s | goodput req/s | 503 share | p50 ms | p99 ms | 503 p99 ms | other failures | breaker openings | send delay p99 ms | gateway 503 p99 ms | gateway lag p99 ms | gateway lag max ms |\n"
-                + "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n";
+        return "| model | offered | offered req/s | goodput req/s | 503 share | p50 ms | p99 ms | 503 p99 ms | other failures | breaker openings | send delay p99 ms | gateway 503 p99 ms | gateway lag p99 ms | gateway lag max ms | gateway gc pauses ms | gateway gc pause max ms |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
     }
 
     public static String line(Step s) {
@@ -454,11 +487,13 @@ public final class OverloadLab {
         if (x.notSent() > 0) {
             other.put("not-sent", x.notSent());
         }
-        return String.format(Locale.ROOT, "| %s | %.1fx | %.0f | %.0f | %.1f%% | %.0f | %.0f | %s | %d%s | %s | %.1f | %s | %s | %s |%n", s.model(),
+        return String.format(Locale.ROOT, "| %s | %.1fx | %.0f | %.0f | %.1f%% | %.0f | %.0f | %s | %d%s | %s | %.1f | %s | %s | %s | %s | %s |%n", s.model(),
                 s.factor(), s.offered(), x.throughput(), 100 * s.share503(), x.percentileMillis(50), x.percentileMillis(99),
                 Double.isNaN(s.shedP99Millis()) ? "-" : String.format(Locale.ROOT, "%.1f", s.shedP99Millis()),
                 s.otherFailures(), other.isEmpty() ? "" : " " + other, s.breakerOpenings() < 0 ? "n/a" : Long.toString(s.breakerOpenings()),
-                s.sendDelayP99Millis(), bound(s.gatewayShedP99Millis()), bound(s.lagP99Millis()), bound(s.lagMaxMillis()));
+                s.sendDelayP99Millis(), bound(s.gatewayShedP99Millis()), bound(s.lagP99Millis()), bound(s.lagMaxMillis()),
+                Double.isNaN(s.gcPauseMillis()) ? "-" : String.format(Locale.ROOT, "%.0f", s.gcPauseMillis()),
+                bound(s.gcPauseMaxMillis()));
     }
 
     /** A percentile from {@link #percentileMillis}: "<= bound", "> 5000" or "-". */

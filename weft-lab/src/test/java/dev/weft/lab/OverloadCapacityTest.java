@@ -43,16 +43,38 @@ class OverloadCapacityTest {
         for (long ms = 1; ms <= 100; ms++) {
             r.sendLag().recordValue(ms * 1000); // 1..100 ms late: p99 99 ms
         }
-        OverloadLab.Step s = new OverloadLab.Step("weft", 2.0, 200, r, 12.5, 0, 50, 75, Double.POSITIVE_INFINITY);
+        OverloadLab.Step s = new OverloadLab.Step("weft", 2.0, 200, r, 12.5, 0, 50, 75, Double.POSITIVE_INFINITY,
+                123.4, 75);
         String line = OverloadLab.line(s).strip();
         String header = OverloadLab.header().lines().findFirst().orElseThrow();
         assertThat(line.split("\\|", -1)).hasSameSizeAs(header.split("\\|", -1));
-        assertThat(header).endsWith("| send delay p99 ms | gateway 503 p99 ms | gateway lag p99 ms | gateway lag max ms |");
-        assertThat(line).startsWith("| weft | 2.0x | 200 |").endsWith("| 0 | 99.0 | <= 50 | <= 75 | > 5000 |");
+        assertThat(header).endsWith("| send delay p99 ms | gateway 503 p99 ms | gateway lag p99 ms | gateway lag max ms "
+                + "| gateway gc pauses ms | gateway gc pause max ms |");
+        assertThat(line).startsWith("| weft | 2.0x | 200 |").endsWith("| 0 | 99.0 | <= 50 | <= 75 | > 5000 | 123 | <= 75 |");
         assertThat(OverloadLab.line(new OverloadLab.Step("go", 2.0, 200, r, 12.5, -1, Double.NaN, Double.NaN,
-                Double.NaN))).contains("| n/a | 99.0 | - | - | - |");
+                Double.NaN, Double.NaN, Double.NaN))).contains("| n/a | 99.0 | - | - | - | - | - |");
+        assertThat(s.json()).containsEntry("gateway_gc_pause_ms", 123.4).containsEntry("gateway_gc_pause_max_ms", 75.0);
         assertThat(s.sendDelayP99Millis()).isEqualTo(99.0, org.assertj.core.data.Offset.offset(0.1));
         assertThat(s.json()).containsEntry("share_503", 0.4);
+    }
+
+    @Test
+    void theCollectorsPauseTimeInAStepIsWhatItsSumGrewBySummedOverItsLabels() {
+        String before = """
+                jvm_gc_pause_seconds_bucket{action="end of minor GC",cause="G1 Evacuation Pause",gc="G1 Young Generation",le="0.05"} 3
+                jvm_gc_pause_seconds_sum{action="end of minor GC",cause="G1 Evacuation Pause",gc="G1 Young Generation"} 0.120
+                """;
+        String after = """
+                jvm_gc_pause_seconds_sum{action="end of minor GC",cause="G1 Evacuation Pause",gc="G1 Young Generation"} 0.250
+                jvm_gc_pause_seconds_sum{action="end of major GC",cause="System.gc()",gc="G1 Old Generation"} 0.5
+                """;
+        assertThat(OverloadLab.sumMillis(before, after, "jvm_gc_pause_seconds")).isCloseTo(630.0,
+                org.assertj.core.data.Offset.offset(1e-6));
+        assertThat(OverloadLab.sumMillis("", after, "jvm_gc_pause_seconds")).as("no pause before the step")
+                .isCloseTo(750.0, org.assertj.core.data.Offset.offset(1e-6));
+        assertThat(OverloadLab.sumMillis(before, "weft_x_sum 1\n", "jvm_gc_pause_seconds")).isNaN();
+        assertThat(OverloadLab.sumMillis(null, after, "jvm_gc_pause_seconds")).isNaN();
+        assertThat(OverloadLab.sumMillis(before, after, "jvm_gc_pause")).as("another name").isNaN();
     }
 
     @Test

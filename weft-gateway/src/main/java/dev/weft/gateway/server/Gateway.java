@@ -16,6 +16,7 @@ import dev.weft.server.Query;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.ServerResponse;
 import dev.weft.doctor.InProcess;
+import dev.weft.doctor.JvmMeters;
 import dev.weft.gateway.compose.Composer;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
@@ -72,14 +73,22 @@ public final class Gateway implements AutoCloseable {
     private final AutoCloseable lagWatch;
     /** weft_admission_shed_duration_seconds. */
     private final Timer shedTimer;
+    /** The JVM's meters (jvm_gc_pause_seconds and the rest): its listeners on the collector. */
+    private final AutoCloseable jvmMeters;
 
     /** Access log and tracer, as the config at start asks (a reload does not change them). */
     private final GatewayObserver observer;
 
     private Gateway(GatewayConfig config, Consumer<String> log) throws IOException {
         this.log = log;
-        this.observer = GatewayObserver.start(config, registry);
-        this.current = snapshot(config);
+        this.jvmMeters = JvmMeters.bind(registry); // first: its histogram filter applies to meters registered after it
+        try {
+            this.observer = GatewayObserver.start(config, registry);
+            this.current = snapshot(config);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(jvmMeters);
+            throw e;
+        }
         java.time.Duration every = runawayCheck();
         this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every, log);
         this.lagWatch = FrontDoor.schedulerLag(registry);
@@ -443,11 +452,16 @@ public final class Gateway implements AutoCloseable {
     }
 
     private void stopWatch() {
+        closeQuietly(runawayWatch);
+        closeQuietly(lagWatch);
+        closeQuietly(jvmMeters);
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
         try {
-            runawayWatch.close();
-            lagWatch.close();
+            c.close();
         } catch (Exception ignored) {
-            // a daemon thread; interrupting it is all there is
+            // a daemon thread to interrupt, or listeners to remove: nothing else to do
         }
     }
 }
