@@ -376,6 +376,10 @@ class DispatchIT {
             CallResult metrics = t.call(CallRequest.get(s.statusUrl() + "/-/metrics"), Duration.ofSeconds(5));
             assertThat(metrics.bodyText()).contains("weft_dispatch_delivered_total{endpoint=\"s\"} 1.0")
                     .contains("weft_dispatch_consumer_lag{");
+            // and the JVM's meters after the dispatcher's, each sample on a line of its own
+            assertThat(metrics.bodyText()).containsPattern("(?m)^jvm_memory_used_bytes\\{")
+                    .containsPattern("(?m)^jvm_gc_overhead ")
+                    .containsPattern("(?m)^process_files_open_files ");
             CallResult eps = t.call(CallRequest.get(s.statusUrl() + "/-/endpoints"), Duration.ofSeconds(5));
             assertThat(eps.bodyText()).contains("\"id\" : \"s\"").contains("\"state\" : \"active\"");
             CallResult unknown = t.call(CallRequest.get(s.statusUrl() + "/-/nope"), Duration.ofSeconds(5));

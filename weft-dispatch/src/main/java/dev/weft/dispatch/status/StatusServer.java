@@ -8,8 +8,10 @@ import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.ServerResponse;
 import dev.weft.doctor.InProcess;
+import dev.weft.doctor.JvmMeters;
 import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.dispatch.engine.DispatcherHealth;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
@@ -17,12 +19,18 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
 
-/** {@code /-/health}, {@code /-/metrics} (Prometheus text) and {@code /-/endpoints} of a running dispatcher. */
+/**
+ * {@code /-/health}, {@code /-/metrics} (Prometheus text: the dispatcher's meters, then the JVM's, {@link JvmMeters})
+ * and {@code /-/endpoints} of a running dispatcher.
+ */
 public final class StatusServer implements AutoCloseable {
     private final HttpServer server;
+    /** The JVM's meters: one registry for the process's life, where a reload replaces the dispatcher's. */
+    private final AutoCloseable jvmMeters;
 
-    private StatusServer(HttpServer server) {
+    private StatusServer(HttpServer server, AutoCloseable jvmMeters) {
         this.server = server;
+        this.jvmMeters = jvmMeters;
     }
 
     public static StatusServer start(InetSocketAddress listen, Dispatcher dispatcher, PrometheusMeterRegistry registry)
@@ -41,18 +49,33 @@ public final class StatusServer implements AutoCloseable {
                                      java.util.function.Supplier<PrometheusMeterRegistry> registry, String adminToken)
             throws IOException {
         EndpointAdmin admin = new EndpointAdmin(dispatcher, adminToken);
+        PrometheusMeterRegistry jvm = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        AutoCloseable jvmMeters = JvmMeters.bind(jvm);
         try {
             return new StatusServer(HttpServer.start(List.of(listen), ServerLimits.DEFAULT.withMaxConcurrent(64),
                     new ExecutorModel.Virtual(), r -> r.path().startsWith(EndpointAdmin.PREFIX)
-                            && "POST".equals(r.method()) ? admin.handle(r) : handle(r, dispatcher.get(), registry.get())));
+                            && "POST".equals(r.method()) ? admin.handle(r)
+                            : handle(r, dispatcher.get(), registry.get(), jvm)), jvmMeters);
         } catch (java.net.BindException e) {
+            closeQuietly(jvmMeters);
             throw new IOException("cannot listen on " + HostPort.format(listen) + " for the status endpoints ("
                     + e.getMessage() + "); give another with --listen or 'listen:' in the config", e);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(jvmMeters);
+            throw e;
         }
     }
 
-    private static ServerResponse handle(ServerRequest r, Dispatcher d, PrometheusMeterRegistry registry)
-            throws IOException {
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // listeners to remove: nothing else to do
+        }
+    }
+
+    private static ServerResponse handle(ServerRequest r, Dispatcher d, PrometheusMeterRegistry registry,
+                                         PrometheusMeterRegistry jvm) throws IOException {
         if (!"GET".equals(r.method())) {
             return ServerResponse.json(405, Json.MAPPER.writeValueAsBytes(Map.of("error", "only GET is served here "
                     + "(and POST /-/endpoints/ID/pause|resume|enable)")))
@@ -64,7 +87,11 @@ public final class StatusServer implements AutoCloseable {
                 yield ServerResponse.json(h.status() == DispatcherHealth.Status.UP ? 200 : 503,
                         Json.MAPPER.writeValueAsBytes(h));
             }
-            case "/-/metrics" -> ServerResponse.text(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+            case "/-/metrics" -> {
+                String own = registry.scrape();
+                yield ServerResponse.text(200, "text/plain; version=0.0.4; charset=utf-8",
+                        own + (own.isEmpty() || own.endsWith("\n") ? "" : "\n") + jvm.scrape());
+            }
             case "/-/endpoints" -> ServerResponse.json(200, Json.MAPPER.writerWithDefaultPrettyPrinter()
                     .writeValueAsBytes(d.endpointStatus()));
             case "/-/threads" -> threads(r);
@@ -98,5 +125,6 @@ public final class StatusServer implements AutoCloseable {
     @Override
     public void close() {
         server.close();
+        closeQuietly(jvmMeters);
     }
 }
