@@ -29,11 +29,22 @@ import java.util.stream.LongStream;
  * (docs/benchmarks.md, Rounds 22-24); {@code weft lab overload} reads this histogram for each step.
  */
 public final class JvmMeters {
-    /** The buckets of {@code jvm_gc_pause_seconds}: 1 ms to 5 s, as the gateway's own histograms. */
-    static final Duration[] PAUSE_BUCKETS = LongStream.of(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750,
+    /** The buckets of {@code jvm_gc_pause_seconds} and of the gateway's own latency histograms: 1 ms to 5 s. */
+    private static final Duration[] BUCKETS = LongStream.of(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750,
             1000, 2000, 5000).mapToObj(Duration::ofMillis).toArray(Duration[]::new);
 
     private JvmMeters() {
+    }
+
+    /** What {@link #bind} returns: closing it stops listening to the collector, and throws nothing. */
+    public interface Binding extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** The histogram buckets, 1 ms to 5 s, that {@code jvm_gc_pause_seconds} and Weft's latency histograms share. */
+    public static Duration[] buckets() {
+        return BUCKETS.clone();
     }
 
     /**
@@ -41,8 +52,8 @@ public final class JvmMeters {
      * histogram's buckets are a {@link MeterFilter}, which applies to meters registered after it. Close the handle
      * to stop listening to the collector (the meters stay).
      */
-    public static AutoCloseable bind(MeterRegistry registry) {
-        double[] bounds = java.util.Arrays.stream(PAUSE_BUCKETS).mapToDouble(Duration::toNanos).toArray();
+    public static Binding bind(MeterRegistry registry) {
+        double[] bounds = java.util.Arrays.stream(BUCKETS).mapToDouble(Duration::toNanos).toArray();
         registry.config().meterFilter(new MeterFilter() {
             @Override
             public DistributionStatisticConfig configure(Meter.Id id, DistributionStatisticConfig config) {

@@ -26,9 +26,9 @@ import java.util.Map;
 public final class StatusServer implements AutoCloseable {
     private final HttpServer server;
     /** The JVM's meters: one registry for the process's life, where a reload replaces the dispatcher's. */
-    private final AutoCloseable jvmMeters;
+    private final JvmMeters.Binding jvmMeters;
 
-    private StatusServer(HttpServer server, AutoCloseable jvmMeters) {
+    private StatusServer(HttpServer server, JvmMeters.Binding jvmMeters) {
         this.server = server;
         this.jvmMeters = jvmMeters;
     }
@@ -50,27 +50,19 @@ public final class StatusServer implements AutoCloseable {
             throws IOException {
         EndpointAdmin admin = new EndpointAdmin(dispatcher, adminToken);
         PrometheusMeterRegistry jvm = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        AutoCloseable jvmMeters = JvmMeters.bind(jvm);
+        JvmMeters.Binding jvmMeters = JvmMeters.bind(jvm);
         try {
             return new StatusServer(HttpServer.start(List.of(listen), ServerLimits.DEFAULT.withMaxConcurrent(64),
                     new ExecutorModel.Virtual(), r -> r.path().startsWith(EndpointAdmin.PREFIX)
                             && "POST".equals(r.method()) ? admin.handle(r)
                             : handle(r, dispatcher.get(), registry.get(), jvm)), jvmMeters);
         } catch (java.net.BindException e) {
-            closeQuietly(jvmMeters);
+            jvmMeters.close();
             throw new IOException("cannot listen on " + HostPort.format(listen) + " for the status endpoints ("
                     + e.getMessage() + "); give another with --listen or 'listen:' in the config", e);
         } catch (IOException | RuntimeException e) {
-            closeQuietly(jvmMeters);
+            jvmMeters.close();
             throw e;
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // listeners to remove: nothing else to do
         }
     }
 
@@ -125,6 +117,6 @@ public final class StatusServer implements AutoCloseable {
     @Override
     public void close() {
         server.close();
-        closeQuietly(jvmMeters);
+        jvmMeters.close();
     }
 }

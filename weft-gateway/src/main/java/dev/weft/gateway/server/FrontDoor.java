@@ -1,6 +1,7 @@
 package dev.weft.gateway.server;
 
 import dev.weft.core.SchedulerLag;
+import dev.weft.doctor.JvmMeters;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.admission.AdaptiveAdmission;
@@ -66,9 +67,8 @@ final class FrontDoor {
         return a;
     }
 
-    /** The buckets of the two histograms below: 1 ms to 5 s. */
-    private static final Duration[] BUCKETS = java.util.stream.LongStream.of(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200,
-            300, 500, 750, 1000, 2000, 5000).mapToObj(Duration::ofMillis).toArray(Duration[]::new);
+    /** The buckets of the two histograms below: 1 ms to 5 s, as the collector's pauses ({@link JvmMeters}). */
+    private static final Duration[] BUCKETS = JvmMeters.buckets();
 
     /**
      * The time from a request's head (and body) read to its 503 of the admission, the answer about to be written:

@@ -74,7 +74,7 @@ public final class Gateway implements AutoCloseable {
     /** weft_admission_shed_duration_seconds. */
     private final Timer shedTimer;
     /** The JVM's meters (jvm_gc_pause_seconds and the rest): its listeners on the collector. */
-    private final AutoCloseable jvmMeters;
+    private final JvmMeters.Binding jvmMeters;
 
     /** Access log and tracer, as the config at start asks (a reload does not change them). */
     private final GatewayObserver observer;
@@ -86,7 +86,7 @@ public final class Gateway implements AutoCloseable {
             this.observer = GatewayObserver.start(config, registry);
             this.current = snapshot(config);
         } catch (IOException | RuntimeException e) {
-            closeQuietly(jvmMeters);
+            jvmMeters.close();
             throw e;
         }
         java.time.Duration every = runawayCheck();
@@ -452,16 +452,12 @@ public final class Gateway implements AutoCloseable {
     }
 
     private void stopWatch() {
-        closeQuietly(runawayWatch);
-        closeQuietly(lagWatch);
-        closeQuietly(jvmMeters);
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
+        jvmMeters.close();
         try {
-            c.close();
+            runawayWatch.close();
+            lagWatch.close();
         } catch (Exception ignored) {
-            // a daemon thread to interrupt, or listeners to remove: nothing else to do
+            // a daemon thread; interrupting it is all there is
         }
     }
 }
