@@ -1,5 +1,6 @@
 package dev.weft.dispatch;
 
+import dev.weft.core.Closing;
 import dev.weft.core.HostPort;
 import dev.weft.config.ConfigException;
 import dev.weft.config.FileWatch;
@@ -90,7 +91,7 @@ public final class DispatchService implements AutoCloseable {
             if (d != null) {
                 d.close();
             }
-            closeQuietly(own);
+            Closing.quietly(own);
             throw e;
         }
     }
@@ -212,7 +213,7 @@ public final class DispatchService implements AutoCloseable {
         }
         engine.dispatcher().close();
         status.close();
-        closeQuietly(ownBroker);
+        Closing.quietly(ownBroker);
     }
 
     /**
@@ -252,17 +253,6 @@ public final class DispatchService implements AutoCloseable {
             return true;
         } catch (IOException e) {
             return false;
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // stopping anyway
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.weft.server;
 
+import dev.weft.core.Closing;
 import dev.weft.core.Descriptors;
 import dev.weft.core.HostPort;
 
@@ -202,7 +203,7 @@ public final class ConnectionListener implements AutoCloseable {
             }
             if (open.size() >= maxConnections || !accepting) {
                 events.refused();
-                closeQuietly(socket);
+                Closing.quietly(socket);
                 continue;
             }
             Activity activity = new Activity();
@@ -229,7 +230,7 @@ public final class ConnectionListener implements AutoCloseable {
                     // the peer went away or reset the connection
                 } finally {
                     open.remove(socket);
-                    closeQuietly(socket);
+                    Closing.quietly(socket);
                     events.closed();
                 }
             });
@@ -250,11 +251,11 @@ public final class ConnectionListener implements AutoCloseable {
         java.nio.channels.FileChannel r = reserve != null ? reserve : openReserve();
         reserve = null;
         if (r != null) {
-            closeQuietly(r);
+            Closing.quietly(r);
             try {
                 Socket s = ss.accept();
                 s.setSoLinger(true, 0); // a reset: the client fails at once instead of waiting
-                closeQuietly(s);
+                Closing.quietly(s);
                 shedSinceReport++;
                 events.shedNoDescriptors();
             } catch (IOException ignored) {
@@ -299,9 +300,9 @@ public final class ConnectionListener implements AutoCloseable {
                 long head = a.headStarted;
                 if (head != 0 && now - head > headNanos) {
                     events.headerTimeout();
-                    closeQuietly(socket);
+                    Closing.quietly(socket);
                 } else if (head == 0 && (closeIdleAtOnce || now - a.lastActive > idleNanos)) {
-                    closeQuietly(socket);
+                    Closing.quietly(socket);
                 }
             });
         }
@@ -316,7 +317,7 @@ public final class ConnectionListener implements AutoCloseable {
         accepting = false;
         closeIdleAtOnce = true;
         for (ServerSocket ss : sockets) {
-            closeQuietly(ss);
+            Closing.quietly(ss);
         }
     }
 
@@ -326,19 +327,11 @@ public final class ConnectionListener implements AutoCloseable {
         closed = true;
         stopAccepting();
         for (Socket s : open.keySet()) {
-            closeQuietly(s);
+            Closing.quietly(s);
         }
         java.nio.channels.FileChannel r = reserve;
         if (r != null) {
-            closeQuietly(r);
-        }
-    }
-
-    static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // closing anyway
+            Closing.quietly(r);
         }
     }
 
