@@ -38,6 +38,7 @@ public final class ChildProcess implements AutoCloseable {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(prefix);
         cmd.add(java);
+        cmd.add("--enable-native-access=ALL-UNNAMED"); // as ./weft: the front door sets its thread's nice (ThreadNice)
         cmd.addAll(jvmFlags);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
         cmd.addAll(args);

@@ -289,4 +289,43 @@ class AdmissionIT {
                 """)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:3:")
                 .hasMessageContaining("GET /nope");
     }
+
+    @Test
+    void aDoorNiceOutsideMinusTwentyToZeroIsNamedWithItsPlace() throws Exception {
+        assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", """
+                admission:
+                  door_nice: 5
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:2:14");
+        assertThat(GatewayConfigLoader.parse("gw.yaml", """
+                admission:
+                  door_nice: 0
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """).admission().doorNice()).as("0: the door is left at the process's priority").isZero();
+    }
+
+    @Test
+    void theFrontDoorsNiceIsInTheMetrics() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/thread-self")),
+                "thread priorities are set on Linux only");
+        start(oneSlowPlace("10ms"));
+        assertThat(get("/slow").statusCode()).isEqualTo(200);
+        int process = dev.weft.core.ThreadNice.current();
+        boolean mayRaise = false;
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            if (line.startsWith("CapEff:")) {
+                mayRaise = (Long.parseUnsignedLong(line.substring(7).trim(), 16) >> 23 & 1) == 1;
+            }
+        }
+        // the default door_nice, -5: taken where the process may raise a thread (CAP_SYS_NICE), else the process's
+        assertThat(Scrape.value(get("/-/metrics").body(), "weft_admission_door_nice"))
+                .as("the process at %d, CAP_SYS_NICE %s", process, mayRaise)
+                .isEqualTo(mayRaise ? Math.min(-5, process) : process);
+    }
 }

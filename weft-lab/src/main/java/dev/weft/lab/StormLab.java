@@ -224,6 +224,7 @@ public final class StormLab {
             for (String[] m : models) {
                 List<String> cmd = new ArrayList<>();
                 cmd.add(ProcessHandle.current().info().command().orElse("java"));
+                cmd.add("--enable-native-access=ALL-UNNAMED");
                 cmd.addAll(flags);
                 cmd.addAll(List.of("-cp", m[1], GatewayProcess.class.getName(),
                         (m[0].equals("after") ? afterConfig : config).toString(), "virtual"));

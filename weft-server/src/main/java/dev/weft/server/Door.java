@@ -1,5 +1,6 @@
 package dev.weft.server;
 
+import dev.weft.core.ThreadNice;
 import dev.weft.http.Framing;
 import dev.weft.http.Http1;
 import dev.weft.http.Http1Input;
@@ -51,7 +52,11 @@ final class Door implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("weft.server");
     /** How often connections closed by someone else (the idle sweep, a drain) are looked for. */
     private static final long SWEEP_NANOS = 100_000_000L;
+    /** How often threads that inherited the door's raised nice are set back ({@link #unInherit}). */
+    private static final long NICE_SWEEP_NANOS = 1_000_000_000L;
     private static final byte[] EMPTY = new byte[0];
+    /** The door thread's name (every server's door has the same). */
+    static final String THREAD_NAME = "weft-door";
 
     /** What the door asks of the server. */
     interface Requests {
@@ -82,6 +87,10 @@ final class Door implements AutoCloseable {
     /** Written by the door's thread only ({@link Admission.DoorLoad}). */
     private volatile long requestsRead;
     private volatile long refusals;
+    /** The nice value the door's thread runs at, once it has started ({@link #prioritize}). */
+    private volatile int nice = Integer.MIN_VALUE;
+    /** The process's nice before the door raised its own, or MIN_VALUE when the door did not. */
+    private int processNice = Integer.MIN_VALUE;
 
     /** One connection while the door holds it. */
     private static final class Conn {
@@ -122,7 +131,7 @@ final class Door implements AutoCloseable {
         this.requests = requests;
         this.maxHeadBytes = maxHeadBytes;
         this.keepAlive = keepAlive;
-        this.thread = new Thread(this::run, "weft-door");
+        this.thread = new Thread(this::run, THREAD_NAME);
         thread.setDaemon(true);
         thread.start();
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -142,6 +151,11 @@ final class Door implements AutoCloseable {
             @Override
             public long refused() {
                 return refusals;
+            }
+
+            @Override
+            public int nice() {
+                return nice;
             }
         });
     }
@@ -188,8 +202,51 @@ final class Door implements AutoCloseable {
         selector.wakeup();
     }
 
+    /**
+     * As the door's thread starts: asks for the admission's nice value ({@link Admission#doorNice()}) when the process
+     * runs at a lower priority, so that on a CPU short of time the door reads and refuses ahead of the carriers
+     * (docs/benchmarks.md, Round 25: the 503 p99 at twice the load one CPU serves was under 100 ms in 7 of 8 steps with
+     * the door at nice -5 against 3 of 8 without). Raising it needs {@code CAP_SYS_NICE}; without that the door runs at
+     * the process's priority, said once here.
+     */
+    private void prioritize() {
+        Integer before = ThreadNice.current();
+        int want = admission.doorNice();
+        if (want != 0 && before != null && want < before) {
+            ThreadNice.Result r = ThreadNice.setCurrent(want);
+            switch (r) {
+                case SET -> {
+                    processNice = before;
+                    LOG.log(System.Logger.Level.INFO, "the front door's thread runs at nice " + want
+                            + " (admission.door_nice; the process at " + before + ")");
+                }
+                case DENIED -> LOG.log(System.Logger.Level.WARNING, "the front door could not raise its thread to nice "
+                        + want + " (admission.door_nice): the process lacks CAP_SYS_NICE, so on a busy CPU its 503s "
+                        + "wait behind the carriers; grant the capability (for example systemd's AmbientCapabilities="
+                        + "CAP_SYS_NICE) or set admission.door_nice: 0 to leave it and silence this");
+                case UNSUPPORTED -> LOG.log(System.Logger.Level.DEBUG, "the front door's priority is left as it is "
+                        + "(not Linux, or no native access)");
+            }
+        }
+        Integer now = ThreadNice.current();
+        nice = now == null ? Integer.MIN_VALUE : now;
+    }
+
+    /**
+     * A carrier that the scheduler started from this thread (its submit of a request's virtual thread may start one
+     * when the pool has fewer than it wants, after idle workers ended) inherited the door's nice: set every such
+     * thread back to the process's, so that only the door runs ahead. Every second, while the door is raised.
+     */
+    private void unInherit() {
+        if (processNice != Integer.MIN_VALUE) {
+            ThreadNice.resetOthers(nice, processNice, THREAD_NAME); // other doors (servers) keep theirs
+        }
+    }
+
     private void run() {
+        prioritize();
         long nextSweep = System.nanoTime() + SWEEP_NANOS;
+        long nextNiceSweep = System.nanoTime() + NICE_SWEEP_NANOS;
         try {
             while (!closed) {
                 if (answered.isEmpty() && arriving.isEmpty()) {
@@ -221,6 +278,10 @@ final class Door implements AutoCloseable {
                     }
                 }
                 long now = System.nanoTime();
+                if (now - nextNiceSweep >= 0) {
+                    nextNiceSweep = now + NICE_SWEEP_NANOS;
+                    unInherit();
+                }
                 if (now - nextSweep >= 0) {
                     nextSweep = now + SWEEP_NANOS;
                     held.removeIf(h -> {

@@ -441,4 +441,41 @@ class DoorIT {
             return line.size() == 0 ? "closed" : line.toString(StandardCharsets.ISO_8859_1);
         }
     }
+
+    /** CAP_SYS_NICE (bit 23) in the process's effective capabilities. */
+    private static boolean mayRaise() throws IOException {
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            if (line.startsWith("CapEff:")) {
+                return (Long.parseUnsignedLong(line.substring(7).trim(), 16) >> 23 & 1) == 1;
+            }
+        }
+        return false;
+    }
+
+    /** The door's nice as it reported it (NaN until its thread has started), waited for up to 5 s. */
+    private static double doorNice(AdaptiveAdmission a) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (Double.isNaN(a.doorNiceNow()) && System.nanoTime() - until < 0) {
+            Thread.sleep(10);
+        }
+        return a.doorNiceNow();
+    }
+
+    @Test
+    void theDoorsThreadRunsAtTheAdmissionsNiceWhereTheProcessMayRaiseIt() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/thread-self")),
+                "thread priorities are set on Linux only");
+        int process = dev.weft.core.ThreadNice.current();
+        AdaptiveAdmission raised = (AdaptiveAdmission) admission(Map.of(), 0, Duration.ZERO);
+        AdmissionPolicy leave = new AdmissionPolicy(true, 1, 1, 0, Duration.ZERO, Duration.ofSeconds(10), 0.8, Map.of(), 0);
+        AdaptiveAdmission left = new AdaptiveAdmission(leave, new FixedAdmission(10_000, Duration.ZERO), ServerRequest::path,
+                k -> { });
+        try (HttpServer a = start(r -> ServerResponse.json(200, "{}"), raised, null, ServerLimits.DEFAULT);
+             HttpServer b = start(r -> ServerResponse.json(200, "{}"), left, null, ServerLimits.DEFAULT)) {
+            int want = AdmissionPolicy.DEFAULT_DOOR_NICE;
+            assertThat(doorNice(raised)).as("door_nice %d, the process at %d, CAP_SYS_NICE %s", want, process, mayRaise())
+                    .isEqualTo(mayRaise() ? Math.min(want, process) : process);
+            assertThat(doorNice(left)).as("door_nice 0 leaves the door at the process's").isEqualTo(process);
+        }
+    }
 }

@@ -24,7 +24,7 @@ final class AdmissionReader {
         AdmissionPolicy d = AdmissionPolicy.DEFAULT;
         try {
             Map<String, ConfigNode> a = node.entries(Set.of("enabled", "initial_limit", "min_limit", "queue",
-                    "max_wait", "lag_target", "cpu_busy", "routes"), problems);
+                    "max_wait", "lag_target", "cpu_busy", "routes", "door_nice"), problems);
             boolean enabled = a.containsKey("enabled") ? a.get("enabled").bool() : d.enabled();
             int initial = a.containsKey("initial_limit") ? (int) a.get("initial_limit").integer(1, 1_000_000) : d.initialLimit();
             int min = a.containsKey("min_limit") ? (int) a.get("min_limit").integer(1, 1_000_000) : d.minLimit();
@@ -32,6 +32,7 @@ final class AdmissionReader {
             Duration maxWait = a.containsKey("max_wait") ? a.get("max_wait").duration() : d.maxWait();
             Duration lagTarget = a.containsKey("lag_target") ? a.get("lag_target").duration() : d.lagTarget();
             double cpuBusy = a.containsKey("cpu_busy") ? a.get("cpu_busy").number(0, 1) : d.cpuBusy();
+            int doorNice = a.containsKey("door_nice") ? (int) a.get("door_nice").integer(-20, 0) : d.doorNice();
             Map<String, Integer> perRoute = new LinkedHashMap<>();
             if (a.containsKey("routes")) {
                 for (Map.Entry<String, ConfigNode> e : a.get("routes").entries().entrySet()) {
@@ -44,7 +45,8 @@ final class AdmissionReader {
                 }
             }
             try {
-                return new AdmissionPolicy(enabled, initial, min, queue, maxWait, lagTarget, cpuBusy, perRoute);
+                return new AdmissionPolicy(enabled, initial, min, queue, maxWait, lagTarget, cpuBusy, perRoute,
+                        doorNice);
             } catch (IllegalArgumentException e) {
                 problems.add(node, e.getMessage());
             }

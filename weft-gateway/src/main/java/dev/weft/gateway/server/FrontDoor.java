@@ -55,6 +55,10 @@ final class FrontDoor {
                     .description("the share of its CPUs the front door spent refusing over the last 500 ms (its CPU "
                             + "time in the share of its requests it refused); a lag over the target cuts the limits "
                             + "only while cpu_share less this is at least admission.cpu_busy").register(registry);
+            Gauge.builder("weft.admission.door_nice", self[0], AdaptiveAdmission::doorNiceNow)
+                    .description("the Linux nice value the front door's thread runs at: admission.door_nice when the "
+                            + "kernel allowed it (CAP_SYS_NICE), else the process's own; NaN before the door started")
+                    .register(registry);
             a = self[0];
         } else {
             a = ceiling;

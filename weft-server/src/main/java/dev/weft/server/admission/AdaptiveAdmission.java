@@ -115,6 +115,8 @@ public final class AdaptiveAdmission implements Admission {
     }
 
     private final AdmissionPolicy policy;
+    /** The front doors that opened on this admission (for {@link #doorNiceNow}). */
+    private final java.util.List<DoorLoad> doors = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final FixedAdmission ceiling;
     private final Function<ServerRequest, String> keyOf;
     private final Consumer<String> onNewKey;
@@ -177,6 +179,12 @@ public final class AdaptiveAdmission implements Admission {
     @Override
     public boolean door() {
         return true;
+    }
+
+    /** {@link AdmissionPolicy#doorNice()}. */
+    @Override
+    public int doorNice() {
+        return policy.doorNice();
     }
 
     private void revise() {
@@ -375,6 +383,19 @@ public final class AdaptiveAdmission implements Admission {
     @Override
     public void doorOpened(DoorLoad load) {
         cpu.door(load);
+        doors.add(load);
+    }
+
+    /**
+     * The nice value the (first) front door's thread runs at: {@link AdmissionPolicy#doorNice()} when the kernel
+     * allowed it, else the process's own; NaN before a door has started or where it cannot be read.
+     */
+    public double doorNiceNow() {
+        for (DoorLoad d : doors) {
+            int n = d.nice();
+            return n == Integer.MIN_VALUE ? Double.NaN : n;
+        }
+        return Double.NaN;
     }
 
     /** The scheduling delay (ms) at the last revision. */

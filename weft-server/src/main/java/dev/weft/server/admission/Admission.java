@@ -56,6 +56,14 @@ public interface Admission extends AutoCloseable {
     }
 
     /**
+     * The nice value (Linux, -20..0) the front door's thread asks for as it starts ({@link #door()} only); 0 leaves
+     * it at the process's.
+     */
+    default int doorNice() {
+        return 0;
+    }
+
+    /**
      * Told by each front door as it starts (when {@link #door()}): what it has done so far, for an admission that
      * weighs the CPU its refusals cost.
      */
@@ -72,6 +80,11 @@ public interface Admission extends AutoCloseable {
 
         /** Of those, refused (answered 503 by the door). */
         long refused();
+
+        /** The nice value its thread runs at (Linux), or {@link Integer#MIN_VALUE} when not known (yet). */
+        default int nice() {
+            return Integer.MIN_VALUE;
+        }
     }
 
     /** Requests admitted and not yet done, over all keys. */

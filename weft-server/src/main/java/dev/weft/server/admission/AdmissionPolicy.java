@@ -19,19 +19,30 @@ import java.util.Map;
  *                     front doors' refusing left out) for a lag over the target to cut the limits, default
  *                     {@value #DEFAULT_CPU_BUSY}; 0: the lag alone decides (before Round 18)
  * @param routes       per key (route id such as {@code GET /orders/{id}}): a fixed upper bound of its limit
+ * @param doorNice     the Linux nice value (-20..0) the front door's thread asks for as it starts, default
+ *                     {@value #DEFAULT_DOOR_NICE}, so that it reads and refuses ahead of the carriers when the CPU is
+ *                     short (docs/benchmarks.md, Round 25); raising it needs {@code CAP_SYS_NICE}, and without it the
+ *                     door runs at the process's priority (logged once); 0 leaves it alone
  */
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
-                              Duration lagTarget, double cpuBusy, Map<String, Integer> routes) {
+                              Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice) {
     public static final double DEFAULT_CPU_BUSY = 0.8;
+    public static final int DEFAULT_DOOR_NICE = -5;
     /** An {@code initialLimit} that starts each key at its ceiling. */
     public static final int AT_CEILING = Integer.MAX_VALUE;
     public static final AdmissionPolicy DEFAULT = new AdmissionPolicy(true, AT_CEILING, 10, 100, Duration.ofMillis(20),
             Duration.ofMillis(20), Map.of());
 
-    /** With the default {@code cpuBusy}. */
+    /** With the default {@code cpuBusy} and {@code doorNice}. */
     public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                            Duration lagTarget, Map<String, Integer> routes) {
         this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, DEFAULT_CPU_BUSY, routes);
+    }
+
+    /** With the default {@code doorNice}. */
+    public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
+                           Duration lagTarget, double cpuBusy, Map<String, Integer> routes) {
+        this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, cpuBusy, routes, DEFAULT_DOOR_NICE);
     }
 
     public AdmissionPolicy {
@@ -46,6 +57,9 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         }
         if (!(cpuBusy >= 0 && cpuBusy <= 1)) {
             throw new IllegalArgumentException("admission cpu_busy must be 0..1");
+        }
+        if (doorNice < -20 || doorNice > 0) {
+            throw new IllegalArgumentException("admission door_nice must be -20..0");
         }
         routes = Map.copyOf(routes);
         for (Map.Entry<String, Integer> e : routes.entrySet()) {
