@@ -142,6 +142,30 @@ public final class ThreadNice {
         }
     }
 
+    /**
+     * Whether this process may raise a thread to {@code nice}: it has {@code CAP_SYS_NICE} (bit 23 of its effective
+     * capabilities), or its {@code RLIMIT_NICE} soft limit allows that value ({@code /proc/self/limits}: a limit L
+     * allows nice down to 20 - L). False where that cannot be read.
+     */
+    public static boolean mayRaiseTo(int nice) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("CapEff:") && (Long.parseUnsignedLong(line.substring(7).trim(), 16) >> 23 & 1) == 1) {
+                    return true;
+                }
+            }
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max nice priority")) {
+                    String soft = line.substring("Max nice priority".length()).trim().split("\\s+")[0];
+                    return soft.equals("unlimited") || 20 - Integer.parseInt(soft) <= nice;
+                }
+            }
+        } catch (Exception e) {
+            return false;
+        }
+        return false;
+    }
+
     /** The calling thread's nice value as the kernel reports it ({@code /proc/thread-self/stat}), or null. */
     public static Integer current() {
         return nice(Path.of("/proc/thread-self/stat"));

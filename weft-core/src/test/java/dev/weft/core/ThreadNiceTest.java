@@ -23,16 +23,6 @@ class ThreadNiceTest {
         return Files.isDirectory(Path.of("/proc/thread-self"));
     }
 
-    /** CAP_SYS_NICE (bit 23) in the process's effective capabilities. */
-    static boolean mayRaise() throws Exception {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("CapEff:")) {
-                return (Long.parseUnsignedLong(line.substring(7).trim(), 16) >> 23 & 1) == 1;
-            }
-        }
-        return false;
-    }
-
     @Test
     void loweringTheCallingThreadIsAlwaysAllowedAndTouchesNoOtherThread() throws Exception {
         assumeTrue(linux(), "ThreadNice works on Linux only (no /proc/thread-self here)");
@@ -50,7 +40,7 @@ class ThreadNiceTest {
         Integer before = ThreadNice.current();
         int target = Math.max(-20, before - 5);
         Object[] r = onOwnThread(() -> new Object[] {ThreadNice.setCurrent(target), ThreadNice.current()});
-        if (mayRaise()) {
+        if (ThreadNice.mayRaiseTo(target)) { // what /proc says of the process's rights, against what the kernel did
             assertThat(r[0]).isEqualTo(ThreadNice.Result.SET);
             assertThat(r[1]).isEqualTo(target);
         } else {
@@ -68,9 +58,10 @@ class ThreadNiceTest {
     @Test
     void aRaisedThreadSetsBackTheThreadsThatInheritedItsNiceButNotThoseItKeeps() throws Exception {
         assumeTrue(linux(), "ThreadNice works on Linux only (no /proc/thread-self here)");
-        assumeTrue(mayRaise(), "raising a thread needs CAP_SYS_NICE, which this process has not: nothing to set back");
         int before = ThreadNice.current();
         int raised = Math.max(-20, before - 5);
+        assumeTrue(ThreadNice.mayRaiseTo(raised),
+                "raising a thread needs CAP_SYS_NICE, which this process has not: nothing to set back");
         java.util.concurrent.CountDownLatch up = new java.util.concurrent.CountDownLatch(2);
         java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
         AtomicReference<Integer> inherited = new AtomicReference<>();

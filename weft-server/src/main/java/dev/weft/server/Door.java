@@ -205,9 +205,9 @@ final class Door implements AutoCloseable {
     /**
      * As the door's thread starts: asks for the admission's nice value ({@link Admission#doorNice()}) when the process
      * runs at a lower priority, so that on a CPU short of time the door reads and refuses ahead of the carriers
-     * (docs/benchmarks.md, Round 25: the 503 p99 at twice the load one CPU serves was under 100 ms in 7 of 8 steps with
-     * the door at nice -5 against 3 of 8 without). Raising it needs {@code CAP_SYS_NICE}; without that the door runs at
-     * the process's priority, said once here.
+     * (docs/benchmarks.md, Round 25: the 503 p99 on the wire at twice the load one CPU serves was under 100 ms in 9 of 10
+     * steps with the door at nice -5 against 7 of 10 without, for 0.90 of the goodput). Raising it needs
+     * {@code CAP_SYS_NICE}; without that the door runs at the process's priority, said once here.
      */
     private void prioritize() {
         Integer before = ThreadNice.current();
@@ -244,10 +244,10 @@ final class Door implements AutoCloseable {
     }
 
     private void run() {
-        prioritize();
         long nextSweep = System.nanoTime() + SWEEP_NANOS;
         long nextNiceSweep = System.nanoTime() + NICE_SWEEP_NANOS;
         try {
+            prioritize();
             while (!closed) {
                 if (answered.isEmpty() && arriving.isEmpty()) {
                     // a queued request looks for its place every ms

@@ -442,16 +442,6 @@ class DoorIT {
         }
     }
 
-    /** CAP_SYS_NICE (bit 23) in the process's effective capabilities. */
-    private static boolean mayRaise() throws IOException {
-        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
-            if (line.startsWith("CapEff:")) {
-                return (Long.parseUnsignedLong(line.substring(7).trim(), 16) >> 23 & 1) == 1;
-            }
-        }
-        return false;
-    }
-
     /** The door's nice as it reported it (NaN until its thread has started), waited for up to 5 s. */
     private static double doorNice(AdaptiveAdmission a) throws InterruptedException {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -473,8 +463,9 @@ class DoorIT {
         try (HttpServer a = start(r -> ServerResponse.json(200, "{}"), raised, null, ServerLimits.DEFAULT);
              HttpServer b = start(r -> ServerResponse.json(200, "{}"), left, null, ServerLimits.DEFAULT)) {
             int want = AdmissionPolicy.DEFAULT_DOOR_NICE;
-            assertThat(doorNice(raised)).as("door_nice %d, the process at %d, CAP_SYS_NICE %s", want, process, mayRaise())
-                    .isEqualTo(mayRaise() ? Math.min(want, process) : process);
+            boolean may = dev.weft.core.ThreadNice.mayRaiseTo(want);
+            assertThat(doorNice(raised)).as("door_nice %d, the process at %d, may raise %s", want, process, may)
+                    .isEqualTo(may ? Math.min(want, process) : process);
             assertThat(doorNice(left)).as("door_nice 0 leaves the door at the process's").isEqualTo(process);
         }
     }
