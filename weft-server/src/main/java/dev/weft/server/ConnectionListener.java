@@ -335,6 +335,21 @@ public final class ConnectionListener implements AutoCloseable {
         }
     }
 
+    /**
+     * Connections with a request read and its answer not yet written in full (busy): a drain waits for these, since
+     * a handler that has returned may still have its answer on the way (the front door writes it on its own thread,
+     * as the socket takes it).
+     */
+    public int busy() {
+        int n = 0;
+        for (Activity a : open.values()) {
+            if (!a.idle) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     static void pause(long millis) {
         try {
             Thread.sleep(millis);

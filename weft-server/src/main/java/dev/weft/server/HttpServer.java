@@ -354,18 +354,20 @@ public final class HttpServer implements AutoCloseable {
 
     /**
      * Stops accepting, lets requests in flight finish for up to {@code timeout} (idle connections are
-     * closed at once; busy ones after their answer), then closes everything.
+     * closed at once; busy ones after their answer), then closes everything. A request is done when its answer has
+     * been written, not when its handler returned: the front door writes an answer on its own thread, as the socket
+     * takes it, and closing first lost it (a client saw the connection closed with no answer).
      *
-     * @return true when every request finished in time
+     * @return true when every request finished, its answer written, in time
      */
     public boolean drain(Duration timeout) {
         draining = true;
         listener.stopAccepting();
         long until = System.nanoTime() + timeout.toNanos();
-        while (inFlight.get() > 0 && System.nanoTime() - until < 0) {
+        while ((inFlight.get() > 0 || listener.busy() > 0) && System.nanoTime() - until < 0) {
             ConnectionListener.pause(10);
         }
-        boolean clean = inFlight.get() == 0;
+        boolean clean = inFlight.get() == 0 && listener.busy() == 0;
         close();
         return clean;
     }

@@ -346,6 +346,31 @@ class DoorIT {
     }
 
     @Test
+    void drainWaitsForAnAnswerTheDoorIsStillWriting() throws Exception {
+        // the handler returns at once, but its 4 MiB answer leaves as the client reads it, 300 ms later: a drain must
+        // not close the connection under it (it did, when it waited for the handlers alone)
+        byte[] big = new byte[4 << 20];
+        java.util.Arrays.fill(big, (byte) 'x');
+        CountDownLatch handled = new CountDownLatch(1);
+        HttpHandler handler = r -> {
+            handled.countDown();
+            return new ServerResponse(200, List.of(Map.entry("Content-Type", "text/plain")), big);
+        };
+        try (HttpServer server = start(handler, admission(Map.of(), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
+             Socket c = connect(server)) {
+            send(c, "GET /big HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(handled.await(5, TimeUnit.SECONDS)).isTrue();
+            java.util.concurrent.CompletableFuture<Boolean> drained = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> server.drain(Duration.ofSeconds(10)));
+            Thread.sleep(300); // the handler is done; the answer waits in the door for the client to read
+            ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(c.getInputStream());
+            assertThat(a.status()).isEqualTo(200);
+            assertThat(a.body().length()).isEqualTo(big.length);
+            assertThat(drained.get(10, TimeUnit.SECONDS)).as("every answer written within the drain timeout").isTrue();
+        }
+    }
+
+    @Test
     void drainClosesTheIdleConnectionsTheDoorHolds() throws Exception {
         try (HttpServer server = start(r -> ServerResponse.json(200, "{}"), admission(Map.of(), 0, Duration.ZERO),
                 null, ServerLimits.DEFAULT);
