@@ -223,8 +223,8 @@ final class Door implements AutoCloseable {
                 case DENIED -> LOG.log(System.Logger.Level.WARNING, "the front door could not raise its thread to nice "
                         + want + " (admission.door_nice): the process lacks CAP_SYS_NICE, so on a busy CPU its 503s "
                         + "wait behind the carriers; grant the capability (systemd: AmbientCapabilities=CAP_SYS_NICE) "
-                        + "or a nice limit (ulimit -e 25; systemd: LimitNICE=-5), or set admission.door_nice: 0 to "
-                        + "leave it and silence this");
+                        + "or a nice limit (ulimit -e " + (20 - want) + "; systemd: LimitNICE=" + want + "), or set "
+                        + "admission.door_nice: 0 to leave it and silence this");
                 case UNSUPPORTED -> LOG.log(System.Logger.Level.DEBUG, "the front door's priority is left as it is "
                         + "(not Linux, or no native access)");
             }
