@@ -115,8 +115,6 @@ public final class AdaptiveAdmission implements Admission {
     }
 
     private final AdmissionPolicy policy;
-    /** The front doors that opened on this admission (for {@link #doorNiceNow}). */
-    private final java.util.List<DoorLoad> doors = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final FixedAdmission ceiling;
     private final Function<ServerRequest, String> keyOf;
     private final Consumer<String> onNewKey;
@@ -383,7 +381,6 @@ public final class AdaptiveAdmission implements Admission {
     @Override
     public void doorOpened(DoorLoad load) {
         cpu.door(load);
-        doors.add(load);
     }
 
     /**
@@ -391,8 +388,8 @@ public final class AdaptiveAdmission implements Admission {
      * allowed it, else the process's own; NaN before a door has started or where it cannot be read.
      */
     public double doorNiceNow() {
-        for (DoorLoad d : doors) {
-            int n = d.nice();
+        for (CpuShare.DoorSeen d : cpu.doors) { // the doors the CPU share follows: every one that opened
+            int n = d.load.nice();
             return n == Integer.MIN_VALUE ? Double.NaN : n;
         }
         return Double.NaN;
