@@ -393,14 +393,16 @@ public final class OverloadLab {
         if (before == null || after == null) {
             return Double.NaN;
         }
-        Double b = sum(before, name);
-        Double a = sum(after, name);
+        Pattern series = Pattern.compile("^" + Pattern.quote(name) + "_sum(?:\\{[^}]*})? ([0-9.eE+-]+)$",
+                Pattern.MULTILINE);
+        Double b = total(before, series);
+        Double a = total(after, series);
         return a == null ? Double.NaN : (a - (b == null ? 0 : b)) * 1000;
     }
 
-    private static Double sum(String metrics, String name) {
-        Matcher m = Pattern.compile("^" + Pattern.quote(name) + "_sum(?:\\{[^}]*})? ([0-9.eE+-]+)$", Pattern.MULTILINE)
-                .matcher(metrics);
+    /** The sum of every sample {@code series} matches (its value is group 1), or null when it matches none. */
+    private static Double total(String metrics, Pattern series) {
+        Matcher m = series.matcher(metrics);
         Double n = null;
         while (m.find()) {
             n = (n == null ? 0 : n) + Double.parseDouble(m.group(1));
@@ -465,14 +467,8 @@ public final class OverloadLab {
         if (metrics == null) {
             return -1;
         }
-        Matcher m = OPENINGS.matcher(metrics);
-        double n = 0;
-        boolean any = false;
-        while (m.find()) {
-            n += Double.parseDouble(m.group(1));
-            any = true;
-        }
-        return any ? Math.round(n) : 0;
+        Double n = total(metrics, OPENINGS);
+        return n == null ? 0 : Math.round(n);
     }
 
     public static String header() {
