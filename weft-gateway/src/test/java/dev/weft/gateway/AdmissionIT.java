@@ -311,16 +311,42 @@ class AdmissionIT {
     }
 
     @Test
+    void doorFallbackIsLowerOthersOrNoneAndAnythingElseIsNamedWithItsPlace() throws Exception {
+        String routes = """
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """;
+        assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", """
+                admission:
+                  door_fallback: lower
+                """ + routes)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:2:18")
+                .hasMessageContaining("lower_others").hasMessageContaining("none");
+        assertThat(GatewayConfigLoader.parse("gw.yaml", routes).admission().lowerOthers())
+                .as("the default: lower the other threads where the door may not raise itself").isTrue();
+        assertThat(GatewayConfigLoader.parse("gw.yaml", "admission: { door_fallback: none }\n" + routes)
+                .admission().lowerOthers()).isFalse();
+        assertThat(GatewayConfigLoader.parse("gw.yaml", "admission: { door_fallback: lower_others }\n" + routes)
+                .admission().lowerOthers()).isTrue();
+    }
+
+    @Test
     void theFrontDoorsNiceIsInTheMetrics() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/thread-self")),
                 "thread priorities are set on Linux only");
-        start(oneSlowPlace("10ms"));
-        assertThat(get("/slow").statusCode()).isEqualTo(200);
+        // read first: where the door may not raise itself it lowers the other threads, this one too
         int process = dev.weft.core.ThreadNice.current();
         boolean mayRaise = dev.weft.core.ThreadNice.mayRaiseTo(-5);
+        start(oneSlowPlace("10ms"));
+        assertThat(get("/slow").statusCode()).isEqualTo(200);
         // the default door_nice, -5: taken where the process may raise a thread (CAP_SYS_NICE), else the process's
         assertThat(Scrape.value(get("/-/metrics").body(), "weft_admission_door_nice"))
                 .as("the process at %d, may raise %s", process, mayRaise)
                 .isEqualTo(mayRaise ? Math.min(-5, process) : process);
+        if (mayRaise) { // else it lowered the others, or (a later door in this JVM) could not: DoorFallbackIT
+            assertThat(Scrape.value(get("/-/metrics").body(), "weft_admission_door_lead"))
+                    .isEqualTo(process - Math.min(-5, process));
+        }
     }
 }

@@ -182,22 +182,8 @@ class DescriptorLimitIT {
     private void startChild(List<String> jvmFlags, String yaml) throws Exception {
         Path cfg = dir.resolve("gw.yaml");
         Files.writeString(cfg, yaml.replace("SIM", sim.url()));
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>(List.of("bash", "-c", "ulimit -n " + LIMIT + " && exec \"$@\"", "bash",
-                java));
-        command.addAll(jvmFlags);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), GatewayChild.class.getName(),
-                cfg.toString()));
-        child = ChildProcess.start(command, "gateway with ulimit -n " + LIMIT);
-        Thread.ofVirtual().start(() -> {
-            try {
-                for (String l = child.output().readLine(); l != null; l = child.output().readLine()) {
-                    log.add(l);
-                }
-            } catch (IOException ignored) {
-                // the child is gone
-            }
-        });
+        child = GatewayChild.start(List.of("bash", "-c", "ulimit -n " + LIMIT + " && exec \"$@\"", "bash"), jvmFlags,
+                cfg, "gateway with ulimit -n " + LIMIT, log::add);
     }
 
     @Test

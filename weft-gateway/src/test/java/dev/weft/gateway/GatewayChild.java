@@ -17,6 +17,31 @@ public final class GatewayChild {
     private GatewayChild() {
     }
 
+    /**
+     * Starts {@code GatewayChild config} in a JVM of its own, its command after {@code prefix} (such as {@code bash -c
+     * 'ulimit -n 400 && exec "$@"' bash}), and gives each line it prints after READY to {@code lines}, on a thread of
+     * its own, until it ends. {@code name} is for errors.
+     */
+    static dev.weft.devtools.ChildProcess start(List<String> prefix, List<String> jvmFlags, Path config, String name,
+                                                java.util.function.Consumer<String> lines) throws java.io.IOException {
+        List<String> command = new ArrayList<>(prefix);
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.addAll(jvmFlags);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), GatewayChild.class.getName(),
+                config.toString()));
+        dev.weft.devtools.ChildProcess child = dev.weft.devtools.ChildProcess.start(command, name);
+        Thread.ofVirtual().start(() -> {
+            try {
+                for (String l = child.output().readLine(); l != null; l = child.output().readLine()) {
+                    lines.accept(l);
+                }
+            } catch (java.io.IOException ignored) {
+                // the child is gone
+            }
+        });
+        return child;
+    }
+
     public static void main(String[] args) throws Exception {
         List<String> early = new ArrayList<>();
         Object lock = new Object();

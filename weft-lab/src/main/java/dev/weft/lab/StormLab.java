@@ -200,15 +200,16 @@ public final class StormLab {
              Backends plainSim = backends(o.backends(), certs, false);
              Transport client = LoadClient.transport(o.connections() + 16);
              Transport admin = trusting(certs.cert())) {
+            // the config of --before-jar: keys every build since the storm lab knows
             Path config = dir.resolve("storm.yaml");
             Files.writeString(config, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(), 0, 0,
                     o.breakerOff()));
-            Path afterConfig = config;
-            if (o.maxConnecting() > 0 || o.maxStreams() > 0) {
-                afterConfig = dir.resolve("storm-after.yaml");
-                Files.writeString(afterConfig, config(tlsSim.urls(), plainSim.urls(), o.latency(), o.connections(),
-                        o.maxConnecting(), o.maxStreams(), o.breakerOff()));
-            }
+            // this build's: where it may not raise its front door's thread, it would lower its other threads
+            // instead, below the backends and the load that share its CPUs here (and below an older build, and the
+            // Go peer, which do not): door_fallback: none leaves them
+            Path afterConfig = dir.resolve("storm-after.yaml");
+            Files.writeString(afterConfig, "admission: { door_fallback: none }\n" + config(tlsSim.urls(),
+                    plainSim.urls(), o.latency(), o.connections(), o.maxConnecting(), o.maxStreams(), o.breakerOff()));
             out.println("backends (" + o.backends() + "): HTTPS " + tlsSim.urls() + " (pid " + tlsSim.pid() + "), plain " + plainSim.urls()
                     + " (pid " + plainSim.pid() + "), latency " + o.latency().toMillis() + " ms");
             out.println("gateway config (" + afterConfig + "):");

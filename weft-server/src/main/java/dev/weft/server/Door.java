@@ -52,9 +52,12 @@ final class Door implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("weft.server");
     /** How often connections closed by someone else (the idle sweep, a drain) are looked for. */
     private static final long SWEEP_NANOS = 100_000_000L;
-    /** How often threads that inherited the door's raised nice are set back ({@link #unInherit}). */
+    /** How often the other threads' nice is looked at ({@link #unInherit}). */
     private static final long NICE_SWEEP_NANOS = 1_000_000_000L;
     private static final byte[] EMPTY = new byte[0];
+    /** The nice of the first door's thread as it started (before it changed any): the process's own. */
+    private static final java.util.concurrent.atomic.AtomicInteger FIRST_NICE =
+            new java.util.concurrent.atomic.AtomicInteger(Integer.MIN_VALUE);
     /** The door thread's name (every server's door has the same). */
     static final String THREAD_NAME = "weft-door";
 
@@ -89,8 +92,12 @@ final class Door implements AutoCloseable {
     private volatile long refusals;
     /** The nice value the door's thread runs at, once it has started ({@link #prioritize}). */
     private volatile int nice = Integer.MIN_VALUE;
-    /** The process's nice before the door raised its own, or MIN_VALUE when the door did not. */
+    /** How many steps the door runs ahead of the other threads, once it has started ({@link #prioritize}). */
+    private volatile int lead = Integer.MIN_VALUE;
+    /** The process's nice before the door raised its own or lowered the others, or MIN_VALUE when it did neither. */
     private int processNice = Integer.MIN_VALUE;
+    /** The nice the door lowered the other threads to, or MIN_VALUE when it did not. */
+    private int lowered = Integer.MIN_VALUE;
 
     /** One connection while the door holds it. */
     private static final class Conn {
@@ -157,6 +164,11 @@ final class Door implements AutoCloseable {
             public int nice() {
                 return nice;
             }
+
+            @Override
+            public int lead() {
+                return lead;
+            }
         });
     }
 
@@ -207,40 +219,79 @@ final class Door implements AutoCloseable {
      * runs at a lower priority, so that on a CPU short of time the door reads and refuses ahead of the carriers
      * (docs/benchmarks.md, Round 25: the 503 p99 on the wire at twice the load one CPU serves was under 100 ms in 9 of 10
      * steps with the door at nice -5 against 7 of 10 without, for 0.90 of the goodput). Raising it needs
-     * {@code CAP_SYS_NICE}; without that the door runs at the process's priority, said once here.
+     * {@code CAP_SYS_NICE}. Without that, when {@link Admission#doorLowersOthers()}, the door lowers every other thread
+     * of the process by as many steps instead (lowering needs no permission; Round 26): the same lead within the
+     * process. Else it runs at the process's priority. Each case is said once here.
      */
     private void prioritize() {
         Integer before = ThreadNice.current();
+        if (before != null) {
+            FIRST_NICE.compareAndSet(Integer.MIN_VALUE, before);
+        }
         int want = admission.doorNice();
+        int gotLead = 0;
         if (want != 0 && before != null && want < before) {
             ThreadNice.Result r = ThreadNice.setCurrent(want);
             switch (r) {
                 case SET -> {
                     processNice = before;
+                    gotLead = before - want;
                     LOG.log(System.Logger.Level.INFO, "the front door's thread runs at nice " + want
                             + " (admission.door_nice; the process at " + before + ")");
                 }
-                case DENIED -> LOG.log(System.Logger.Level.WARNING, "the front door could not raise its thread to nice "
-                        + want + " (admission.door_nice): the process lacks CAP_SYS_NICE, so on a busy CPU its 503s "
-                        + "wait behind the carriers; grant the capability (systemd: AmbientCapabilities=CAP_SYS_NICE) "
-                        + "or a nice limit (ulimit -e " + (20 - want) + "; systemd: LimitNICE=" + want + "), or set "
-                        + "admission.door_nice: 0 to leave it and silence this");
+                case DENIED -> gotLead = denied(before, want);
                 case UNSUPPORTED -> LOG.log(System.Logger.Level.DEBUG, "the front door's priority is left as it is "
                         + "(not Linux, or no native access)");
             }
         }
         Integer now = ThreadNice.current();
         nice = now == null ? Integer.MIN_VALUE : now;
+        lead = now == null ? Integer.MIN_VALUE : gotLead;
     }
 
     /**
-     * A carrier that the scheduler started from this thread (its submit of a request's virtual thread may start one
-     * when the pool has fewer than it wants, after idle workers ended) inherited the door's nice: set every such
-     * thread back to the process's, so that only the door runs ahead. Every second, while the door is raised.
+     * The door may not raise its thread: lowers the process's other threads instead (when the admission says so), or
+     * warns. Returns the door's lead over them.
+     */
+    private int denied(int before, int want) {
+        String grant = "grant the capability (systemd: AmbientCapabilities=CAP_SYS_NICE) or a nice limit (ulimit -e "
+                + (20 - want) + "; systemd: LimitNICE=" + want + ")";
+        // the nice of the process as the first door found it: a later door (another server in this process) started
+        // by a thread that was lowered runs lowered too, and must not lower the others further
+        int base = FIRST_NICE.get();
+        int others = Math.min(19, base - want); // door_nice -5: the others five steps below the process's nice
+        if (admission.doorLowersOthers() && others > before) {
+            lowered = others;
+            processNice = base;
+            int n = ThreadNice.resetOthers(base, others, THREAD_NAME);
+            LOG.log(System.Logger.Level.INFO, "the front door could not raise its thread to nice " + want
+                    + " (admission.door_nice; the process lacks CAP_SYS_NICE), so it runs at " + before + " and the "
+                    + "gateway's other threads at nice " + others + " (" + n + " now, and any new one within a second; "
+                    + "admission.door_fallback: lower_others): the door keeps its lead within the process, and the "
+                    + "gateway's threads yield to other processes of its cgroup at nice " + base + ". To raise the door "
+                    + "instead, " + grant + "; admission.door_fallback: none leaves the other threads as they are");
+            return others - before;
+        }
+        LOG.log(System.Logger.Level.WARNING, "the front door could not raise its thread to nice " + want
+                + " (admission.door_nice): the process lacks CAP_SYS_NICE, so on a busy CPU its 503s wait behind the "
+                + "carriers" + (admission.doorLowersOthers() && before > base ? " (its thread started at nice "
+                + before + ", as low as the other threads an earlier door lowered)" : "") + "; " + grant
+                + ", or set admission.door_nice: 0 to leave it and silence this");
+        return 0;
+    }
+
+    /**
+     * Keeps the door's lead as threads come and go, every second: when the door raised itself, a carrier that the
+     * scheduler started from this thread (its submit of a request's virtual thread may start one when the pool has
+     * fewer than it wants, after idle workers ended) inherited the door's nice, and is set back to the process's;
+     * when it lowered the others instead, a thread started at the process's nice (by the door, or by a thread the
+     * lowering has not reached) is lowered too. Other doors (servers) keep theirs.
      */
     private void unInherit() {
-        if (processNice != Integer.MIN_VALUE) {
-            ThreadNice.resetOthers(nice, processNice, THREAD_NAME); // other doors (servers) keep theirs
+        if (lowered != Integer.MIN_VALUE) {
+            ThreadNice.resetOthers(processNice, lowered, THREAD_NAME);
+        } else if (processNice != Integer.MIN_VALUE) {
+            ThreadNice.resetOthers(nice, processNice, THREAD_NAME);
         }
     }
 

@@ -40,7 +40,10 @@ class DoorIT {
 
     /** An adaptive admission keyed by path, each key's limit bounded by {@code routes}, that asks for the door. */
     static Admission admission(Map<String, Integer> routes, int queue, Duration maxWait) {
-        AdmissionPolicy p = new AdmissionPolicy(true, 1, 1, queue, maxWait, Duration.ofSeconds(10), routes);
+        // the door raises its thread where it may, and never lowers the other threads of this JVM (the tests' own):
+        // that fallback is DoorFallbackIT's, in a JVM of its own
+        AdmissionPolicy p = new AdmissionPolicy(true, 1, 1, queue, maxWait, Duration.ofSeconds(10),
+                AdmissionPolicy.DEFAULT_CPU_BUSY, routes, AdmissionPolicy.DEFAULT_DOOR_NICE, false);
         return new AdaptiveAdmission(p, new FixedAdmission(10_000, Duration.ZERO), ServerRequest::path, k -> { });
     }
 
@@ -482,7 +485,8 @@ class DoorIT {
                 "thread priorities are set on Linux only");
         int process = dev.weft.core.ThreadNice.current();
         AdaptiveAdmission raised = (AdaptiveAdmission) admission(Map.of(), 0, Duration.ZERO);
-        AdmissionPolicy leave = new AdmissionPolicy(true, 1, 1, 0, Duration.ZERO, Duration.ofSeconds(10), 0.8, Map.of(), 0);
+        AdmissionPolicy leave = new AdmissionPolicy(true, 1, 1, 0, Duration.ZERO, Duration.ofSeconds(10), 0.8, Map.of(), 0,
+                false);
         AdaptiveAdmission left = new AdaptiveAdmission(leave, new FixedAdmission(10_000, Duration.ZERO), ServerRequest::path,
                 k -> { });
         try (HttpServer a = start(r -> ServerResponse.json(200, "{}"), raised, null, ServerLimits.DEFAULT);
@@ -492,6 +496,8 @@ class DoorIT {
             assertThat(doorNice(raised)).as("door_nice %d, the process at %d, may raise %s", want, process, may)
                     .isEqualTo(may ? Math.min(want, process) : process);
             assertThat(doorNice(left)).as("door_nice 0 leaves the door at the process's").isEqualTo(process);
+            assertThat(raised.doorLeadNow()).as("its lead over the other threads").isEqualTo(may ? process - Math.min(want, process) : 0);
+            assertThat(left.doorLeadNow()).isZero();
         }
     }
 }

@@ -24,7 +24,7 @@ final class AdmissionReader {
         AdmissionPolicy d = AdmissionPolicy.DEFAULT;
         try {
             Map<String, ConfigNode> a = node.entries(Set.of("enabled", "initial_limit", "min_limit", "queue",
-                    "max_wait", "lag_target", "cpu_busy", "routes", "door_nice"), problems);
+                    "max_wait", "lag_target", "cpu_busy", "routes", "door_nice", "door_fallback"), problems);
             boolean enabled = a.containsKey("enabled") ? a.get("enabled").bool() : d.enabled();
             int initial = a.containsKey("initial_limit") ? (int) a.get("initial_limit").integer(1, 1_000_000) : d.initialLimit();
             int min = a.containsKey("min_limit") ? (int) a.get("min_limit").integer(1, 1_000_000) : d.minLimit();
@@ -33,6 +33,7 @@ final class AdmissionReader {
             Duration lagTarget = a.containsKey("lag_target") ? a.get("lag_target").duration() : d.lagTarget();
             double cpuBusy = a.containsKey("cpu_busy") ? a.get("cpu_busy").number(0, 1) : d.cpuBusy();
             int doorNice = a.containsKey("door_nice") ? (int) a.get("door_nice").integer(-20, 0) : d.doorNice();
+            boolean lowerOthers = a.containsKey("door_fallback") ? fallback(a.get("door_fallback")) : d.lowerOthers();
             Map<String, Integer> perRoute = new LinkedHashMap<>();
             if (a.containsKey("routes")) {
                 for (Map.Entry<String, ConfigNode> e : a.get("routes").entries().entrySet()) {
@@ -46,7 +47,7 @@ final class AdmissionReader {
             }
             try {
                 return new AdmissionPolicy(enabled, initial, min, queue, maxWait, lagTarget, cpuBusy, perRoute,
-                        doorNice);
+                        doorNice, lowerOthers);
             } catch (IllegalArgumentException e) {
                 problems.add(node, e.getMessage());
             }
@@ -54,5 +55,15 @@ final class AdmissionReader {
             problems.addAll(e);
         }
         return d;
+    }
+
+    /** {@code door_fallback}: what the door does when it may not raise its thread. */
+    private static boolean fallback(ConfigNode n) throws ConfigException {
+        return switch (n.text()) {
+            case "lower_others" -> true;
+            case "none" -> false;
+            default -> throw n.error("admission.door_fallback is lower_others (lower the gateway's other threads "
+                    + "instead, the default) or none, got '" + n.text() + "'");
+        };
     }
 }

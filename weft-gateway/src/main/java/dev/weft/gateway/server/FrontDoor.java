@@ -57,7 +57,13 @@ final class FrontDoor {
                             + "only while cpu_share less this is at least admission.cpu_busy").register(registry);
             Gauge.builder("weft.admission.door_nice", self[0], AdaptiveAdmission::doorNiceNow)
                     .description("the Linux nice value the front door's thread runs at: admission.door_nice when the "
-                            + "kernel allowed it (CAP_SYS_NICE), else the process's own; NaN before the door started")
+                            + "kernel allowed it (CAP_SYS_NICE), else the process's own (see weft_admission_door_lead); NaN "
+                            + "before the door started")
+                    .register(registry);
+            Gauge.builder("weft.admission.door_lead", self[0], AdaptiveAdmission::doorLeadNow)
+                    .description("how many nice steps the front door's thread runs ahead of the gateway's other "
+                            + "threads: raised itself (admission.door_nice), or lowered them when it may not raise "
+                            + "itself (admission.door_fallback: lower_others); 0 when neither; NaN before it started")
                     .register(registry);
             a = self[0];
         } else {

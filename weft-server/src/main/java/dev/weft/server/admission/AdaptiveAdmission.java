@@ -185,6 +185,12 @@ public final class AdaptiveAdmission implements Admission {
         return policy.doorNice();
     }
 
+    /** {@link AdmissionPolicy#lowerOthers()}. */
+    @Override
+    public boolean doorLowersOthers() {
+        return policy.lowerOthers();
+    }
+
     private void revise() {
         long now = System.nanoTime();
         long due = nextUpdate.get();
@@ -388,8 +394,21 @@ public final class AdaptiveAdmission implements Admission {
      * allowed it, else the process's own; NaN before a door has started or where it cannot be read.
      */
     public double doorNiceNow() {
+        return firstDoor(Admission.DoorLoad::nice);
+    }
+
+    /**
+     * How many nice steps the (first) front door's thread runs ahead of the process's other threads: raised itself
+     * ({@link AdmissionPolicy#doorNice()}), or lowered them ({@link AdmissionPolicy#lowerOthers()}); 0 when neither,
+     * NaN before a door has started or where it cannot be read.
+     */
+    public double doorLeadNow() {
+        return firstDoor(Admission.DoorLoad::lead);
+    }
+
+    private double firstDoor(java.util.function.ToIntFunction<Admission.DoorLoad> value) {
         for (CpuShare.DoorSeen d : cpu.doors) { // the doors the CPU share follows: every one that opened
-            int n = d.load.nice();
+            int n = value.applyAsInt(d.load);
             return n == Integer.MIN_VALUE ? Double.NaN : n;
         }
         return Double.NaN;

@@ -64,6 +64,14 @@ public interface Admission extends AutoCloseable {
     }
 
     /**
+     * Whether a front door that may not raise its thread to {@link #doorNice()} (no {@code CAP_SYS_NICE}) lowers the
+     * process's other threads by as many steps instead, so that it keeps its lead over them.
+     */
+    default boolean doorLowersOthers() {
+        return false;
+    }
+
+    /**
      * Told by each front door as it starts (when {@link #door()}): what it has done so far, for an admission that
      * weighs the CPU its refusals cost.
      */
@@ -83,6 +91,14 @@ public interface Admission extends AutoCloseable {
 
         /** The nice value its thread runs at (Linux), or {@link Integer#MIN_VALUE} when not known (yet). */
         default int nice() {
+            return Integer.MIN_VALUE;
+        }
+
+        /**
+         * How many nice steps its thread runs ahead of the process's other threads (raised itself, or lowered them);
+         * 0 when neither, {@link Integer#MIN_VALUE} when not known (yet).
+         */
+        default int lead() {
             return Integer.MIN_VALUE;
         }
     }

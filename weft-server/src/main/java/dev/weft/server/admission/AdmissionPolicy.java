@@ -22,10 +22,15 @@ import java.util.Map;
  * @param doorNice     the Linux nice value (-20..0) the front door's thread asks for as it starts, default
  *                     {@value #DEFAULT_DOOR_NICE}, so that it reads and refuses ahead of the carriers when the CPU is
  *                     short (docs/benchmarks.md, Round 25); raising it needs {@code CAP_SYS_NICE}, and without it the
- *                     door runs at the process's priority (logged once); 0 leaves it alone
+ *                     door runs at the process's priority ({@code lowerOthers}); 0 leaves it alone
+ * @param lowerOthers  when the door may not raise its thread ({@code admission.door_fallback: lower_others}, the
+ *                     default): lower every other thread of the process by as many steps instead, which needs no
+ *                     permission, so the door keeps the same lead within the process; false
+ *                     ({@code door_fallback: none}): leave them, and the door has no lead
  */
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
-                              Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice) {
+                              Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice,
+                              boolean lowerOthers) {
     public static final double DEFAULT_CPU_BUSY = 0.8;
     public static final int DEFAULT_DOOR_NICE = -5;
     /** An {@code initialLimit} that starts each key at its ceiling. */
@@ -37,6 +42,12 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
     public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                            Duration lagTarget, Map<String, Integer> routes) {
         this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, DEFAULT_CPU_BUSY, routes);
+    }
+
+    /** With the default {@code lowerOthers} (true). */
+    public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
+                           Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice) {
+        this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, cpuBusy, routes, doorNice, true);
     }
 
     /** With the default {@code doorNice}. */

@@ -1,0 +1,174 @@
+package dev.weft.gateway;
+
+import dev.weft.core.ThreadNice;
+import dev.weft.devtools.ChildProcess;
+import dev.weft.sim.SimConfig;
+import dev.weft.sim.SimServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The front door's priority where the process may not raise a thread (no {@code CAP_SYS_NICE}, a nice limit of 0):
+ * the gateway runs in a child JVM without that right, and the test reads its threads' nice values in {@code /proc}.
+ * By default ({@code admission.door_fallback: lower_others}) the door stays at the process's nice and every other
+ * thread of the gateway is lowered by the five steps of {@code door_nice: -5}, new ones included; with
+ * {@code door_fallback: none} every thread stays where it was.
+ */
+class DoorFallbackIT {
+    private SimServer sim;
+    private ChildProcess child;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void startBackend() throws Exception {
+        sim = SimServer.start(SimConfig.local());
+    }
+
+    @AfterEach
+    void stop() {
+        if (child != null) {
+            child.close();
+        }
+        sim.close();
+        http.close();
+    }
+
+    @Test
+    void withoutTheRightToRaiseTheDoorTheGatewaysOtherThreadsAreLoweredInstead() throws Exception {
+        int base = startChild("");
+        URI url = URI.create(child.ready());
+        load(url); // carriers, pooled connections: threads started after the door
+        Map<String, Integer> threads = awaitThreads(t -> t.entrySet().stream()
+                .allMatch(e -> e.getKey().startsWith("weft-door ") || e.getValue() == base + 5));
+        System.out.println("DoorFallbackIT, lower_others: the child's threads and their nice values " + threads);
+        assertThat(threads).as("the door").containsValue(base);
+        threads.forEach((name, nice) -> assertThat(nice).as(name)
+                .isEqualTo(name.startsWith("weft-door ") ? base : base + 5));
+        assertThat(threads.size()).as("threads other than the door").isGreaterThan(10);
+        String metrics = get(url.resolve("/-/metrics"));
+        assertThat(Scrape.value(metrics, "weft_admission_door_nice")).isEqualTo(base);
+        assertThat(Scrape.value(metrics, "weft_admission_door_lead")).isEqualTo(5);
+    }
+
+    @Test
+    void doorFallbackNoneLeavesEveryThreadAtTheProcesssNice() throws Exception {
+        int base = startChild("admission: { door_fallback: none }\n");
+        URI url = URI.create(child.ready());
+        load(url);
+        Thread.sleep(1500); // a sweep of the door's (every second) would have lowered them by now
+        Map<String, Integer> threads = threads(child.pid());
+        System.out.println("DoorFallbackIT, none: the child's threads and their nice values " + threads);
+        threads.forEach((name, nice) -> assertThat(nice).as(name).isEqualTo(base));
+        String metrics = get(url.resolve("/-/metrics"));
+        assertThat(Scrape.value(metrics, "weft_admission_door_nice")).isEqualTo(base);
+        assertThat(Scrape.value(metrics, "weft_admission_door_lead")).isZero();
+    }
+
+    /**
+     * Starts the gateway in a child JVM that may not raise a thread's priority, and returns the nice it starts at.
+     * As root, {@code setpriv} drops {@code CAP_SYS_NICE}; for everyone, the nice limit is set to 0.
+     */
+    private int startChild(String admission) throws Exception {
+        assumeTrue(Files.isDirectory(Path.of("/proc/thread-self")), "thread priorities are set on Linux only");
+        Integer base = ThreadNice.current();
+        assumeTrue(base != null && base <= 14, "this thread's nice (" + base + ") leaves no room to lower by 5");
+        List<String> command = new ArrayList<>();
+        if (ThreadNice.mayRaiseTo(-5)) {
+            boolean setpriv = run("setpriv", "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice", "--", "true");
+            if (!setpriv) {
+                System.out.println("DoorFallbackIT skipped: this process may raise a thread (CAP_SYS_NICE) and "
+                        + "setpriv could not drop that for the child (util-linux's setpriv, run as root, is needed)");
+            }
+            assumeTrue(setpriv, "setpriv cannot drop CAP_SYS_NICE here");
+            command.addAll(List.of("setpriv", "--bounding-set", "-sys_nice", "--inh-caps", "-sys_nice", "--"));
+        }
+        Path cfg = dir.resolve("gw.yaml");
+        Files.writeString(cfg, admission + """
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "SIM/a" }
+                      b: { url: "SIM/b" }
+                """.replace("SIM", sim.url()));
+        command.addAll(List.of("bash", "-c", "ulimit -e 0 && exec \"$@\"", "bash"));
+        child = GatewayChild.start(command, List.of("--enable-native-access=ALL-UNNAMED"), cfg,
+                "gateway without CAP_SYS_NICE", l -> System.out.println("DoorFallbackIT, the child: " + l));
+        return base;
+    }
+
+    private static boolean run(String... command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void load(URI url) throws Exception {
+        for (int i = 0; i < 20; i++) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(url.resolve("/p")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        }
+    }
+
+    private String get(URI url) throws Exception {
+        return http.send(HttpRequest.newBuilder(url).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** The child's threads as {@code comm tid}, each with its nice, once {@code done} holds (at most 10 s). */
+    private Map<String, Integer> awaitThreads(java.util.function.Predicate<Map<String, Integer>> done)
+            throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Map<String, Integer> t = threads(child.pid());
+        while (!done.test(t) && System.nanoTime() - until < 0) {
+            Thread.sleep(100);
+            t = threads(child.pid());
+        }
+        return t;
+    }
+
+    /** Every thread of {@code pid} as {@code comm tid}, with its nice value ({@code /proc/PID/task/TID/stat}). */
+    private static Map<String, Integer> threads(long pid) throws IOException {
+        Map<String, Integer> out = new TreeMap<>();
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    String comm = Files.readString(task.resolve("comm")).strip();
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+                    out.put(comm + " " + task.getFileName(), Integer.parseInt(f[16]));
+                } catch (IOException gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        }
+        return out;
+    }
+}
