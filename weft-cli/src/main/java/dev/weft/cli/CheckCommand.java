@@ -24,13 +24,44 @@ import java.util.Map;
         description = {"Check a config file without starting anything: a gateway config (it has 'routes'), a",
                 "dispatch config (it has 'source' and 'endpoints') or a weft upstream config (it has 'paths' or",
                 "'defaults'). Prints every problem as file:line:column",
-                "and exits 2, or prints what the file declares and exits 0.", ""})
+                "and exits 2, or prints what the file declares and exits 0. For a gateway it also says whether",
+                "the config fits this process's open-file limit, and what the front door's thread priority",
+                "would be run as this user (admission.door_nice, door_fallback).", ""})
 public final class CheckCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Parameters(paramLabel = "FILE", description = "The config to check.")
     Path file;
+
+    /**
+     * What the front door's priority would be if the gateway ran as this process does ({@code nice}: its nice value,
+     * null where it cannot be read; {@code mayRaise}: whether it may raise a thread to {@code admission.door_nice}), or
+     * null when there is no door to set (the admission off, {@code door_nice: 0}, a TLS listener or a platform
+     * executor, which serve without it) or nothing can be read.
+     */
+    static String frontDoor(GatewayConfig g, Integer nice, boolean mayRaise) {
+        dev.weft.server.admission.AdmissionPolicy a = g.admission();
+        int want = a.doorNice();
+        if (!a.enabled() || want == 0 || g.tls() != null || !(g.executor() instanceof dev.weft.server.ExecutorModel.Virtual)
+                || nice == null) {
+            return null;
+        }
+        if (want >= nice) {
+            return "front door: left at nice " + nice + ", this process's, at or above admission.door_nice " + want;
+        }
+        if (mayRaise) {
+            return "front door: its thread at nice " + want + " (admission.door_nice; run as now, the gateway may raise it)";
+        }
+        if (a.lowerOthers()) {
+            return "front door: run as now, the gateway may not raise its thread to nice " + want + " (no CAP_SYS_NICE), "
+                    + "so it lowers its other threads to nice " + Math.min(19, nice - want) + " instead (admission."
+                    + "door_fallback: lower_others), where they yield to other processes of its cgroup";
+        }
+        return "warning: run as now, the gateway may not raise its front door's thread to nice " + want + " (no "
+                + "CAP_SYS_NICE), and admission.door_fallback: none leaves it without a lead: grant the capability "
+                + "(docs/gateway.md, Overload) or use door_fallback: lower_others";
+    }
 
     @Override
     public void run() {
@@ -49,6 +80,11 @@ public final class CheckCommand implements Runnable {
                 String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.core.Descriptors.limit());
                 if (budget != null) {
                     out.println("  warning: " + budget);
+                }
+                String door = frontDoor(g, dev.weft.core.ThreadNice.current(),
+                        dev.weft.core.ThreadNice.mayRaiseTo(g.admission().doorNice()));
+                if (door != null) {
+                    out.println("  " + door);
                 }
             } else if (top.containsKey("source") || top.containsKey("endpoints")) {
                 DispatchConfig d = DispatchConfigLoader.load(file);

@@ -137,6 +137,10 @@ class MainTest {
     void checkTellsWhatTheExamplesDeclare() {
         assertThat(run("check", "../examples/system-a.yaml")).isZero();
         assertThat(out.toString()).contains("OK, gateway config with 2 routes").contains("d (after b)");
+        if (java.nio.file.Files.isDirectory(Path.of("/proc/thread-self"))) { // the door's priority as run here
+            assertThat(out.toString()).containsAnyOf("front door: its thread at nice -5", "front door: run as now",
+                    "warning: run as now", "front door: left at nice");
+        }
         assertThat(run("check", "../examples/system-a-backends.yaml")).isZero();
         assertThat(out.toString()).contains("OK, weft upstream config with 4 paths");
     }

@@ -496,7 +496,8 @@ class DoorIT {
             assertThat(doorNice(raised)).as("door_nice %d, the process at %d, may raise %s", want, process, may)
                     .isEqualTo(may ? Math.min(want, process) : process);
             assertThat(doorNice(left)).as("door_nice 0 leaves the door at the process's").isEqualTo(process);
-            assertThat(raised.doorLeadNow()).as("its lead over the other threads").isEqualTo(may ? process - Math.min(want, process) : 0);
+            assertThat(raised.doorLeadNow()).as("its lead over the other threads")
+                    .isEqualTo(may ? process - Math.min(want, process) : 0);
             assertThat(left.doorLeadNow()).isZero();
         }
     }
