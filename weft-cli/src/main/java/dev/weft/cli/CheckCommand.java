@@ -1,5 +1,6 @@
 package dev.weft.cli;
 
+import dev.weft.core.CpuCgroup;
 import dev.weft.core.Durations;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
@@ -9,6 +10,7 @@ import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.plan.RoutePlan;
+import dev.weft.server.admission.AdmissionPolicy;
 import dev.weft.sim.SimConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -36,12 +38,13 @@ public final class CheckCommand implements Runnable {
 
     /**
      * What the front door's priority would be if the gateway ran as this process does ({@code nice}: its nice value,
-     * null where it cannot be read; {@code mayRaise}: whether it may raise a thread to {@code admission.door_nice}), or
-     * null when there is no door to set (the admission off, {@code door_nice: 0}, a TLS listener or a platform
-     * executor, which serve without it) or nothing can be read.
+     * null where it cannot be read; {@code mayRaise}: whether it may raise a thread to {@code admission.door_nice};
+     * {@code cgroup}: its CPU cgroup, null where it cannot be read), or null when there is no door to set (the
+     * admission off, {@code door_nice: 0}, a TLS listener or a platform executor, which serve without it) or nothing
+     * can be read.
      */
-    static String frontDoor(GatewayConfig g, Integer nice, boolean mayRaise) {
-        dev.weft.server.admission.AdmissionPolicy a = g.admission();
+    static String frontDoor(GatewayConfig g, Integer nice, boolean mayRaise, CpuCgroup.Sharing cgroup) {
+        AdmissionPolicy a = g.admission();
         int want = a.doorNice();
         if (!a.enabled() || want == 0 || g.tls() != null || !(g.executor() instanceof dev.weft.server.ExecutorModel.Virtual)
                 || nice == null) {
@@ -53,14 +56,22 @@ public final class CheckCommand implements Runnable {
         if (mayRaise) {
             return "front door: its thread at nice " + want + " (admission.door_nice; run as now, the gateway may raise it)";
         }
-        if (a.lowerOthers()) {
+        AdmissionPolicy.DoorFallback f = a.doorFallback();
+        boolean alone = cgroup != null && cgroup.alone();
+        if (f == AdmissionPolicy.DoorFallback.LOWER_OTHERS
+                || (f == AdmissionPolicy.DoorFallback.AUTO && alone)) {
             return "front door: run as now, the gateway may not raise its thread to nice " + want + " (no CAP_SYS_NICE), "
                     + "so it lowers its other threads to nice " + Math.min(19, nice - want) + " instead (admission."
-                    + "door_fallback: lower_others), where they yield to other processes of its cgroup";
+                    + "door_fallback: " + (alone ? f.name().toLowerCase(java.util.Locale.ROOT) + "; alone in its CPU "
+                    + "cgroup " + cgroup.cgroup() + ")" : "lower_others), where they yield to other processes of its "
+                    + "CPU cgroup" + (cgroup != null ? " " + cgroup.cgroup() + ", " + cgroup.detail() : ""));
         }
         return "warning: run as now, the gateway may not raise its front door's thread to nice " + want + " (no "
-                + "CAP_SYS_NICE), and admission.door_fallback: none leaves it without a lead: grant the capability "
-                + "(docs/gateway.md, Overload) or use door_fallback: lower_others";
+                + "CAP_SYS_NICE), and admission.door_fallback: " + f.name().toLowerCase(java.util.Locale.ROOT)
+                + (f == AdmissionPolicy.DoorFallback.AUTO ? " does not lower its other threads "
+                + "(its CPU cgroup " + (cgroup == null ? "could not be read" : cgroup.cgroup() + " is shared, "
+                + cgroup.detail()) + ")" : "") + ", so the door has no lead: grant the capability (docs/gateway.md, "
+                + "Overload), or set door_fallback: lower_others";
     }
 
     @Override
@@ -82,7 +93,8 @@ public final class CheckCommand implements Runnable {
                     out.println("  warning: " + budget);
                 }
                 String door = frontDoor(g, dev.weft.core.ThreadNice.current(),
-                        dev.weft.core.ThreadNice.mayRaiseTo(g.admission().doorNice()));
+                        dev.weft.core.ThreadNice.mayRaiseTo(g.admission().doorNice()),
+                        CpuCgroup.ofThisProcess());
                 if (door != null) {
                     out.println("  " + door);
                 }

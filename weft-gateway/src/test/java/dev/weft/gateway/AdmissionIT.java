@@ -5,6 +5,7 @@ import dev.weft.config.ConfigException;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
+import dev.weft.server.admission.AdmissionPolicy;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import org.junit.jupiter.api.AfterEach;
@@ -311,7 +312,7 @@ class AdmissionIT {
     }
 
     @Test
-    void doorFallbackIsLowerOthersOrNoneAndAnythingElseIsNamedWithItsPlace() throws Exception {
+    void doorFallbackIsAutoLowerOthersOrNoneAndAnythingElseIsNamedWithItsPlace() throws Exception {
         String routes = """
                 routes:
                   - get: /p
@@ -322,13 +323,15 @@ class AdmissionIT {
                 admission:
                   door_fallback: lower
                 """ + routes)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:2:18")
-                .hasMessageContaining("lower_others").hasMessageContaining("none");
-        assertThat(GatewayConfigLoader.parse("gw.yaml", routes).admission().lowerOthers())
-                .as("the default: lower the other threads where the door may not raise itself").isTrue();
-        assertThat(GatewayConfigLoader.parse("gw.yaml", "admission: { door_fallback: none }\n" + routes)
-                .admission().lowerOthers()).isFalse();
-        assertThat(GatewayConfigLoader.parse("gw.yaml", "admission: { door_fallback: lower_others }\n" + routes)
-                .admission().lowerOthers()).isTrue();
+                .hasMessageContaining("auto").hasMessageContaining("lower_others").hasMessageContaining("none");
+        assertThat(GatewayConfigLoader.parse("gw.yaml", routes).admission().doorFallback())
+                .as("the default: lower the other threads where the process is alone in its CPU cgroup")
+                .isEqualTo(AdmissionPolicy.DoorFallback.AUTO);
+        for (AdmissionPolicy.DoorFallback f : AdmissionPolicy.DoorFallback.values()) {
+            String value = f.name().toLowerCase(java.util.Locale.ROOT);
+            assertThat(GatewayConfigLoader.parse("gw.yaml", "admission: { door_fallback: " + value + " }\n" + routes)
+                    .admission().doorFallback()).as(value).isEqualTo(f);
+        }
     }
 
     @Test

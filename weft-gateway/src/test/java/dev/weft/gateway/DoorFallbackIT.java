@@ -28,9 +28,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The front door's priority where the process may not raise a thread (no {@code CAP_SYS_NICE}, a nice limit of 0):
  * the gateway runs in a child JVM without that right, and the test reads its threads' nice values in {@code /proc}.
- * By default ({@code admission.door_fallback: lower_others}) the door stays at the process's nice and every other
- * thread of the gateway is lowered by the five steps of {@code door_nice: -5}, new ones included; with
- * {@code door_fallback: none} every thread stays where it was.
+ * With {@code admission.door_fallback: lower_others} the door stays at the process's nice and every other thread of
+ * the gateway is lowered by the five steps of {@code door_nice: -5}, new ones included; with {@code none} every thread
+ * stays where it was, and so with the default, {@code auto}, since the child shares its CPU cgroup with this JVM (its
+ * parent) at least.
  */
 class DoorFallbackIT {
     private SimServer sim;
@@ -56,7 +57,7 @@ class DoorFallbackIT {
 
     @Test
     void withoutTheRightToRaiseTheDoorTheGatewaysOtherThreadsAreLoweredInstead() throws Exception {
-        int base = startChild("");
+        int base = startChild("admission: { door_fallback: lower_others }\n");
         URI url = URI.create(child.ready());
         load(url); // carriers, pooled connections: threads started after the door
         Map<String, Integer> threads = awaitThreads(t -> t.entrySet().stream()
@@ -73,12 +74,23 @@ class DoorFallbackIT {
 
     @Test
     void doorFallbackNoneLeavesEveryThreadAtTheProcesssNice() throws Exception {
-        int base = startChild("admission: { door_fallback: none }\n");
+        leavesEveryThreadAtTheProcesssNice("admission: { door_fallback: none }\n", "none");
+    }
+
+    @Test
+    void theDefaultAutoLeavesThemWhereTheGatewaySharesItsCpuCgroup() throws Exception {
+        dev.weft.core.CpuCgroup.Sharing here = dev.weft.core.CpuCgroup.ofThisProcess();
+        System.out.println("DoorFallbackIT: this JVM's CPU cgroup " + here);
+        leavesEveryThreadAtTheProcesssNice("", "auto"); // the child shares its parent's cgroup: it is never alone
+    }
+
+    private void leavesEveryThreadAtTheProcesssNice(String admission, String label) throws Exception {
+        int base = startChild(admission);
         URI url = URI.create(child.ready());
         load(url);
         Thread.sleep(1500); // a sweep of the door's (every second) would have lowered them by now
         Map<String, Integer> threads = threads(child.pid());
-        System.out.println("DoorFallbackIT, none: the child's threads and their nice values " + threads);
+        System.out.println("DoorFallbackIT, " + label + ": the child's threads and their nice values " + threads);
         threads.forEach((name, nice) -> assertThat(nice).as(name).isEqualTo(base));
         String metrics = get(url.resolve("/-/metrics"));
         assertThat(Scrape.value(metrics, "weft_admission_door_nice")).isEqualTo(base);

@@ -1,11 +1,13 @@
 package dev.weft.server;
 
+import dev.weft.core.CpuCgroup;
 import dev.weft.core.ThreadNice;
 import dev.weft.http.Framing;
 import dev.weft.http.Http1;
 import dev.weft.http.Http1Input;
 import dev.weft.http.RequestHead;
 import dev.weft.server.admission.Admission;
+import dev.weft.server.admission.AdmissionPolicy;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -219,9 +221,10 @@ final class Door implements AutoCloseable {
      * runs at a lower priority, so that on a CPU short of time the door reads and refuses ahead of the carriers
      * (docs/benchmarks.md, Round 25: the 503 p99 on the wire at twice the load one CPU serves was under 100 ms in 9 of 10
      * steps with the door at nice -5 against 7 of 10 without, for 0.90 of the goodput). Raising it needs
-     * {@code CAP_SYS_NICE}. Without that, when {@link Admission#doorLowersOthers()}, the door lowers every other thread
-     * of the process by as many steps instead (lowering needs no permission; Round 26): the same lead within the
-     * process. Else it runs at the process's priority. Each case is said once here.
+     * {@code CAP_SYS_NICE}. Without that, as {@link Admission#doorFallback()} says (by default where the process is alone
+     * in its CPU cgroup, {@link CpuCgroup}), the door lowers every other thread of the process by as many steps instead
+     * (lowering needs no permission; Round 26): the same lead within the process. Else it runs at the process's
+     * priority. Each case is said once here.
      */
     private void prioritize() {
         Integer before = ThreadNice.current();
@@ -260,23 +263,38 @@ final class Door implements AutoCloseable {
         // by a thread that was lowered runs lowered too, and must not lower the others further
         int base = FIRST_NICE.get();
         int others = Math.min(19, base - want); // door_nice -5: the others five steps below the process's nice
-        if (admission.doorLowersOthers() && others > before) {
+        AdmissionPolicy.DoorFallback fallback = admission.doorFallback();
+        CpuCgroup.Sharing cgroup = fallback == AdmissionPolicy.DoorFallback.AUTO ? CpuCgroup.ofThisProcess() : null;
+        boolean lower = fallback == AdmissionPolicy.DoorFallback.LOWER_OTHERS
+                || (fallback == AdmissionPolicy.DoorFallback.AUTO && cgroup != null && cgroup.alone());
+        if (lower && others > before) {
             lowered = others;
             processNice = base;
             int n = ThreadNice.resetOthers(base, others, THREAD_NAME);
             LOG.log(System.Logger.Level.INFO, "the front door could not raise its thread to nice " + want
                     + " (admission.door_nice; the process lacks CAP_SYS_NICE), so it runs at " + before + " and the "
                     + "gateway's other threads at nice " + others + " (" + n + " now, and any new one within a second; "
-                    + "admission.door_fallback: lower_others): the door keeps its lead within the process, and the "
-                    + "gateway's threads yield to other processes of its cgroup at nice " + base + ". To raise the door "
+                    + (cgroup != null ? "admission.door_fallback: auto, and the process is alone in its CPU cgroup "
+                    + cgroup.cgroup() + ", so no other process gains by it" : "admission.door_fallback: lower_others: "
+                    + "the gateway's threads yield to other processes of its CPU cgroup") + "). To raise the door "
                     + "instead, " + grant + "; admission.door_fallback: none leaves the other threads as they are");
             return others - before;
         }
+        String why;
+        if (lower) {
+            why = " (its thread already runs at nice " + before + ", as low as the other threads would go: started by "
+                    + "one that an earlier door lowered, or the process runs that low)";
+        } else if (fallback == AdmissionPolicy.DoorFallback.AUTO) {
+            why = cgroup == null ? " (admission.door_fallback: auto, and its CPU cgroup could not be read)"
+                    : " (admission.door_fallback: auto: the process shares its CPU cgroup " + cgroup.cgroup() + " "
+                    + cgroup.detail() + ", which would run ahead of its threads if it lowered them; "
+                    + "door_fallback: lower_others lowers them anyway)";
+        } else {
+            why = "";
+        }
         LOG.log(System.Logger.Level.WARNING, "the front door could not raise its thread to nice " + want
                 + " (admission.door_nice): the process lacks CAP_SYS_NICE, so on a busy CPU its 503s wait behind the "
-                + "carriers" + (admission.doorLowersOthers() && before > base ? " (its thread started at nice "
-                + before + ", as low as the other threads an earlier door lowered)" : "") + "; " + grant
-                + ", or set admission.door_nice: 0 to leave it and silence this");
+                + "carriers" + why + "; " + grant + ", or set admission.door_nice: 0 to leave it and silence this");
         return 0;
     }
 

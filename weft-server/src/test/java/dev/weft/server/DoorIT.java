@@ -43,7 +43,8 @@ class DoorIT {
         // the door raises its thread where it may, and never lowers the other threads of this JVM (the tests' own):
         // that fallback is DoorFallbackIT's, in a JVM of its own
         AdmissionPolicy p = new AdmissionPolicy(true, 1, 1, queue, maxWait, Duration.ofSeconds(10),
-                AdmissionPolicy.DEFAULT_CPU_BUSY, routes, AdmissionPolicy.DEFAULT_DOOR_NICE, false);
+                AdmissionPolicy.DEFAULT_CPU_BUSY, routes, AdmissionPolicy.DEFAULT_DOOR_NICE,
+                AdmissionPolicy.DoorFallback.NONE);
         return new AdaptiveAdmission(p, new FixedAdmission(10_000, Duration.ZERO), ServerRequest::path, k -> { });
     }
 
@@ -486,7 +487,7 @@ class DoorIT {
         int process = dev.weft.core.ThreadNice.current();
         AdaptiveAdmission raised = (AdaptiveAdmission) admission(Map.of(), 0, Duration.ZERO);
         AdmissionPolicy leave = new AdmissionPolicy(true, 1, 1, 0, Duration.ZERO, Duration.ofSeconds(10), 0.8, Map.of(), 0,
-                false);
+                AdmissionPolicy.DoorFallback.NONE);
         AdaptiveAdmission left = new AdaptiveAdmission(leave, new FixedAdmission(10_000, Duration.ZERO), ServerRequest::path,
                 k -> { });
         try (HttpServer a = start(r -> ServerResponse.json(200, "{}"), raised, null, ServerLimits.DEFAULT);

@@ -33,7 +33,8 @@ final class AdmissionReader {
             Duration lagTarget = a.containsKey("lag_target") ? a.get("lag_target").duration() : d.lagTarget();
             double cpuBusy = a.containsKey("cpu_busy") ? a.get("cpu_busy").number(0, 1) : d.cpuBusy();
             int doorNice = a.containsKey("door_nice") ? (int) a.get("door_nice").integer(-20, 0) : d.doorNice();
-            boolean lowerOthers = a.containsKey("door_fallback") ? fallback(a.get("door_fallback")) : d.lowerOthers();
+            AdmissionPolicy.DoorFallback fallback = a.containsKey("door_fallback") ? fallback(a.get("door_fallback"))
+                    : d.doorFallback();
             Map<String, Integer> perRoute = new LinkedHashMap<>();
             if (a.containsKey("routes")) {
                 for (Map.Entry<String, ConfigNode> e : a.get("routes").entries().entrySet()) {
@@ -47,7 +48,7 @@ final class AdmissionReader {
             }
             try {
                 return new AdmissionPolicy(enabled, initial, min, queue, maxWait, lagTarget, cpuBusy, perRoute,
-                        doorNice, lowerOthers);
+                        doorNice, fallback);
             } catch (IllegalArgumentException e) {
                 problems.add(node, e.getMessage());
             }
@@ -58,12 +59,13 @@ final class AdmissionReader {
     }
 
     /** {@code door_fallback}: what the door does when it may not raise its thread. */
-    private static boolean fallback(ConfigNode n) throws ConfigException {
+    private static AdmissionPolicy.DoorFallback fallback(ConfigNode n) throws ConfigException {
         return switch (n.text()) {
-            case "lower_others" -> true;
-            case "none" -> false;
-            default -> throw n.error("admission.door_fallback is lower_others (lower the gateway's other threads "
-                    + "instead, the default) or none, got '" + n.text() + "'");
+            case "auto" -> AdmissionPolicy.DoorFallback.AUTO;
+            case "lower_others" -> AdmissionPolicy.DoorFallback.LOWER_OTHERS;
+            case "none" -> AdmissionPolicy.DoorFallback.NONE;
+            default -> throw n.error("admission.door_fallback is auto (the default: lower the gateway's other threads "
+                    + "where it is alone in its CPU cgroup), lower_others (always) or none, got '" + n.text() + "'");
         };
     }
 }

@@ -63,7 +63,7 @@ final class FrontDoor {
             Gauge.builder("weft.admission.door_lead", self[0], AdaptiveAdmission::doorLeadNow)
                     .description("how many nice steps the front door's thread runs ahead of the gateway's other "
                             + "threads: raised itself (admission.door_nice), or lowered them when it may not raise "
-                            + "itself (admission.door_fallback: lower_others); 0 when neither; NaN before it started")
+                            + "itself (admission.door_fallback); 0 when neither; NaN before it started")
                     .register(registry);
             a = self[0];
         } else {

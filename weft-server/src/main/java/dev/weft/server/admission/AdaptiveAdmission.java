@@ -185,10 +185,10 @@ public final class AdaptiveAdmission implements Admission {
         return policy.doorNice();
     }
 
-    /** {@link AdmissionPolicy#lowerOthers()}. */
+    /** {@link AdmissionPolicy#doorFallback()}. */
     @Override
-    public boolean doorLowersOthers() {
-        return policy.lowerOthers();
+    public AdmissionPolicy.DoorFallback doorFallback() {
+        return policy.doorFallback();
     }
 
     private void revise() {
@@ -399,7 +399,7 @@ public final class AdaptiveAdmission implements Admission {
 
     /**
      * How many nice steps the (first) front door's thread runs ahead of the process's other threads: raised itself
-     * ({@link AdmissionPolicy#doorNice()}), or lowered them ({@link AdmissionPolicy#lowerOthers()}); 0 when neither,
+     * ({@link AdmissionPolicy#doorNice()}), or lowered them ({@link AdmissionPolicy#doorFallback()}); 0 when neither,
      * NaN before a door has started or where it cannot be read.
      */
     public double doorLeadNow() {

@@ -64,11 +64,11 @@ public interface Admission extends AutoCloseable {
     }
 
     /**
-     * Whether a front door that may not raise its thread to {@link #doorNice()} (no {@code CAP_SYS_NICE}) lowers the
-     * process's other threads by as many steps instead, so that it keeps its lead over them.
+     * What a front door that may not raise its thread to {@link #doorNice()} (no {@code CAP_SYS_NICE}) does instead:
+     * lower the process's other threads by as many steps, so that it keeps its lead over them, or not.
      */
-    default boolean doorLowersOthers() {
-        return false;
+    default AdmissionPolicy.DoorFallback doorFallback() {
+        return AdmissionPolicy.DoorFallback.NONE;
     }
 
     /**

@@ -22,15 +22,13 @@ import java.util.Map;
  * @param doorNice     the Linux nice value (-20..0) the front door's thread asks for as it starts, default
  *                     {@value #DEFAULT_DOOR_NICE}, so that it reads and refuses ahead of the carriers when the CPU is
  *                     short (docs/benchmarks.md, Round 25); raising it needs {@code CAP_SYS_NICE}, and without it the
- *                     door runs at the process's priority ({@code lowerOthers}); 0 leaves it alone
- * @param lowerOthers  when the door may not raise its thread ({@code admission.door_fallback: lower_others}, the
- *                     default): lower every other thread of the process by as many steps instead, which needs no
- *                     permission, so the door keeps the same lead within the process; false
- *                     ({@code door_fallback: none}): leave them, and the door has no lead
+ *                     door runs at the process's priority ({@code doorFallback}); 0 leaves it alone
+ * @param doorFallback what the door does when it may not raise its thread ({@code admission.door_fallback}, default
+ *                     {@link DoorFallback#AUTO})
  */
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                               Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice,
-                              boolean lowerOthers) {
+                              DoorFallback doorFallback) {
     public static final double DEFAULT_CPU_BUSY = 0.8;
     public static final int DEFAULT_DOOR_NICE = -5;
     /** An {@code initialLimit} that starts each key at its ceiling. */
@@ -44,10 +42,23 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, DEFAULT_CPU_BUSY, routes);
     }
 
-    /** With the default {@code lowerOthers} (true). */
+    /** What the front door does when it may not raise its thread to {@code doorNice} (no {@code CAP_SYS_NICE}). */
+    public enum DoorFallback {
+        /**
+         * Lower every other thread of the process by as many steps instead, which needs no permission: the door keeps
+         * the same lead within the process, and the process's threads yield to the other processes of its CPU cgroup.
+         */
+        LOWER_OTHERS,
+        /** {@link #LOWER_OTHERS} where the process is alone in its CPU cgroup (a container, a service), else none. */
+        AUTO,
+        /** Leave them: the door has no lead (one warning). */
+        NONE
+    }
+
+    /** With the default {@code doorFallback} ({@link DoorFallback#AUTO}). */
     public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                            Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice) {
-        this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, cpuBusy, routes, doorNice, true);
+        this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, cpuBusy, routes, doorNice, DoorFallback.AUTO);
     }
 
     /** With the default {@code doorNice}. */
@@ -72,6 +83,7 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         if (doorNice < -20 || doorNice > 0) {
             throw new IllegalArgumentException("admission door_nice must be -20..0");
         }
+        java.util.Objects.requireNonNull(doorFallback, "doorFallback");
         routes = Map.copyOf(routes);
         for (Map.Entry<String, Integer> e : routes.entrySet()) {
             if (e.getValue() < 1) {
