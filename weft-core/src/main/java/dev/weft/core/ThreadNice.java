@@ -76,7 +76,7 @@ public final class ThreadNice {
                     continue;
                 }
                 if (tid != self && !keep.equals(comm(task))) {
-                    Integer nice = nice(task.resolve("stat"));
+                    Integer nice = inStat(task.resolve("stat"));
                     if (nice != null && nice == from && set(tid, to) == Result.SET) {
                         n++;
                     }
@@ -168,11 +168,11 @@ public final class ThreadNice {
 
     /** The calling thread's nice value as the kernel reports it ({@code /proc/thread-self/stat}), or null. */
     public static Integer current() {
-        return nice(Path.of("/proc/thread-self/stat"));
+        return inStat(Path.of("/proc/thread-self/stat"));
     }
 
-    /** The nice value in a {@code /proc/.../stat} file, or null. */
-    private static Integer nice(Path stat) {
+    /** The nice value in a {@code /proc/.../stat} file (a process's or a thread's), or null. */
+    public static Integer inStat(Path stat) {
         try {
             String line = Files.readString(stat);
             // pid (comm) state ppid ...: the fields after the comm's closing parenthesis; nice is field 19 of the line

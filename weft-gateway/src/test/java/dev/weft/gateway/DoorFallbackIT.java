@@ -172,10 +172,11 @@ class DoorFallbackIT {
         try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
             for (Path task : (Iterable<Path>) tasks::iterator) {
                 try {
-                    String stat = Files.readString(task.resolve("stat"));
                     String comm = Files.readString(task.resolve("comm")).strip();
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-                    out.put(comm + " " + task.getFileName(), Integer.parseInt(f[16]));
+                    Integer nice = ThreadNice.inStat(task.resolve("stat"));
+                    if (nice != null) {
+                        out.put(comm + " " + task.getFileName(), nice);
+                    }
                 } catch (IOException gone) {
                     // the thread ended meanwhile
                 }

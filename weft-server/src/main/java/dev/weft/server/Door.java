@@ -262,11 +262,10 @@ final class Door implements AutoCloseable {
         // the nice of the process as the first door found it: a later door (another server in this process) started
         // by a thread that was lowered runs lowered too, and must not lower the others further
         int base = FIRST_NICE.get();
-        int others = Math.min(19, base - want); // door_nice -5: the others five steps below the process's nice
+        int others = AdmissionPolicy.othersNice(base, want);
         AdmissionPolicy.DoorFallback fallback = admission.doorFallback();
         CpuCgroup.Sharing cgroup = fallback == AdmissionPolicy.DoorFallback.AUTO ? CpuCgroup.ofThisProcess() : null;
-        boolean lower = fallback == AdmissionPolicy.DoorFallback.LOWER_OTHERS
-                || (fallback == AdmissionPolicy.DoorFallback.AUTO && cgroup != null && cgroup.alone());
+        boolean lower = fallback.lowers(cgroup);
         if (lower && others > before) {
             lowered = others;
             processNice = base;

@@ -52,7 +52,20 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         /** {@link #LOWER_OTHERS} where the process is alone in its CPU cgroup (a container, a service), else none. */
         AUTO,
         /** Leave them: the door has no lead (one warning). */
-        NONE
+        NONE;
+
+        /** Whether the door lowers the other threads, in a process whose CPU cgroup is {@code cgroup} (null: unknown). */
+        public boolean lowers(dev.weft.core.CpuCgroup.Sharing cgroup) {
+            return this == LOWER_OTHERS || (this == AUTO && cgroup != null && cgroup.alone());
+        }
+    }
+
+    /**
+     * The nice the door lowers the other threads to, in a process at {@code processNice}: as many steps below as
+     * {@code doorNice} is above (-5: +5 in a process at 0), at most 19.
+     */
+    public static int othersNice(int processNice, int doorNice) {
+        return Math.min(19, processNice - doorNice);
     }
 
     /** With the default {@code doorFallback} ({@link DoorFallback#AUTO}). */
