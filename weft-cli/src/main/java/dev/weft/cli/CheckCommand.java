@@ -62,7 +62,7 @@ public final class CheckCommand implements Runnable {
             return "front door: run as now, the gateway may not raise its thread to nice " + want + " (no CAP_SYS_NICE), "
                     + "so it lowers its other threads to nice " + AdmissionPolicy.othersNice(nice, want)
                     + " instead (admission.door_fallback: " + (alone ? f.name().toLowerCase(java.util.Locale.ROOT)
-                    + "; alone in its CPU cgroup " + cgroup.cgroup() + ")" : "lower_others), where they yield to other processes of its "
+                    + "; its CPU cgroup " + cgroup.cgroup() + ": " + cgroup.detail() + ")" : "lower_others), where they yield to other processes of its "
                     + "CPU cgroup" + (cgroup != null ? " " + cgroup.cgroup() + ", " + cgroup.detail() : ""));
         }
         return "warning: run as now, the gateway may not raise its front door's thread to nice " + want + " (no "

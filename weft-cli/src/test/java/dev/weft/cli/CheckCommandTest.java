@@ -33,7 +33,7 @@ class CheckCommandTest {
     void withoutTheRightTheDefaultLowersTheOthersOnlyWhereTheGatewayIsAloneInItsCgroup() throws Exception {
         assertThat(CheckCommand.frontDoor(parse(""), 0, false, ALONE))
                 .startsWith("front door: run as now, the gateway may not raise its thread to nice -5")
-                .contains("lowers its other threads to nice 5").contains("auto; alone in its CPU cgroup");
+                .contains("lowers its other threads to nice 5").contains("auto; its CPU cgroup /system.slice/weft.service: alone)");
         assertThat(CheckCommand.frontDoor(parse(""), 16, false, ALONE)).contains("to nice 19"); // at most 19
         assertThat(CheckCommand.frontDoor(parse(""), 0, false, SHARED)).startsWith("warning: ")
                 .contains("door_fallback: auto does not lower").contains("with 64 other processes")

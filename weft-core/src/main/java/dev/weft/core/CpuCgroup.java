@@ -2,8 +2,13 @@ package dev.weft.core;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Whether this process has its CPU cgroup to itself (Linux). The kernel shares a CPU between cgroups by their weights
@@ -12,7 +17,9 @@ import java.util.List;
  * while a process that shares its cgroup (every process of a host without per-service cgroups, or a shell session)
  * would give it to the others. Read from {@code /proc/self/cgroup} and the cgroup's {@code cgroup.procs}: cgroup v1's
  * {@code cpu} hierarchy where there is one, else cgroup v2, where the cgroup must have the {@code cpu} controller
- * ({@code cpu.weight}) to be a group of its own.
+ * ({@code cpu.weight}) to be a group of its own. This process's own ancestors ({@code /proc/<pid>/stat}'s parent, up to
+ * the top) do not count as sharing: a container's init ({@code docker run --init}'s tini, dumb-init) or a shell that
+ * started the JVM and waits for it are in the same cgroup but do not compete for its CPU.
  */
 public final class CpuCgroup {
     /**
@@ -31,7 +38,10 @@ public final class CpuCgroup {
         return of(Path.of("/"), ProcessHandle.current().pid());
     }
 
-    /** As {@link #ofThisProcess}, reading {@code proc/self/cgroup} and {@code sys/fs/cgroup} under {@code root}. */
+    /**
+     * As {@link #ofThisProcess}, reading {@code proc/self/cgroup}, {@code proc/<pid>/stat} and {@code sys/fs/cgroup}
+     * under {@code root}.
+     */
     static Sharing of(Path root, long pid) {
         try {
             List<String> lines = Files.readAllLines(root.resolve("proc/self/cgroup"));
@@ -42,7 +52,7 @@ public final class CpuCgroup {
                     if (!Files.isDirectory(mount)) {
                         mount = root.resolve("sys/fs/cgroup/cpu");
                     }
-                    return count(mount.resolve(relative(f[2])), f[2], pid);
+                    return count(root, mount.resolve(relative(f[2])), f[2], pid);
                 }
             }
             for (String l : lines) { // cgroup v2 ("0::/path")
@@ -53,7 +63,7 @@ public final class CpuCgroup {
                         return new Sharing(path, false, "without the cpu controller, so it shares the CPU of an "
                                 + "enclosing cgroup with its processes");
                     }
-                    return count(dir, path, pid);
+                    return count(root, dir, path, pid);
                 }
             }
             return null;
@@ -62,11 +72,65 @@ public final class CpuCgroup {
         }
     }
 
-    private static Sharing count(Path dir, String path, long pid) throws java.io.IOException {
-        long others = Files.readAllLines(dir.resolve("cgroup.procs")).stream().map(String::strip)
-                .filter(s -> !s.isEmpty() && !s.equals(Long.toString(pid))).count();
-        return new Sharing(path, others == 0, others == 0 ? "alone" : "with " + others + " other process"
-                + (others == 1 ? "" : "es"));
+    private static Sharing count(Path root, Path dir, String path, long pid) throws java.io.IOException {
+        Set<Long> procs = new HashSet<>();
+        for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+            if (!line.isBlank()) {
+                procs.add(Long.parseLong(line.strip()));
+            }
+        }
+        procs.remove(pid);
+        List<String> waiting = new ArrayList<>(); // nearest first
+        for (Map.Entry<Long, String> a : ancestors(root, pid).entrySet()) {
+            if (procs.remove(a.getKey())) {
+                waiting.add(a.getValue() + " (" + a.getKey() + ")");
+            }
+        }
+        int others = procs.size();
+        String beside = waiting.isEmpty() ? ""
+                : " beside its parent" + (waiting.size() == 1 ? " " : "s ")
+                + String.join(", ", waiting.subList(0, Math.min(3, waiting.size())))
+                + (waiting.size() > 3 ? " and " + (waiting.size() - 3) + " more" : "");
+        return new Sharing(path, others == 0, others == 0 ? "alone" + beside
+                : "with " + others + " other process" + (others == 1 ? "" : "es") + beside);
+    }
+
+    /** This process's ancestors, nearest first: pid to command name, from each one's {@code stat} (at most 64). */
+    private static Map<Long, String> ancestors(Path root, long pid) {
+        Map<Long, String> out = new LinkedHashMap<>();
+        long at = pid;
+        for (int i = 0; i < 64; i++) {
+            String stat;
+            try {
+                stat = Files.readString(root.resolve("proc/" + at + "/stat"));
+            } catch (java.io.IOException e) {
+                break;
+            }
+            long parent;
+            try { // after the name (which may hold spaces and parentheses): the state, then the parent's pid
+                parent = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ")[1]);
+            } catch (RuntimeException e) { // no name, fewer fields, or not a number
+                break;
+            }
+            if (parent <= 0 || out.containsKey(parent) || parent == pid) {
+                break;
+            }
+            out.put(parent, null);
+            at = parent;
+        }
+        out.replaceAll((p, n) -> name(root, p));
+        return out;
+    }
+
+    private static String name(Path root, long p) {
+        try {
+            String stat = Files.readString(root.resolve("proc/" + p + "/stat"));
+            int open = stat.indexOf('(');
+            int close = stat.lastIndexOf(')');
+            return open >= 0 && close > open ? stat.substring(open + 1, close) : "process";
+        } catch (java.io.IOException e) {
+            return "process";
+        }
     }
 
     private static String relative(String path) {

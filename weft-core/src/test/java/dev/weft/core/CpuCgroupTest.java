@@ -60,6 +60,42 @@ class CpuCgroupTest {
     }
 
     @Test
+    void theProcessesAncestorsWaitForItAndDoNotShare() throws Exception {
+        // docker run --init: tini (1) starts a shell (7) that starts the JVM (42); a sidecar (9) is no ancestor
+        write("proc/self/cgroup", "0::/\n");
+        write("sys/fs/cgroup/cpu.weight", "100\n");
+        write("sys/fs/cgroup/cgroup.procs", "1\n7\n42\n");
+        write("proc/42/stat", "42 (java) S 7 42 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 40 0\n");
+        write("proc/7/stat", "7 (sh (a) b) S 1 7 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0\n");
+        write("proc/1/stat", "1 (tini) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0\n");
+        CpuCgroup.Sharing s = CpuCgroup.of(root, 42);
+        assertThat(s.alone()).isTrue();
+        assertThat(s.detail()).isEqualTo("alone beside its parents sh (a) b (7), tini (1)");
+        write("sys/fs/cgroup/cgroup.procs", "1\n7\n9\n42\n");
+        write("proc/9/stat", "9 (sidecar) S 1 9 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0\n");
+        s = CpuCgroup.of(root, 42);
+        assertThat(s.alone()).as("a process beside the JVM, not above it").isFalse();
+        assertThat(s.detail()).isEqualTo("with 1 other process beside its parents sh (a) b (7), tini (1)");
+    }
+
+    @Test
+    void aParentLoopOrAnUnreadableStatEndsTheWalk() throws Exception {
+        write("proc/self/cgroup", "0::/\n");
+        write("sys/fs/cgroup/cpu.weight", "100\n");
+        write("sys/fs/cgroup/cgroup.procs", "5\n6\n42\n");
+        write("proc/42/stat", "42 (java) S 5 42 1 0\n");
+        write("proc/5/stat", "5 (a) S 6 5 1 0\n");
+        write("proc/6/stat", "6 (b) S 5 6 1 0\n"); // 6's parent is 5 again: a crafted loop ends
+        assertThat(CpuCgroup.of(root, 42).alone()).isTrue();
+        for (String bad : new String[] {"garbage", "5 (a)", "5 (a) S", "5 (a) S x 5", "5 (a) S -1 5", ""}) {
+            write("proc/5/stat", bad);
+            CpuCgroup.Sharing s = CpuCgroup.of(root, 42);
+            assertThat(s.alone()).as("6 is no longer known as an ancestor: " + bad).isFalse();
+            assertThat(s.detail()).as(bad).startsWith("with 1 other process beside its parent ").endsWith(" (5)");
+        }
+    }
+
+    @Test
     void nothingToReadIsNull() {
         assertThat(CpuCgroup.of(root, 42)).isNull();
     }

@@ -31,7 +31,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * With {@code admission.door_fallback: lower_others} the door stays at the process's nice and every other thread of
  * the gateway is lowered by the five steps of {@code door_nice: -5}, new ones included; with {@code none} every thread
  * stays where it was, and so with the default, {@code auto}, since the child shares its CPU cgroup with this JVM (its
- * parent) at least.
+ * parent) at least; with {@code auto} in a CPU cgroup the test makes for it (cgroup v1, as root), where only the shell
+ * that started it is beside it, they are lowered.
  */
 class DoorFallbackIT {
     private SimServer sim;
@@ -60,7 +61,7 @@ class DoorFallbackIT {
         int base = startChild("admission: { door_fallback: lower_others }\n");
         URI url = URI.create(child.ready());
         load(url); // carriers, pooled connections: threads started after the door
-        Map<String, Integer> threads = awaitThreads(t -> t.entrySet().stream()
+        Map<String, Integer> threads = awaitThreads(child.pid(), t -> t.entrySet().stream()
                 .allMatch(e -> e.getKey().startsWith("weft-door ") || e.getValue() == base + 5));
         System.out.println("DoorFallbackIT, lower_others: the child's threads and their nice values " + threads);
         assertThat(threads).as("the door").containsValue(base);
@@ -84,6 +85,87 @@ class DoorFallbackIT {
         leavesEveryThreadAtTheProcesssNice("", "auto"); // the child shares its parent's cgroup: it is never alone
     }
 
+    @Test
+    void theDefaultAutoLowersThemWhereTheGatewayHasItsCpuCgroupToItself() throws Exception {
+        Path group = newCpuCgroup();
+        try {
+            // the shell moves itself into the new cgroup and starts the JVM there as its child (no exec), so the
+            // gateway finds its parent beside it, which waits for it and does not count as sharing
+            int base = startChild("", "echo $$ > '" + group.resolve("cgroup.procs") + "' && ulimit -e 0 && \"$@\"; "
+                    + "exit $?");
+            URI url = URI.create(child.ready());
+            long jvm = ProcessHandle.of(child.pid()).orElseThrow().children().findFirst().orElseThrow().pid();
+            assertThat(Files.readAllLines(group.resolve("cgroup.procs"))).as("the shell and the gateway's JVM")
+                    .containsExactlyInAnyOrder(Long.toString(child.pid()), Long.toString(jvm));
+            load(url);
+            Map<String, Integer> threads = awaitThreads(jvm, t -> t.entrySet().stream()
+                    .allMatch(e -> e.getKey().startsWith("weft-door ") || e.getValue() == base + 5));
+            System.out.println("DoorFallbackIT, auto in " + group + ": the child's threads and their nice values "
+                    + threads);
+            threads.forEach((name, nice) -> assertThat(nice).as(name)
+                    .isEqualTo(name.startsWith("weft-door ") ? base : base + 5));
+            assertThat(Scrape.value(get(url.resolve("/-/metrics")), "weft_admission_door_lead")).isEqualTo(5);
+        } finally {
+            if (child != null) {
+                ProcessHandle.of(child.pid()).ifPresent(h -> h.descendants().forEach(ProcessHandle::destroyForcibly));
+                child.close();
+                child = null;
+            }
+            removeCgroup(group);
+        }
+    }
+
+    /**
+     * A new cgroup in the cgroup v1 {@code cpu} hierarchy (this machine's and CI's); the test is skipped, saying why,
+     * where there is none or it may not be written (not root, cgroup v2 only, a read-only mount).
+     */
+    private static Path newCpuCgroup() throws IOException {
+        String controllers = null;
+        if (Files.exists(Path.of("/proc/self/cgroup"))) {
+            for (String l : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+                String[] f = l.split(":", 3);
+                if (f.length == 3 && List.of(f[1].split(",")).contains("cpu")) {
+                    controllers = f[1];
+                }
+            }
+        }
+        Path mount = controllers == null ? null : Path.of("/sys/fs/cgroup", controllers);
+        if (mount != null && !Files.isDirectory(mount)) {
+            mount = Path.of("/sys/fs/cgroup/cpu");
+        }
+        Path group = mount == null ? null : mount.resolve("weft-it-" + ProcessHandle.current().pid());
+        String why = mount == null ? "there is no cgroup v1 cpu hierarchy here (cgroup v2 would need the cpu "
+                + "controller delegated to a new group)" : null;
+        if (why == null) {
+            try {
+                Files.createDirectories(group);
+            } catch (IOException e) {
+                why = "cannot make a cgroup in " + mount + " (" + e + "): root and a writable cgroup mount are needed";
+            }
+        }
+        if (why != null) {
+            System.out.println("DoorFallbackIT: auto in a cgroup of its own skipped: " + why);
+        }
+        assumeTrue(why == null, why);
+        return group;
+    }
+
+    /** Removes {@code group} once its processes have left it (at most 10 s). */
+    private static void removeCgroup(Path group) throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                Files.delete(group);
+                return;
+            } catch (IOException busy) {
+                if (System.nanoTime() - until > 0) {
+                    throw new IOException("could not remove the test's cgroup " + group, busy);
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
     private void leavesEveryThreadAtTheProcesssNice(String admission, String label) throws Exception {
         int base = startChild(admission);
         URI url = URI.create(child.ready());
@@ -102,6 +184,11 @@ class DoorFallbackIT {
      * As root, {@code setpriv} drops {@code CAP_SYS_NICE}; for everyone, the nice limit is set to 0.
      */
     private int startChild(String admission) throws Exception {
+        return startChild(admission, "ulimit -e 0 && exec \"$@\"");
+    }
+
+    /** As {@link #startChild(String)}, the JVM started by {@code script} (bash, the command as its arguments). */
+    private int startChild(String admission, String script) throws Exception {
         assumeTrue(Files.isDirectory(Path.of("/proc/thread-self")), "thread priorities are set on Linux only");
         Integer base = ThreadNice.current();
         assumeTrue(base != null && base <= 14, "this thread's nice (" + base + ") leaves no room to lower by 5");
@@ -123,7 +210,7 @@ class DoorFallbackIT {
                       a: { url: "SIM/a" }
                       b: { url: "SIM/b" }
                 """.replace("SIM", sim.url()));
-        command.addAll(List.of("bash", "-c", "ulimit -e 0 && exec \"$@\"", "bash"));
+        command.addAll(List.of("bash", "-c", script, "bash"));
         child = GatewayChild.start(command, List.of("--enable-native-access=ALL-UNNAMED"), cfg,
                 "gateway without CAP_SYS_NICE", l -> System.out.println("DoorFallbackIT, the child: " + l));
         return base;
@@ -154,14 +241,14 @@ class DoorFallbackIT {
         return http.send(HttpRequest.newBuilder(url).build(), HttpResponse.BodyHandlers.ofString()).body();
     }
 
-    /** The child's threads as {@code comm tid}, each with its nice, once {@code done} holds (at most 10 s). */
-    private Map<String, Integer> awaitThreads(java.util.function.Predicate<Map<String, Integer>> done)
+    /** The threads of {@code pid} as {@code comm tid}, each with its nice, once {@code done} holds (at most 10 s). */
+    private static Map<String, Integer> awaitThreads(long pid, java.util.function.Predicate<Map<String, Integer>> done)
             throws Exception {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        Map<String, Integer> t = threads(child.pid());
+        Map<String, Integer> t = threads(pid);
         while (!done.test(t) && System.nanoTime() - until < 0) {
             Thread.sleep(100);
-            t = threads(child.pid());
+            t = threads(pid);
         }
         return t;
     }

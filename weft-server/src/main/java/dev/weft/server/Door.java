@@ -273,8 +273,8 @@ final class Door implements AutoCloseable {
             LOG.log(System.Logger.Level.INFO, "the front door could not raise its thread to nice " + want
                     + " (admission.door_nice; the process lacks CAP_SYS_NICE), so it runs at " + before + " and the "
                     + "gateway's other threads at nice " + others + " (" + n + " now, and any new one within a second; "
-                    + (cgroup != null ? "admission.door_fallback: auto, and the process is alone in its CPU cgroup "
-                    + cgroup.cgroup() + ", so no other process gains by it" : "admission.door_fallback: lower_others: "
+                    + (cgroup != null ? "admission.door_fallback: auto, and in its CPU cgroup "
+                    + cgroup.cgroup() + " the process is " + cgroup.detail() + ", so no other process gains by it" : "admission.door_fallback: lower_others: "
                     + "the gateway's threads yield to other processes of its CPU cgroup") + "). To raise the door "
                     + "instead, " + grant + "; admission.door_fallback: none leaves the other threads as they are");
             return others - before;
