@@ -139,7 +139,11 @@ class DoorFallbackIT {
         if (why == null) {
             try {
                 Files.createDirectories(group);
-            } catch (IOException e) {
+                if (!run("bash", "-c", "echo $$ > '" + group.resolve("cgroup.procs") + "'")) {
+                    removeCgroup(group);
+                    why = "cannot move a process into " + group;
+                }
+            } catch (Exception e) {
                 why = "cannot make a cgroup in " + mount + " (" + e + "): root and a writable cgroup mount are needed";
             }
         }
