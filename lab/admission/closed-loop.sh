@@ -10,6 +10,7 @@
 # MODELS: "DIR:CONFIG ..." where DIR holds weft.jar (an older build's weft-cli/target, say) and CONFIG is
 #   default (no admission: block), off (admission: { enabled: false }) or on (admission: { enabled: true }).
 #   Default: "weft-cli/target:off weft-cli/target:default" (this build without and with its default admission).
+# GW_OPTS: the gateway's JVM flags (default -Xmx6g -XX:+UseG1GC -XX:+UseTransparentHugePages).
 # Run from anywhere: lab/admission/closed-loop.sh   (about 35 s per model and latency; ports 127.0.0.5:18080,
 # 127.0.0.2-4:19001)
 set -eu
@@ -20,7 +21,7 @@ route=$(printf 'routes:\n  - get: /a/{id}\n    timeout: 10s\n%s\n' "$calls")
 printf 'listen: 127.0.0.5:18080\n%s\n' "$route" > "$work/default.yaml"
 printf 'listen: 127.0.0.5:18080\nadmission: { enabled: false }\n%s\n' "$route" > "$work/off.yaml"
 printf 'listen: 127.0.0.5:18080\nadmission: { enabled: true }\n%s\n' "$route" > "$work/on.yaml"
-echo "command: $0 (LATS=${LATS:-1s 0ms} MODELS=${MODELS:-weft-cli/target:off weft-cli/target:default} WARM=${WARM:-1} C=${C:-4000})"
+echo "command: $0 (LATS=${LATS:-1s 0ms} MODELS=${MODELS:-weft-cli/target:off weft-cli/target:default} WARM=${WARM:-1} C=${C:-4000} GW_OPTS=${GW_OPTS:-default})"
 echo "machine: $(nproc) CPUs, $(uname -sr), $("$java" -version 2>&1 | head -n 1)"
 start_upstream
 for lat in ${LATS:-1s 0ms}; do
@@ -29,7 +30,8 @@ for lat in ${LATS:-1s 0ms}; do
     config=${model##*:}
     [ -f "$work/$config.yaml" ] || { echo "closed-loop: unknown config '$config' (default, off, on)" >&2; exit 2; }
     [ -f "$dir/weft.jar" ] || { echo "closed-loop: no $dir/weft.jar" >&2; exit 2; }
-    taskset -c 1 "$java" -Xmx6g -XX:+UseG1GC -XX:+UseTransparentHugePages -cp "$dir/weft.jar" dev.weft.cli.Main \
+    # shellcheck disable=SC2086
+    taskset -c 1 "$java" ${GW_OPTS:--Xmx6g -XX:+UseG1GC -XX:+UseTransparentHugePages} -cp "$dir/weft.jar" dev.weft.cli.Main \
         gateway --config "$work/$config.yaml" > "$work/gateway.log" 2>&1 &
     gw=$!
     pids+=($gw)
