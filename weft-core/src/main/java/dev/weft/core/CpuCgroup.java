@@ -95,42 +95,37 @@ public final class CpuCgroup {
                 : "with " + others + " other process" + (others == 1 ? "" : "es") + beside);
     }
 
-    /** This process's ancestors, nearest first: pid to command name, from each one's {@code stat} (at most 64). */
+    /**
+     * This process's ancestors, nearest first: pid to command name ("process" where its {@code stat} cannot be read or
+     * names none), each {@code stat} read once, up to the top (at most 64).
+     */
     private static Map<Long, String> ancestors(Path root, long pid) {
         Map<Long, String> out = new LinkedHashMap<>();
         long at = pid;
-        for (int i = 0; i < 64; i++) {
+        while (true) {
             String stat;
             try {
                 stat = Files.readString(root.resolve("proc/" + at + "/stat"));
             } catch (java.io.IOException e) {
                 break;
             }
+            if (at != pid) {
+                String name = ProcStat.name(stat);
+                out.put(at, name != null ? name : "process");
+            }
             long parent;
-            try { // after the name (which may hold spaces and parentheses): the state, then the parent's pid
-                parent = Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ")[1]);
+            try {
+                parent = Long.parseLong(ProcStat.fields(stat)[1]);
             } catch (RuntimeException e) { // no name, fewer fields, or not a number
                 break;
             }
-            if (parent <= 0 || out.containsKey(parent) || parent == pid) {
+            if (parent <= 0 || out.containsKey(parent) || parent == pid || out.size() == 64) {
                 break;
             }
-            out.put(parent, null);
+            out.put(parent, "process"); // named when its stat is read, next round
             at = parent;
         }
-        out.replaceAll((p, n) -> name(root, p));
         return out;
-    }
-
-    private static String name(Path root, long p) {
-        try {
-            String stat = Files.readString(root.resolve("proc/" + p + "/stat"));
-            int open = stat.indexOf('(');
-            int close = stat.lastIndexOf(')');
-            return open >= 0 && close > open ? stat.substring(open + 1, close) : "process";
-        } catch (java.io.IOException e) {
-            return "process";
-        }
     }
 
     private static String relative(String path) {

@@ -174,10 +174,7 @@ public final class ThreadNice {
     /** The nice value in a {@code /proc/.../stat} file (a process's or a thread's), or null. */
     public static Integer inStat(Path stat) {
         try {
-            String line = Files.readString(stat);
-            // pid (comm) state ppid ...: the fields after the comm's closing parenthesis; nice is field 19 of the line
-            String[] f = line.substring(line.lastIndexOf(')') + 2).trim().split(" ");
-            return Integer.parseInt(f[16]);
+            return Integer.parseInt(ProcStat.fields(Files.readString(stat))[16]);
         } catch (Exception e) {
             return null;
         }
