@@ -330,7 +330,11 @@ final class Door implements AutoCloseable {
                     adopt(c);
                 }
                 while ((c = answered.poll()) != null) {
-                    written(c);
+                    try {
+                        written(c);
+                    } catch (RuntimeException e) {
+                        dropped(c, e);
+                    }
                 }
                 pollQueue();
                 while (!handBack.isEmpty()) {
@@ -368,6 +372,10 @@ final class Door implements AutoCloseable {
             }
         } finally {
             closed = true;
+            for (Conn q : queued) {
+                q.queued.leave(); // else its place in the route's queue stays taken for as long as the admission lives
+            }
+            queued.clear();
             for (Conn h : held) {
                 h.result.complete(null);
             }
@@ -402,13 +410,24 @@ final class Door implements AutoCloseable {
             if (k.isValid() && k.isReadable()) {
                 read(conn);
             }
-        } catch (CancelledKeyException e) {
-            end(conn);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "the front door dropped a connection from "
-                    + conn.remote + " on an error", e);
-            end(conn);
+            dropped(conn, e);
         }
+    }
+
+    /**
+     * A step of {@code c}'s work on this thread threw: ends the connection. A {@link CancelledKeyException} says the
+     * listener closed the socket from its own thread (the idle or header sweep, the server's stop), which may land
+     * between any two steps here; every step that touches a key is caught so (the selector's, the answers', the
+     * queue's), so that such a close ends one connection and never this thread. A step that holds an admission's
+     * place or a place in its queue gives it back before it throws ({@link #run}, {@link #serveRead}).
+     */
+    private void dropped(Conn c, RuntimeException e) {
+        if (!(e instanceof CancelledKeyException)) {
+            LOG.log(System.Logger.Level.WARNING, "the front door dropped a connection from "
+                    + c.remote + " on an error", e);
+        }
+        end(c);
     }
 
     private void adopt(Conn c) {
@@ -523,10 +542,15 @@ final class Door implements AutoCloseable {
             if (ticket == null) {
                 Admission.Queued q = admission.queue(r);
                 if (q != null) {
+                    c.running = true; // read nothing more until it is answered
+                    try {
+                        c.key.interestOps(0);
+                    } catch (CancelledKeyException closed) {
+                        q.leave(); // closed since its head was read: nobody waits for this place
+                        throw closed;
+                    }
                     c.queuedRequest = r;
                     c.queued = q;
-                    c.running = true; // read nothing more until it is answered
-                    c.key.interestOps(0);
                     queued.add(c);
                     return;
                 }
@@ -573,32 +597,51 @@ final class Door implements AutoCloseable {
             if (t == null) {
                 continue;
             }
-            if (t.admitted()) {
-                run(c, r, t);
-            } else {
-                refusals++;
-                answer(c, requests.refused(r, t), r.head().keepAlive());
-                if (c.out == null && held.contains(c)) {
-                    serveRead(c);
+            try {
+                if (t.admitted()) {
+                    run(c, r, t);
+                } else {
+                    refusals++;
+                    answer(c, requests.refused(r, t), r.head().keepAlive());
+                    if (c.out == null && held.contains(c)) {
+                        serveRead(c);
+                    }
                 }
+            } catch (RuntimeException e) {
+                dropped(c, e);
             }
         }
     }
 
-    /** Runs {@code r} on a virtual thread of its own (admitted, or null: it waits for its place there). */
+    /**
+     * Runs {@code r} on a virtual thread of its own (admitted, or null: it waits for its place there). When the
+     * connection was closed since its head was read ({@link #dropped}), gives the place back and throws.
+     */
     private void run(Conn c, ServerRequest r, Admission.Ticket admitted) {
         RequestHead head = r.head();
         c.running = true;
-        c.key.interestOps(0);
-        Thread.ofVirtual().start(() -> {
-            ServerResponse response;
-            try {
-                response = requests.handle(r, admitted);
-            } catch (RuntimeException | Error e) {
-                response = HttpServer.error(500, "internal error: " + e);
+        try {
+            c.key.interestOps(0);
+        } catch (CancelledKeyException closed) {
+            if (admitted != null) {
+                admitted.exit(); // nobody is there for the answer: the place would be lost for good
             }
-            boolean open = head.keepAlive() && keepAlive.getAsBoolean();
-            c.answer = Http1Writer.response(response.status(), response.headers(), response.body(), open);
+            throw closed;
+        }
+        Thread.ofVirtual().start(() -> {
+            byte[] answer;
+            boolean open;
+            try {
+                ServerResponse response = requests.handle(r, admitted);
+                open = head.keepAlive() && keepAlive.getAsBoolean();
+                answer = Http1Writer.response(response.status(), response.headers(), response.body(), open);
+            } catch (RuntimeException | Error e) {
+                // a handler that threw (or answered null): the connection still gets an answer and goes on
+                ServerResponse error = HttpServer.error(500, "internal error: " + e);
+                open = head.keepAlive() && keepAlive.getAsBoolean();
+                answer = Http1Writer.response(error.status(), error.headers(), error.body(), open);
+            }
+            c.answer = answer;
             c.answerKeepsOpen = open;
             answered.add(c);
             selector.wakeup();

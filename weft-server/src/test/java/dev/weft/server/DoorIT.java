@@ -502,4 +502,122 @@ class DoorIT {
             assertThat(left.doorLeadNow()).isZero();
         }
     }
+
+    /**
+     * An admission that, asked about {@code /closing}, closes the whole server (its listener closes every socket, as
+     * its idle or header sweep closes one) before it answers: the close lands on the door's thread between reading a
+     * head and starting its request, where the sweep can land when a keep-alive connection is reused just as its
+     * {@code idle_timeout} runs out.
+     */
+    private static final class ClosingOnAsk implements Admission {
+        final AdaptiveAdmission inner;
+        final java.util.concurrent.atomic.AtomicReference<HttpServer> server = new java.util.concurrent.atomic.AtomicReference<>();
+        final boolean queueIt;
+
+        ClosingOnAsk(AdaptiveAdmission inner, boolean queueIt) {
+            this.inner = inner;
+            this.queueIt = queueIt;
+        }
+
+        private void closeServer() {
+            Thread closer = Thread.ofPlatform().start(() -> server.get().close());
+            try {
+                closer.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public Ticket enter(dev.weft.server.ServerRequest r) {
+            return inner.enter(r);
+        }
+
+        @Override
+        public Ticket tryEnter(dev.weft.server.ServerRequest r) {
+            Ticket t = inner.tryEnter(r);
+            if (r.path().equals("/closing") && !queueIt) {
+                closeServer();
+            }
+            return t;
+        }
+
+        @Override
+        public Queued queue(dev.weft.server.ServerRequest r) {
+            Queued q = inner.queue(r);
+            if (r.path().equals("/closing") && queueIt) {
+                closeServer();
+            }
+            return q;
+        }
+
+        @Override
+        public boolean door() {
+            return true;
+        }
+
+        @Override
+        public int inFlight() {
+            return inner.inFlight();
+        }
+
+        @Override
+        public long shed() {
+            return inner.shed();
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
+    private static void awaitZero(java.util.function.IntSupplier n, String what) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (n.getAsInt() != 0 && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        assertThat(n.getAsInt()).as(what).isZero();
+    }
+
+    @Test
+    void aConnectionClosedAfterItsRequestWasAdmittedGivesThePlaceBack() throws Exception {
+        ClosingOnAsk admission = new ClosingOnAsk((AdaptiveAdmission) admission(Map.of("/closing", 5), 0, Duration.ZERO),
+                false);
+        AtomicInteger calls = new AtomicInteger();
+        try (HttpServer server = start(holding("/none", new CountDownLatch(0), calls), admission, null,
+                ServerLimits.DEFAULT); Socket c = connect(server)) {
+            admission.server.set(server);
+            send(c, "GET /closing HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(c.getInputStream().read()).as("closed with no answer").isEqualTo(-1);
+            // before: the admitted place stayed taken for good (1 in flight of the route's limit, and of the ceiling)
+            awaitZero(() -> admission.inner.inFlight("/closing"), "the route's requests in flight");
+            awaitZero(admission::inFlight, "requests in flight under the ceiling");
+        }
+    }
+
+    @Test
+    void aConnectionClosedAsItsRequestJoinsTheQueueLeavesTheQueue() throws Exception {
+        ClosingOnAsk admission = new ClosingOnAsk((AdaptiveAdmission) admission(Map.of("/closing", 1), 1,
+                Duration.ofSeconds(10)), true);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger calls = new AtomicInteger();
+        try (HttpServer server = start(holding("/closing", release, calls), admission, null, ServerLimits.DEFAULT);
+             Socket first = connect(server); Socket second = connect(server)) {
+            admission.server.set(server);
+            send(first, "GET /closing HTTP/1.1\r\n" + H + "\r\n"); // takes the route's one place
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (calls.get() == 0 && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            assertThat(calls.get()).as("the first /closing runs").isEqualTo(1);
+            send(second, "GET /closing HTTP/1.1\r\n" + H + "\r\n"); // queued; the server closes meanwhile
+            assertThat(second.getInputStream().read()).as("closed with no answer").isEqualTo(-1);
+            // before: its place in the queue stayed taken, and with every place of the queue taken so, every later
+            // request of the route was refused at once
+            awaitZero(() -> admission.inner.queued("/closing"), "requests waiting in the route's queue");
+            release.countDown();
+            awaitZero(() -> admission.inner.inFlight("/closing"), "the route's requests in flight");
+        }
+    }
 }
