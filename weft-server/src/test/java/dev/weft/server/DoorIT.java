@@ -33,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Real servers on loopback, raw sockets. {@link ServerConformanceIT} runs its whole table of raw requests through
  * the door as well, and {@link HeaderTimeoutIT} its trickled head; this class holds what only the door does:
  * refusals answered on its thread, requests that wait in the admission's queue without holding it up,
- * pipelining, drain, and a differential fuzz against the blocking path.
+ * pipelining, drain, a connection closed while the door admits its request, and a differential fuzz against the
+ * blocking path.
  */
 class DoorIT {
     private static final String H = "Host: x\r\n";
