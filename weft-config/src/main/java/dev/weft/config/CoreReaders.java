@@ -223,7 +223,7 @@ public final class CoreReaders {
     /** An inbound server's {@code limits:} over {@link ServerLimits#DEFAULT}. */
     public ServerLimits serverLimits(ConfigNode node) {
         Map<String, ConfigNode> l = entries(node, Set.of("max_concurrent", "max_wait", "max_header_bytes",
-                "max_body_bytes", "idle_timeout", "max_connections", "drain_timeout", "header_timeout"));
+                "max_body_bytes", "idle_timeout", "max_connections", "drain_timeout", "header_timeout", "body_timeout"));
         ServerLimits d = ServerLimits.DEFAULT;
         try {
             return new ServerLimits(
@@ -235,7 +235,9 @@ public final class CoreReaders {
                     l.containsKey("max_connections") ? (int) l.get("max_connections").integer(1, 1_000_000) : d.maxConnections(),
                     l.containsKey("drain_timeout") ? l.get("drain_timeout").duration() : d.drainTimeout(),
                     l.containsKey("header_timeout") ? positive(l.get("header_timeout"), d.headerTimeout())
-                            : d.headerTimeout());
+                            : d.headerTimeout(),
+                    l.containsKey("body_timeout") ? positive(l.get("body_timeout"), d.bodyTimeout())
+                            : d.bodyTimeout());
         } catch (ConfigException e) {
             problems.addAll(e);
             return d;

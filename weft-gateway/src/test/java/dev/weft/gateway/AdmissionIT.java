@@ -130,7 +130,7 @@ class AdmissionIT {
         Path log = dir.resolve("access.log");
         start("""
                 access_log: "%s"
-                limits: { header_timeout: 300ms }
+                limits: { header_timeout: 300ms, body_timeout: 300ms }
                 """.formatted(log) + oneSlowPlace("1s"));
         CompletableFuture<HttpResponse<String>> first = slowInFlight();
         String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -145,7 +145,13 @@ class AdmissionIT {
         try (Socket s = sendRaw("GET /slow HTTP/1.1\r\n")) { // a head that never ends: closed, no line
             assertThat(s.getInputStream().read()).as("closed without an answer").isEqualTo(-1);
         }
-        assertThat(get("/-/metrics").body()).contains("weft_gateway_connections_header_timeouts_total 1.0");
+        try (Socket s = sendRaw("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")) { // a body that stops
+            assertThat(s.getInputStream().read()).as("closed without an answer").isEqualTo(-1);
+        }
+        String metrics = get("/-/metrics").body();
+        assertThat(metrics).contains("weft_gateway_connections_header_timeouts_total 1.0");
+        assertThat(metrics).contains("weft_gateway_connections_body_timeouts_total 1.0");
+        assertThat(metrics).contains("weft_gateway_connections_write_timeouts_total 0.0");
         assertThat(first.get().statusCode()).isEqualTo(200);
         gw.close(); // flushes the access log
         gw = null;

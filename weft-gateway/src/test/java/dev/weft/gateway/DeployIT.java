@@ -95,6 +95,37 @@ class DeployIT {
     }
 
     @Test
+    void aHandshakeTrickledPastTheHeaderTimeoutIsClosed() throws Exception {
+        TestCerts certs = TestCerts.selfSigned(dir.resolve("tls"));
+        start("tls: { cert: tls/cert.pem, key: tls/key.pem }\nlimits: { header_timeout: 1s }\n" + ROUTES, Map.of());
+        boolean closed = false;
+        try (Socket s = new Socket(gw.address().getAddress(), gw.address().getPort())) {
+            s.setSoTimeout(10_000);
+            java.io.OutputStream out = s.getOutputStream();
+            out.write(new byte[] {0x16, 0x03, 0x01, 0x02, 0x00}); // a handshake record of 512 bytes, then one a time
+            long start = System.nanoTime();
+            try {
+                // every 300 ms: no single read waits header_timeout, so only a deadline on the whole handshake ends it
+                // (before, it was held until idle_timeout, 60 s)
+                while (System.nanoTime() - start < 8_000_000_000L) {
+                    out.write(0x01);
+                    out.flush();
+                    Thread.sleep(300);
+                }
+                closed = s.getInputStream().read() < 0;
+            } catch (java.net.SocketException reset) {
+                closed = true; // writing to the closed connection
+            }
+        }
+        assertThat(closed).as("the trickled handshake's connection was closed").isTrue();
+        try (HttpClient c = client(Pem.clientContext(certs.cert()))) {
+            String metrics = get(c, gw.url() + "/-/metrics").body();
+            assertThat(Scrape.value(metrics, "weft_gateway_connections_header_timeouts_total")).isEqualTo(1.0);
+            assertThat(Scrape.value(metrics, "weft_gateway_tls_handshake_failures_total")).isEqualTo(1.0);
+        }
+    }
+
+    @Test
     void httpsAnswersTheComposedResponseAndCountsFailedHandshakes() throws Exception {
         TestCerts certs = TestCerts.selfSigned(dir.resolve("tls"));
         start("tls: { cert: tls/cert.pem, key: tls/key.pem }\n" + ROUTES, Map.of());

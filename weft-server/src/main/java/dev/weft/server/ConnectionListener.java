@@ -54,6 +54,14 @@ public final class ConnectionListener implements AutoCloseable {
         default void headerTimeout() {
         }
 
+        /** A connection was closed because its request body did not arrive in time ({@link Activity#body}). */
+        default void bodyTimeout() {
+        }
+
+        /** A connection was closed because its peer did not take an answer in time ({@link Activity#writing}). */
+        default void writeTimeout() {
+        }
+
         /** A connection was accepted on the reserve descriptor and closed at once: the process is out of descriptors. */
         default void shedNoDescriptors() {
         }
@@ -66,22 +74,53 @@ public final class ConnectionListener implements AutoCloseable {
         }
     }
 
-    /** What a connection tells the idle sweep: call {@link #idle()} before waiting for a request, {@link #busy()} after. */
+    /**
+     * What a connection tells the idle sweep: call {@link #idle()} before waiting for a request, {@link #busy()} after;
+     * while busy, {@link #body} before reading a request's body and {@link #writing} while an answer waits for the peer
+     * to take it, so that a peer that stops sending a body or stops reading an answer does not hold the connection
+     * (and the thread blocked on it) for ever.
+     */
     public static final class Activity {
+        private static final int BODY = 1;
+        private static final int WRITE = 2;
         private volatile long lastActive = System.nanoTime();
         private volatile boolean idle = true;
         /** When the first byte of the request head now being read arrived ({@link System#nanoTime()}), or 0. */
         private volatile long headStarted;
+        /** While busy: when the body being read or the answer being written must be done ({@code nanoTime}), or 0. */
+        private volatile long busyUntil;
+        private volatile int busyFor;
 
         public void idle() {
             lastActive = System.nanoTime();
             headStarted = 0;
+            busyUntil = 0;
             idle = true;
         }
 
         public void busy() {
             idle = false;
             headStarted = 0;
+            busyUntil = 0;
+        }
+
+        /** A request body is read from now on: the sweep closes the connection if it is not all in within {@code timeout}. */
+        public void body(Duration timeout) {
+            until(timeout, BODY);
+        }
+
+        /**
+         * An answer is written from now on (or has taken more of it): the sweep closes the connection if the peer
+         * takes no more of it within {@code timeout}. Each call starts the time again.
+         */
+        public void writing(Duration timeout) {
+            until(timeout, WRITE);
+        }
+
+        private void until(Duration timeout, int why) {
+            long t = System.nanoTime() + timeout.toNanos();
+            busyFor = why;
+            busyUntil = t == 0 ? 1 : t;
         }
 
         /** Bytes arrived: while waiting for a request, the head has begun and its deadline runs. */
@@ -209,32 +248,45 @@ public final class ConnectionListener implements AutoCloseable {
             Activity activity = new Activity();
             open.put(socket, activity);
             events.opened();
-            boolean adopted = false;
-            if (adopter != null) {
-                try {
-                    socket.setTcpNoDelay(true);
-                    adopter.accepted(socket.getChannel(), activity);
-                    adopted = true;
-                } catch (IOException e) {
-                    // closed already: the connection's thread below finds out and ends it
-                }
+            try {
+                serveOnItsThread(socket, activity);
+            } catch (RuntimeException | Error e) {
+                // no thread serves it (out of memory, say): let it go, and keep accepting
+                open.remove(socket);
+                Closing.quietly(socket);
+                events.closed();
+                pause(10);
             }
-            boolean noDelaySet = adopted;
-            Thread.ofVirtual().start(() -> {
-                try {
-                    if (!noDelaySet) {
-                        socket.setTcpNoDelay(true);
-                    }
-                    handler.serve(socket, activity);
-                } catch (IOException e) {
-                    // the peer went away or reset the connection
-                } finally {
-                    open.remove(socket);
-                    Closing.quietly(socket);
-                    events.closed();
-                }
-            });
         }
+    }
+
+    /** Hands an accepted connection to the adopter, if any, and to a virtual thread of its own. */
+    private void serveOnItsThread(Socket socket, Activity activity) {
+        boolean adopted = false;
+        if (adopter != null) {
+            try {
+                socket.setTcpNoDelay(true);
+                adopter.accepted(socket.getChannel(), activity);
+                adopted = true;
+            } catch (IOException e) {
+                // closed already: the connection's thread below finds out and ends it
+            }
+        }
+        boolean noDelaySet = adopted;
+        Thread.ofVirtual().start(() -> {
+            try {
+                if (!noDelaySet) {
+                    socket.setTcpNoDelay(true);
+                }
+                handler.serve(socket, activity);
+            } catch (IOException e) {
+                // the peer went away or reset the connection
+            } finally {
+                open.remove(socket);
+                Closing.quietly(socket);
+                events.closed();
+            }
+        });
     }
 
     /** Out of descriptors: gives up the reserve, accepts the waiting connection, closes it, takes the reserve back. */
@@ -295,6 +347,15 @@ public final class ConnectionListener implements AutoCloseable {
             long now = System.nanoTime();
             open.forEach((socket, a) -> {
                 if (!a.idle) {
+                    long until = a.busyUntil;
+                    if (until != 0 && now - until > 0) {
+                        if (a.busyFor == Activity.BODY) {
+                            events.bodyTimeout();
+                        } else {
+                            events.writeTimeout();
+                        }
+                        Closing.quietly(socket);
+                    }
                     return;
                 }
                 long head = a.headStarted;

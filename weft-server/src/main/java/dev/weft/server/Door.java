@@ -77,6 +77,8 @@ final class Door implements AutoCloseable {
     private final Admission admission;
     private final Requests requests;
     private final int maxHeadBytes;
+    /** An answer the peer takes no more of for this long closes its connection (the server's idle timeout). */
+    private final java.time.Duration writeTimeout;
     private final BooleanSupplier keepAlive;
     private final ConcurrentLinkedQueue<Conn> arriving = new ConcurrentLinkedQueue<>();
     /** Connections taken at accept whose virtual thread has not yet come to {@link #serve}. */
@@ -134,11 +136,13 @@ final class Door implements AutoCloseable {
     /**
      * @param keepAlive whether a connection may stay open after its answer (false while the server drains)
      */
-    Door(Admission admission, Requests requests, int maxHeadBytes, BooleanSupplier keepAlive) throws IOException {
+    Door(Admission admission, Requests requests, int maxHeadBytes, java.time.Duration writeTimeout,
+         BooleanSupplier keepAlive) throws IOException {
         this.selector = Selector.open();
         this.admission = admission;
         this.requests = requests;
         this.maxHeadBytes = maxHeadBytes;
+        this.writeTimeout = writeTimeout;
         this.keepAlive = keepAlive;
         this.thread = new Thread(this::run, THREAD_NAME);
         thread.setDaemon(true);
@@ -707,6 +711,7 @@ final class Door implements AutoCloseable {
             return;
         }
         if (c.out.hasRemaining()) {
+            c.activity.writing(writeTimeout); // a peer that takes no more of it for that long loses the connection
             c.key.interestOps(SelectionKey.OP_WRITE);
             return;
         }

@@ -60,6 +60,8 @@ public final class HttpServer implements AutoCloseable {
     private ServerTls tls;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong bodyTimeouts = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong writeTimeouts = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong descriptorSheds = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean draining;
     private volatile boolean closed;
@@ -120,7 +122,8 @@ public final class HttpServer implements AutoCloseable {
         s.refusals = refusals;
         boolean door = tls == null && model instanceof ExecutorModel.Virtual && admission.door();
         if (door) {
-            s.door = new Door(admission, s.new DoorRequests(), limits.maxHeadBytes(), () -> !s.draining && !s.closed);
+            s.door = new Door(admission, s.new DoorRequests(), limits.maxHeadBytes(), limits.idleTimeout(),
+                    () -> !s.draining && !s.closed);
         }
         try {
             s.listener = listen(s, listen, limits, log, door);
@@ -141,6 +144,16 @@ public final class HttpServer implements AutoCloseable {
                     @Override
                     public void headerTimeout() {
                         s.headerTimeouts.incrementAndGet();
+                    }
+
+                    @Override
+                    public void bodyTimeout() {
+                        s.bodyTimeouts.incrementAndGet();
+                    }
+
+                    @Override
+                    public void writeTimeout() {
+                        s.writeTimeouts.incrementAndGet();
                     }
 
                     @Override
@@ -165,6 +178,7 @@ public final class HttpServer implements AutoCloseable {
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
         if (tls != null) {
+            activity.bytesIn(); // the handshake is the head's start: header_timeout bounds it as a whole, not per read
             socket = tls.handshake(socket, limits.headerTimeout()); // closing the raw socket closes this one too
             if (socket == null) {
                 return;
@@ -194,6 +208,9 @@ public final class HttpServer implements AutoCloseable {
         InetSocketAddress remote = (InetSocketAddress) socket.getRemoteSocketAddress();
         while (!closed) {
             activity.idle();
+            if (reader.hasBuffered()) {
+                activity.bytesIn(); // a pipelined head has begun in the buffer: its deadline runs
+            }
             RequestHead head;
             byte[] body;
             try {
@@ -202,10 +219,15 @@ public final class HttpServer implements AutoCloseable {
                     return;
                 }
                 activity.busy(); // the head is in: its deadline no longer applies
+                if (head.framing().kind() != dev.weft.http.Framing.Kind.NONE) {
+                    activity.body(limits.bodyTimeout()); // a body stopped half-way does not hold the connection
+                }
                 body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
                 ServerResponse answer = error(e.status(), e.getMessage());
                 tell(null, remote, answer, "parser");
+                activity.busy();
+                activity.writing(limits.idleTimeout());
                 write(out, answer, false);
                 lingeringClose(socket);
                 return;
@@ -214,6 +236,7 @@ public final class HttpServer implements AutoCloseable {
             }
             ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));
             boolean keepAlive = head.keepAlive() && !draining && !closed;
+            activity.writing(limits.idleTimeout()); // a peer that does not take its answer does not hold the connection
             write(out, response, keepAlive);
             if (!keepAlive) {
                 return;
@@ -339,6 +362,16 @@ public final class HttpServer implements AutoCloseable {
         return headerTimeouts.get();
     }
 
+    /** Connections closed because a request body did not arrive within {@code body_timeout}. */
+    public long bodyTimeouts() {
+        return bodyTimeouts.get();
+    }
+
+    /** Connections closed because the peer took no more of an answer for {@code idle_timeout}. */
+    public long writeTimeouts() {
+        return writeTimeouts.get();
+    }
+
     /** Connections closed at accept because the process was out of file descriptors. */
     public long descriptorSheds() {
         return descriptorSheds.get();
@@ -383,7 +416,11 @@ public final class HttpServer implements AutoCloseable {
             door.close();
         }
         if (pool != null) {
-            pool.shutdownNow();
+            for (Runnable queuedTask : pool.shutdownNow()) {
+                if (queuedTask instanceof Future<?> f) {
+                    f.cancel(false); // its request's thread waits in f.get(): it answers 500 and gives its place back
+                }
+            }
         }
         admission.close();
     }

@@ -16,12 +16,19 @@ import java.time.Duration;
  * @param headerTimeout  a request head must be complete this long after its first byte arrived, else the
  *                       connection is closed (default 10s; a head trickled byte by byte holds a connection and
  *                       a virtual thread no longer than this)
+ * @param bodyTimeout    a request body must be complete this long after its head, else the connection is closed
+ *                       (default 30s: a body that stops half-way holds a connection and a virtual thread no longer
+ *                       than this; the body's buffer grows only as its bytes arrive). An answer the peer takes no
+ *                       more of for {@code idleTimeout} closes the connection too.
  */
 public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes,
-                           Duration idleTimeout, int maxConnections, Duration drainTimeout, Duration headerTimeout) {
+                           Duration idleTimeout, int maxConnections, Duration drainTimeout, Duration headerTimeout,
+                           Duration bodyTimeout) {
     public static final Duration DEFAULT_HEADER_TIMEOUT = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(30);
     public static final ServerLimits DEFAULT = new ServerLimits(10_000, Duration.ofMillis(100), 16 * 1024,
-            1024 * 1024, Duration.ofSeconds(60), 16_000, Duration.ofSeconds(10), DEFAULT_HEADER_TIMEOUT);
+            1024 * 1024, Duration.ofSeconds(60), 16_000, Duration.ofSeconds(10), DEFAULT_HEADER_TIMEOUT,
+            DEFAULT_BODY_TIMEOUT);
 
     public ServerLimits {
         if (maxConcurrent < 1 || maxHeadBytes < 256 || maxBodyBytes < 0 || maxConnections < 1) {
@@ -30,6 +37,16 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
         if (headerTimeout.isZero() || headerTimeout.isNegative()) {
             throw new IllegalArgumentException("header_timeout must be above zero");
         }
+        if (bodyTimeout.isZero() || bodyTimeout.isNegative()) {
+            throw new IllegalArgumentException("body_timeout must be above zero");
+        }
+    }
+
+    /** The limits with the default body timeout. */
+    public ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes, Duration idleTimeout,
+                        int maxConnections, Duration drainTimeout, Duration headerTimeout) {
+        this(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
+                headerTimeout, DEFAULT_BODY_TIMEOUT);
     }
 
     /** The limits with the default header timeout. */
@@ -41,21 +58,26 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
 
     public ServerLimits withMaxConcurrent(int n) {
         return new ServerLimits(n, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
-                headerTimeout);
+                headerTimeout, bodyTimeout);
     }
 
     public ServerLimits withMaxWait(Duration d) {
         return new ServerLimits(maxConcurrent, d, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
-                drainTimeout, headerTimeout);
+                drainTimeout, headerTimeout, bodyTimeout);
     }
 
     public ServerLimits withMaxBodyBytes(long n) {
         return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, n, idleTimeout, maxConnections, drainTimeout,
-                headerTimeout);
+                headerTimeout, bodyTimeout);
     }
 
     public ServerLimits withHeaderTimeout(Duration d) {
         return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
-                drainTimeout, d);
+                drainTimeout, d, bodyTimeout);
+    }
+
+    public ServerLimits withBodyTimeout(Duration d) {
+        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
+                drainTimeout, headerTimeout, d);
     }
 }

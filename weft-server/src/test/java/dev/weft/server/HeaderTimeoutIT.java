@@ -14,7 +14,11 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** header_timeout over real sockets: a head trickled past it is closed; a whole request is answered. */
+/**
+ * The deadlines of a request's parts over real sockets: a head trickled past header_timeout, a body stopped past
+ * body_timeout and an answer the peer does not take for idle_timeout each close their connection (counted), while
+ * other connections are served. Each runs through the blocking path and through the front door ({@link Door}).
+ */
 class HeaderTimeoutIT {
     @Test
     void aHeadTrickledPastTheHeaderTimeoutIsClosedWhileOthersAreServed() throws Exception {
@@ -68,6 +72,107 @@ class HeaderTimeoutIT {
             byte[] answer = new byte[12];
             assertThat(in.readNBytes(answer, 0, 12)).isEqualTo(12);
             assertThat(new String(answer, StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 200");
+        }
+    }
+
+    private static HttpServer server(ServerLimits limits, boolean door, HttpHandler handler) throws Exception {
+        List<InetSocketAddress> at = List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        return door ? HttpServer.start(at, limits, new ExecutorModel.Virtual(), handler,
+                DoorIT.admission(java.util.Map.of(), 0, Duration.ZERO))
+                : HttpServer.start(at, limits, new ExecutorModel.Virtual(), handler);
+    }
+
+    /** True when the peer closed (or reset) the connection within 10 s. */
+    private static boolean closedByThePeer(Socket s) throws Exception {
+        s.setSoTimeout(10_000);
+        try {
+            InputStream in = s.getInputStream();
+            byte[] sink = new byte[65536];
+            while (true) {
+                if (in.read(sink) < 0) {
+                    return true;
+                }
+            }
+        } catch (SocketException reset) {
+            return true;
+        } catch (java.net.SocketTimeoutException open) {
+            return false;
+        }
+    }
+
+    private static void answersOk(HttpServer server) throws Exception {
+        try (Socket ok = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort())) {
+            ok.setSoTimeout(10_000);
+            ok.getOutputStream().write("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            byte[] answer = new byte[12];
+            assertThat(ok.getInputStream().readNBytes(answer, 0, 12)).isEqualTo(12);
+            assertThat(new String(answer, StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 200");
+        }
+    }
+
+    @Test
+    void aBodyStoppedHalfWayIsClosedAtTheBodyTimeoutWhileOthersAreServed() throws Exception {
+        for (boolean door : new boolean[] {false, true}) {
+            ServerLimits limits = ServerLimits.DEFAULT.withBodyTimeout(Duration.ofSeconds(1));
+            java.util.concurrent.atomic.AtomicInteger handled = new java.util.concurrent.atomic.AtomicInteger();
+            try (HttpServer server = server(limits, door, r -> {
+                handled.incrementAndGet();
+                return ServerResponse.json(200, "{}");
+            }); Socket slow = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort())) {
+                // 10 of the 1,000 bytes declared, then nothing: before body_timeout it held the connection for ever
+                slow.getOutputStream().write(("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789")
+                        .getBytes(StandardCharsets.US_ASCII));
+                answersOk(server);
+                assertThat(closedByThePeer(slow)).as("the stopped body's connection was closed (door: %s)", door).isTrue();
+                assertThat(server.bodyTimeouts()).isEqualTo(1);
+                assertThat(handled.get()).as("the cut request reached no handler").isEqualTo(1);
+                answersOk(server);
+            }
+        }
+    }
+
+    @Test
+    void anAnswerThePeerDoesNotTakeIsClosedAtTheIdleTimeout() throws Exception {
+        byte[] big = new byte[32 * 1024 * 1024]; // far more than the socket buffers hold
+        for (boolean door : new boolean[] {false, true}) {
+            ServerLimits limits = new ServerLimits(10_000, Duration.ofMillis(100), 16 * 1024, 1024 * 1024,
+                    Duration.ofSeconds(1), 16_000, Duration.ofSeconds(10));
+            try (HttpServer server = server(limits, door, r -> r.path().equals("/big")
+                    ? new ServerResponse(200, List.of(java.util.Map.entry("content-type", "application/octet-stream")), big)
+                    : ServerResponse.json(200, "{}"));
+                 Socket stalled = new Socket()) {
+                stalled.setReceiveBufferSize(4096);
+                stalled.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort()));
+                stalled.getOutputStream().write("GET /big HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                // never read: before, the answer's write waited for ever and the connection stayed busy
+                long until = System.nanoTime() + 15_000_000_000L;
+                while (server.writeTimeouts() == 0 && System.nanoTime() < until) {
+                    Thread.sleep(20);
+                }
+                assertThat(server.writeTimeouts()).as("answers not taken, closed (door: %s)", door).isEqualTo(1);
+                assertThat(closedByThePeer(stalled)).isTrue();
+                answersOk(server);
+            }
+        }
+    }
+
+    @Test
+    void aPipelinedHeadBegunInTheBufferIsClosedAtTheHeaderTimeout() throws Exception {
+        for (boolean door : new boolean[] {false, true}) {
+            ServerLimits limits = ServerLimits.DEFAULT.withHeaderTimeout(Duration.ofSeconds(1));
+            try (HttpServer server = server(limits, door, r -> ServerResponse.json(200, "{}"));
+                 Socket s = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort())) {
+                // a whole request and the start of the next in one write, then nothing: the second head is already in
+                // the server's buffer, so no later read starts its deadline (before: held until idle_timeout, 60 s)
+                s.getOutputStream().write("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHo"
+                        .getBytes(StandardCharsets.US_ASCII));
+                s.setSoTimeout(10_000);
+                byte[] answer = new byte[12];
+                assertThat(s.getInputStream().readNBytes(answer, 0, 12)).isEqualTo(12);
+                assertThat(new String(answer, StandardCharsets.US_ASCII)).isEqualTo("HTTP/1.1 200");
+                assertThat(closedByThePeer(s)).as("the begun head's connection was closed (door: %s)", door).isTrue();
+                assertThat(server.headerTimeouts()).isEqualTo(1);
+            }
         }
     }
 }

@@ -57,6 +57,14 @@ final class Deploy {
                         dev.weft.server.HttpServer::headerTimeouts)
                 .description("connections closed because a request head did not arrive within limits.header_timeout")
                 .register(registry);
+        FunctionCounter.builder("weft.gateway.connections.body_timeouts", server,
+                        dev.weft.server.HttpServer::bodyTimeouts)
+                .description("connections closed because a request body did not arrive within limits.body_timeout")
+                .register(registry);
+        FunctionCounter.builder("weft.gateway.connections.write_timeouts", server,
+                        dev.weft.server.HttpServer::writeTimeouts)
+                .description("connections closed because the client took no more of an answer for limits.idle_timeout")
+                .register(registry);
     }
 
     /** The admin port: the /-/ endpoints, behind the bearer token when one is configured (except health and ready). */
