@@ -132,7 +132,8 @@ final class DestinationRuntime implements AutoCloseable {
      * breaker. Answers by itself when the breaker is open or the bulkhead stays full.
      */
     CallResult admit(Deadline deadline, Supplier<CallResult> attempt) {
-        if (!breaker.tryAcquire()) {
+        long pass = breaker.acquire();
+        if (pass == CircuitBreaker.REFUSED) {
             return CallResult.failed(destination, CallFailure.of(Reason.CIRCUIT_OPEN,
                     "the circuit breaker of " + destination.key() + " is open"));
         }
@@ -143,12 +144,12 @@ final class DestinationRuntime implements AutoCloseable {
             permit = maxWait <= 0 ? bulkhead.tryAcquire() : bulkhead.tryAcquire(maxWait, TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            breaker.onIgnored();
+            breaker.onIgnored(pass);
             return CallResult.failed(destination, CallFailure.of(Reason.CANCELLED, "interrupted"));
         }
         long waited = System.nanoTime() - waitStart;
         if (!permit) {
-            breaker.onIgnored();
+            breaker.onIgnored(pass);
             return CallResult.failed(destination, CallFailure.of(Reason.BULKHEAD_FULL,
                     config.limits().maxInFlight() + " calls already in flight to " + destination.key()
                             + " (max_in_flight); waited " + Durations.format(Duration.ofNanos(waited))))
@@ -161,22 +162,22 @@ final class DestinationRuntime implements AutoCloseable {
             bulkhead.release();
         }
         if (o.reason() == Reason.CONNECT_WAIT || starvedByThePool(o)) {
-            breaker.onIgnored(); // the gateway's own wait for a connection (max_connecting, max_connections)
+            breaker.onIgnored(pass); // the gateway's own wait for a connection (max_connecting, max_connections)
             if (countedTimeout(o)) {
                 starvedByPool.increment(); // connect-wait and deadline never count anyway
             }
         } else if (countedTimeout(o) // only then is the lateness looked up
                 && starvedByTheScheduler(o, SchedulerLag.shared().worstSince(System.nanoTime() - o.timings().totalNanos()))) {
-            breaker.onIgnored(); // the gateway was short of CPU: its own wait for a carrier took the time
+            breaker.onIgnored(pass); // the gateway was short of CPU: its own wait for a carrier took the time
             starvedByScheduler.increment();
         } else if (o.ok()) {
-            breaker.onSuccess();
+            breaker.onSuccess(pass);
         } else if (o.reason().countsAgainstBackend(o.status())) { // the one rule: Reason#countsAgainstBackend
-            breaker.onFailure();
+            breaker.onFailure(pass);
         } else if (o.reason() == Reason.STATUS) {
-            breaker.onSuccess(); // a 4xx: the backend answered
+            breaker.onSuccess(pass); // a 4xx: the backend answered
         } else {
-            breaker.onIgnored();
+            breaker.onIgnored(pass);
         }
         return o.withWait(waited);
     }

@@ -7,9 +7,14 @@ import java.util.function.LongSupplier;
  * A circuit breaker for one destination: closed, open, half-open (see {@link BreakerPolicy}).
  *
  * <p>Thread-safe; a {@link ReentrantLock} guards the small state (no {@code synchronized}, which
- * would be wrong on virtual threads' hot paths). Callers ask {@link #tryAcquire()} before a call
- * and report each permitted call exactly once with {@link #onSuccess()}, {@link #onFailure()} or
- * {@link #onIgnored()}.
+ * would be wrong on virtual threads' hot paths). Callers ask {@link #acquire()} before a call and report each
+ * permitted call exactly once with {@link #onSuccess(long)}, {@link #onFailure(long)} or {@link #onIgnored(long)},
+ * passing the permit {@code acquire} gave. A result counts only in the state it was permitted in: every change of
+ * state starts a new epoch, and a call permitted before it (one admitted while closed that answers after the
+ * breaker opened and went half-open, say) neither decides a half-open batch nor frees a probe's place. Without
+ * that, one slow call from before the breaker opened could close it before its probe answered, or its
+ * {@code onIgnored} let a second probe out. ({@link #tryAcquire()} and the result methods without a permit count in
+ * whatever state is current: the state machine's unit tests.)
  */
 public final class CircuitBreaker {
     public enum State { CLOSED, OPEN, HALF_OPEN }
@@ -33,6 +38,8 @@ public final class CircuitBreaker {
     private int probeResults;
     private int probeFailures;
     private long opened;
+    /** Counts the changes of state: a permit is the epoch it was given in. */
+    private long epoch;
 
     public CircuitBreaker(BreakerPolicy policy) {
         this(policy, System::nanoTime);
@@ -46,21 +53,35 @@ public final class CircuitBreaker {
         java.util.Arrays.fill(bucketSlice, Long.MIN_VALUE);
     }
 
-    /** Whether a call may go out now; if true, report its outcome exactly once. */
+    /** The permit {@link #acquire()} gives when no call may go out. */
+    public static final long REFUSED = -1;
+    /** A permit that counts in whatever state is current. */
+    private static final long ANY = -2;
+
+    /** Whether a call may go out now; if true, report its outcome exactly once (without a permit: see the class). */
     public boolean tryAcquire() {
+        return acquire() != REFUSED;
+    }
+
+    /**
+     * A permit for a call that may go out now, or {@link #REFUSED}; report the call's outcome exactly once with this
+     * permit.
+     */
+    public long acquire() {
         if (!policy.enabled()) {
-            return true;
+            return 0;
         }
         lock.lock();
         try {
             switch (state) {
                 case CLOSED:
-                    return true;
+                    return epoch;
                 case OPEN:
                     if (clock.getAsLong() - openUntil < 0) {
-                        return false;
+                        return REFUSED;
                     }
                     state = State.HALF_OPEN;
+                    epoch++;
                     probesInFlight = 0;
                     probeResults = 0;
                     probeFailures = 0;
@@ -68,9 +89,9 @@ public final class CircuitBreaker {
                 case HALF_OPEN:
                     if (probesInFlight + probeResults < probesAllowed) {
                         probesInFlight++;
-                        return true;
+                        return epoch;
                     }
-                    return false;
+                    return REFUSED;
                 default:
                     throw new AssertionError(state);
             }
@@ -80,21 +101,34 @@ public final class CircuitBreaker {
     }
 
     public void onSuccess() {
-        record(false);
+        record(ANY, false);
     }
 
     public void onFailure() {
-        record(true);
+        record(ANY, true);
     }
 
     /** A permitted call whose outcome says nothing about the destination (cancelled, for instance). */
     public void onIgnored() {
+        onIgnored(ANY);
+    }
+
+    public void onSuccess(long permit) {
+        record(permit, false);
+    }
+
+    public void onFailure(long permit) {
+        record(permit, true);
+    }
+
+    /** A call permitted by {@code permit} whose outcome says nothing about the destination (cancelled, for instance). */
+    public void onIgnored(long permit) {
         if (!policy.enabled()) {
             return;
         }
         lock.lock();
         try {
-            if (state == State.HALF_OPEN && probesInFlight > 0) {
+            if (state == State.HALF_OPEN && probesInFlight > 0 && (permit == ANY || permit == epoch)) {
                 probesInFlight--;
             }
         } finally {
@@ -102,12 +136,15 @@ public final class CircuitBreaker {
         }
     }
 
-    private void record(boolean failure) {
+    private void record(long permit, boolean failure) {
         if (!policy.enabled()) {
             return;
         }
         lock.lock();
         try {
+            if (permit != ANY && permit != epoch) {
+                return; // permitted in an earlier state: says nothing about this one
+            }
             if (state == State.HALF_OPEN) {
                 if (probesInFlight > 0) {
                     probesInFlight--;
@@ -180,6 +217,7 @@ public final class CircuitBreaker {
             probesAllowed = (int) Math.min(BreakerPolicy.MAX_PROBES, Math.max(policy.probes(), Math.round(callRate() / 10)));
         }
         state = State.OPEN;
+        epoch++;
         openUntil = clock.getAsLong() + policy.openFor().toNanos();
         probesInFlight = 0;
         probeResults = 0;
@@ -189,6 +227,7 @@ public final class CircuitBreaker {
 
     private void close() {
         state = State.CLOSED;
+        epoch++;
         consecutive = 0;
         java.util.Arrays.fill(bucketSlice, Long.MIN_VALUE);
         java.util.Arrays.fill(bucketCalls, 0);

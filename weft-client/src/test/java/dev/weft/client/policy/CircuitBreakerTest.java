@@ -124,4 +124,33 @@ class CircuitBreakerTest {
         breaker.onIgnored(); // a cancelled probe says nothing
         assertThat(breaker.tryAcquire()).isTrue();
     }
+
+    @Test
+    void aCallPermittedBeforeTheBreakerOpenedNeitherDecidesNorFreesAProbe() {
+        long slow = breaker.acquire(); // admitted while closed; it answers much later
+        long slow2 = breaker.acquire();
+        for (int i = 0; i < 3; i++) {
+            breaker.onFailure(breaker.acquire());
+        }
+        assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
+        now.addAndGet(Duration.ofSeconds(1).toNanos());
+        long probe = breaker.acquire();
+        assertThat(probe).as("the probe").isNotEqualTo(CircuitBreaker.REFUSED);
+
+        breaker.onSuccess(slow); // before: this closed the breaker while its probe was still out
+        assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
+        breaker.onIgnored(slow2); // before: this freed the probe's place, and a second probe went out
+        assertThat(breaker.acquire()).as("still one probe at a time").isEqualTo(CircuitBreaker.REFUSED);
+
+        breaker.onFailure(probe);
+        assertThat(breaker.state()).as("the probe's own answer decides").isEqualTo(CircuitBreaker.State.OPEN);
+        now.addAndGet(Duration.ofSeconds(1).toNanos());
+        long probe2 = breaker.acquire();
+        breaker.onSuccess(probe2);
+        assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.CLOSED);
+        breaker.onFailure(probe); // late and stale: not counted in the new closed window
+        breaker.onFailure(probe);
+        breaker.onFailure(probe);
+        assertThat(breaker.state()).as("three stale failures do not open it").isEqualTo(CircuitBreaker.State.CLOSED);
+    }
 }
