@@ -49,22 +49,19 @@ final class Deploy {
     }
 
     static void countSheds(dev.weft.server.HttpServer server, MeterRegistry registry) {
-        FunctionCounter.builder("weft.gateway.connections.shed.descriptors", server,
-                        dev.weft.server.HttpServer::descriptorSheds)
-                .description("connections closed at accept because the process was out of file descriptors")
-                .register(registry);
-        FunctionCounter.builder("weft.gateway.connections.header_timeouts", server,
-                        dev.weft.server.HttpServer::headerTimeouts)
-                .description("connections closed because a request head did not arrive within limits.header_timeout")
-                .register(registry);
-        FunctionCounter.builder("weft.gateway.connections.body_timeouts", server,
-                        dev.weft.server.HttpServer::bodyTimeouts)
-                .description("connections closed because a request body did not arrive within limits.body_timeout")
-                .register(registry);
-        FunctionCounter.builder("weft.gateway.connections.write_timeouts", server,
-                        dev.weft.server.HttpServer::writeTimeouts)
-                .description("connections closed because the client took no more of an answer for limits.idle_timeout")
-                .register(registry);
+        count(registry, server, "weft.gateway.connections.shed.descriptors", dev.weft.server.HttpServer::descriptorSheds,
+                "connections closed at accept because the process was out of file descriptors");
+        count(registry, server, "weft.gateway.connections.header_timeouts", dev.weft.server.HttpServer::headerTimeouts,
+                "connections closed because a request head did not arrive within limits.header_timeout");
+        count(registry, server, "weft.gateway.connections.body_timeouts", dev.weft.server.HttpServer::bodyTimeouts,
+                "connections closed because a request body did not arrive within limits.body_timeout");
+        count(registry, server, "weft.gateway.connections.write_timeouts", dev.weft.server.HttpServer::writeTimeouts,
+                "connections closed because the client took no more of an answer for limits.idle_timeout");
+    }
+
+    private static void count(MeterRegistry registry, dev.weft.server.HttpServer server, String name,
+                              java.util.function.ToDoubleFunction<dev.weft.server.HttpServer> counted, String description) {
+        FunctionCounter.builder(name, server, counted).description(description).register(registry);
     }
 
     /** The admin port: the /-/ endpoints, behind the bearer token when one is configured (except health and ready). */
