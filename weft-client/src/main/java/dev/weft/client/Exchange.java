@@ -355,6 +355,12 @@ final class Exchange {
             }
             return failure(timeoutForPhase(), "deadline reached " + phaseName());
         }
+        if (Thread.currentThread().isInterrupted()) {
+            // the caller stopped the call (a dispatch lane that stops, say): an interrupt closes a virtual thread's
+            // socket, which would read as a reset, or fails the wait for a lease as an I/O error; neither is the
+            // backend's doing, so neither counts against its breaker
+            return failure(Reason.CANCELLED, "interrupted " + phaseName());
+        }
         Reason reason;
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         if (e instanceof ConnectionPool.ConnectWaitException) {

@@ -113,4 +113,27 @@ class BreakerIT {
             assertThat(t.call(CallRequest.get(sim.url("/up")), Duration.ofSeconds(5)).ok()).isTrue();
         }
     }
+
+    @Test
+    void anInterruptedCallIsCancelledAndNotCountedAgainstTheBackend() throws Exception {
+        // one counted failure would open it
+        DestinationConfig cfg = DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE)
+                .withBreaker(BreakerPolicy.DEFAULT.withConsecutiveFailures(1));
+        Destination d = Destination.of(sim.url());
+        try (Transport t = transport(cfg)) {
+            java.util.concurrent.CompletableFuture<CallResult> result = new java.util.concurrent.CompletableFuture<>();
+            Thread caller = Thread.ofVirtual().start(() -> result.complete(
+                    t.call(CallRequest.get(sim.url("/slow?latency=5s")), Duration.ofSeconds(30))));
+            long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (sim.stats().requests("/slow") < 1) {
+                assertThat(System.nanoTime() - until).as("the call reached the backend").isNegative();
+                Thread.sleep(5);
+            }
+            caller.interrupt(); // as a stopping dispatch lane does
+            CallResult r = result.get(20, java.util.concurrent.TimeUnit.SECONDS);
+            // before: the interrupt closed the socket, the call failed "reset" and the breaker opened
+            assertThat(r.reason()).as(r.toString()).isEqualTo(Reason.CANCELLED);
+            assertThat(t.breakerState(d)).isEqualTo(CircuitBreaker.State.CLOSED);
+        }
+    }
 }
