@@ -13,8 +13,7 @@ import java.util.function.LongSupplier;
  * state starts a new epoch, and a call permitted before it (one admitted while closed that answers after the
  * breaker opened and went half-open, say) neither decides a half-open batch nor frees a probe's place. Without
  * that, one slow call from before the breaker opened could close it before its probe answered, or its
- * {@code onIgnored} let a second probe out. ({@link #tryAcquire()} and the result methods without a permit count in
- * whatever state is current: the state machine's unit tests.)
+ * {@code onIgnored} let a second probe out.
  */
 public final class CircuitBreaker {
     public enum State { CLOSED, OPEN, HALF_OPEN }
@@ -55,13 +54,6 @@ public final class CircuitBreaker {
 
     /** The permit {@link #acquire()} gives when no call may go out. */
     public static final long REFUSED = -1;
-    /** A permit that counts in whatever state is current. */
-    private static final long ANY = -2;
-
-    /** Whether a call may go out now; if true, report its outcome exactly once (without a permit: see the class). */
-    public boolean tryAcquire() {
-        return acquire() != REFUSED;
-    }
 
     /**
      * A permit for a call that may go out now, or {@link #REFUSED}; report the call's outcome exactly once with this
@@ -100,19 +92,6 @@ public final class CircuitBreaker {
         }
     }
 
-    public void onSuccess() {
-        record(ANY, false);
-    }
-
-    public void onFailure() {
-        record(ANY, true);
-    }
-
-    /** A permitted call whose outcome says nothing about the destination (cancelled, for instance). */
-    public void onIgnored() {
-        onIgnored(ANY);
-    }
-
     public void onSuccess(long permit) {
         record(permit, false);
     }
@@ -128,7 +107,7 @@ public final class CircuitBreaker {
         }
         lock.lock();
         try {
-            if (state == State.HALF_OPEN && probesInFlight > 0 && (permit == ANY || permit == epoch)) {
+            if (state == State.HALF_OPEN && probesInFlight > 0 && permit == epoch) {
                 probesInFlight--;
             }
         } finally {
@@ -142,7 +121,7 @@ public final class CircuitBreaker {
         }
         lock.lock();
         try {
-            if (permit != ANY && permit != epoch) {
+            if (permit != epoch) {
                 return; // permitted in an earlier state: says nothing about this one
             }
             if (state == State.HALF_OPEN) {

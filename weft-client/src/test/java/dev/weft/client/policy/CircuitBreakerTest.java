@@ -17,31 +17,33 @@ class CircuitBreakerTest {
     @Test
     void opensAfterConsecutiveFailuresAndRecoversThroughOneProbe() {
         for (int i = 0; i < 3; i++) {
-            assertThat(breaker.tryAcquire()).isTrue();
-            breaker.onFailure();
+            long pass = breaker.acquire();
+            assertThat(pass).isNotEqualTo(CircuitBreaker.REFUSED);
+            breaker.onFailure(pass);
         }
         assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
-        assertThat(breaker.tryAcquire()).isFalse();
+        assertThat(breaker.acquire()).isEqualTo(CircuitBreaker.REFUSED);
 
         now.addAndGet(Duration.ofSeconds(1).toNanos());
-        assertThat(breaker.tryAcquire()).as("the first call after open_for is the probe").isTrue();
-        assertThat(breaker.tryAcquire()).as("only one probe at a time").isFalse();
-        breaker.onSuccess();
+        long probe = breaker.acquire();
+        assertThat(probe).as("the first call after open_for is the probe").isNotEqualTo(CircuitBreaker.REFUSED);
+        assertThat(breaker.acquire()).as("only one probe at a time").isEqualTo(CircuitBreaker.REFUSED);
+        breaker.onSuccess(probe);
         assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.CLOSED);
-        assertThat(breaker.tryAcquire()).isTrue();
+        assertThat(breaker.acquire()).isNotEqualTo(CircuitBreaker.REFUSED);
     }
 
     @Test
     void aFailedProbeOpensAgain() {
         for (int i = 0; i < 3; i++) {
-            breaker.tryAcquire();
-            breaker.onFailure();
+            breaker.onFailure(breaker.acquire());
         }
         now.addAndGet(Duration.ofSeconds(1).toNanos());
-        assertThat(breaker.tryAcquire()).isTrue();
-        breaker.onFailure();
+        long probe = breaker.acquire();
+        assertThat(probe).isNotEqualTo(CircuitBreaker.REFUSED);
+        breaker.onFailure(probe);
         assertThat(breaker.state()).isEqualTo(CircuitBreaker.State.OPEN);
-        assertThat(breaker.tryAcquire()).isFalse();
+        assertThat(breaker.acquire()).isEqualTo(CircuitBreaker.REFUSED);
         assertThat(breaker.timesOpened()).isEqualTo(2);
     }
 
@@ -49,16 +51,15 @@ class CircuitBreakerTest {
     void opensOnTheFailureRatioOfTheTimeWindowOnlyPastMinCalls() {
         CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT.withOpenFor(Duration.ofSeconds(1)), now::get);
         for (int i = 0; i < 99; i++) { // alternate: half of the calls fail, but fewer than min_calls (100)
-            b.tryAcquire();
+            long pass = b.acquire();
             if (i % 2 == 0) {
-                b.onFailure();
+                b.onFailure(pass);
             } else {
-                b.onSuccess();
+                b.onSuccess(pass);
             }
             assertThat(b.state()).as("below min_calls after %d calls", i + 1).isEqualTo(CircuitBreaker.State.CLOSED);
         }
-        b.tryAcquire();
-        b.onFailure(); // 100 calls, 51 failed
+        b.onFailure(b.acquire()); // 100 calls, 51 failed
         assertThat(b.state()).isEqualTo(CircuitBreaker.State.OPEN);
     }
 
@@ -66,16 +67,13 @@ class CircuitBreakerTest {
     void oldCallsLeaveTheWindow() {
         CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT, now::get);
         for (int i = 0; i < 99; i++) {
-            b.tryAcquire();
-            b.onFailure();
+            b.onFailure(b.acquire());
         }
         now.addAndGet(Duration.ofSeconds(11).toNanos()); // past the 10 s window: the 99 failures are forgotten
         for (int i = 0; i < 99; i++) {
-            b.tryAcquire();
-            b.onSuccess();
+            b.onSuccess(b.acquire());
         }
-        b.tryAcquire();
-        b.onFailure();
+        b.onFailure(b.acquire());
         assertThat(b.state()).isEqualTo(CircuitBreaker.State.CLOSED);
     }
 
@@ -83,8 +81,7 @@ class CircuitBreakerTest {
     void byDefaultFailuresInARowDoNotOpenIt() {
         CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT, now::get);
         for (int i = 0; i < 50; i++) {
-            b.tryAcquire();
-            b.onFailure();
+            b.onFailure(b.acquire());
         }
         assertThat(b.state()).as("50 failures, below min_calls").isEqualTo(CircuitBreaker.State.CLOSED);
     }
@@ -93,36 +90,37 @@ class CircuitBreakerTest {
     void halfOpenProbesScaleWithTraffic() {
         CircuitBreaker b = new CircuitBreaker(BreakerPolicy.DEFAULT.withOpenFor(Duration.ofSeconds(1)), now::get);
         for (int i = 0; i < 1000; i++) { // 1000 calls in the 10 s window: 100 calls/s
-            b.tryAcquire();
-            b.onFailure();
+            b.onFailure(b.acquire());
             now.addAndGet(Duration.ofMillis(5).toNanos());
         }
         assertThat(b.state()).isEqualTo(CircuitBreaker.State.OPEN);
         assertThat(b.probesAllowed()).as("a tenth of the calls per second").isGreaterThanOrEqualTo(10);
         now.addAndGet(Duration.ofSeconds(1).toNanos());
         int probes = b.probesAllowed();
+        long[] passes = new long[probes];
         for (int i = 0; i < probes; i++) {
-            assertThat(b.tryAcquire()).isTrue();
+            passes[i] = b.acquire();
+            assertThat(passes[i]).isNotEqualTo(CircuitBreaker.REFUSED);
         }
-        assertThat(b.tryAcquire()).as("no more than the batch").isFalse();
+        assertThat(b.acquire()).as("no more than the batch").isEqualTo(CircuitBreaker.REFUSED);
         for (int i = 0; i < probes - 1; i++) {
-            b.onSuccess();
+            b.onSuccess(passes[i]);
             assertThat(b.state()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
         }
-        b.onSuccess();
+        b.onSuccess(passes[probes - 1]);
         assertThat(b.state()).isEqualTo(CircuitBreaker.State.CLOSED);
     }
 
     @Test
     void ignoredOutcomesDoNotCountAndFreeTheProbe() {
         for (int i = 0; i < 3; i++) {
-            breaker.tryAcquire();
-            breaker.onFailure();
+            breaker.onFailure(breaker.acquire());
         }
         now.addAndGet(Duration.ofSeconds(1).toNanos());
-        assertThat(breaker.tryAcquire()).isTrue();
-        breaker.onIgnored(); // a cancelled probe says nothing
-        assertThat(breaker.tryAcquire()).isTrue();
+        long probe = breaker.acquire();
+        assertThat(probe).isNotEqualTo(CircuitBreaker.REFUSED);
+        breaker.onIgnored(probe); // a cancelled probe says nothing
+        assertThat(breaker.acquire()).isNotEqualTo(CircuitBreaker.REFUSED);
     }
 
     @Test
