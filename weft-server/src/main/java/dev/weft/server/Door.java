@@ -633,19 +633,15 @@ final class Door implements AutoCloseable {
             throw closed;
         }
         Thread.ofVirtual().start(() -> {
-            byte[] answer;
-            boolean open;
+            ServerResponse response;
             try {
-                ServerResponse response = requests.handle(r, admitted);
-                open = head.keepAlive() && keepAlive.getAsBoolean();
-                answer = Http1Writer.response(response.status(), response.headers(), response.body(), open);
+                // a null answer would end this thread below and leave the connection busy for good
+                response = java.util.Objects.requireNonNull(requests.handle(r, admitted), "the handler answered null");
             } catch (RuntimeException | Error e) {
-                // a handler that threw (or answered null): the connection still gets an answer and goes on
-                ServerResponse error = HttpServer.error(500, "internal error: " + e);
-                open = head.keepAlive() && keepAlive.getAsBoolean();
-                answer = Http1Writer.response(error.status(), error.headers(), error.body(), open);
+                response = HttpServer.error(500, "internal error: " + e);
             }
-            c.answer = answer;
+            boolean open = head.keepAlive() && keepAlive.getAsBoolean();
+            c.answer = Http1Writer.response(response.status(), response.headers(), response.body(), open);
             c.answerKeepsOpen = open;
             answered.add(c);
             selector.wakeup();
