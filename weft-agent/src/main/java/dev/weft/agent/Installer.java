@@ -1,6 +1,7 @@
 package dev.weft.agent;
 
 import dev.weft.agent.advice.AddWorkerFailedAdvice;
+import dev.weft.agent.advice.JettyAdvice;
 import dev.weft.agent.advice.RejectAdvice;
 import dev.weft.agent.advice.WorkerAdvice;
 import net.bytebuddy.agent.builder.AgentBuilder;
@@ -26,6 +27,7 @@ import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
+import static net.bytebuddy.matcher.ElementMatchers.takesNoArguments;
 
 /**
  * Installs the agent on JDK 24+ (called by {@link WeftAgent} once the version is checked): puts the run-time
@@ -34,6 +36,7 @@ import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
  */
 public final class Installer {
     static final String BOOT_PACKAGE = "dev/weft/agent/boot/";
+    private static final String JETTY_POOL = "org.eclipse.jetty.util.thread.QueuedThreadPool";
     private static final String[] EXECUTORS = {"java.util.concurrent.ThreadPoolExecutor",
             "org.apache.tomcat.util.threads.ThreadPoolExecutor"};
 
@@ -89,6 +92,9 @@ public final class Installer {
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(Advice.to(RejectAdvice.class).on(named("reject")))
                         .visit(Advice.to(AddWorkerFailedAdvice.class).on(named("addWorkerFailed"))))
+                .type(named(JETTY_POOL))
+                .transform((builder, type, loader, module, domain) ->
+                        builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments()))))
                 .installOn(inst);
         if (options.verbose()) {
             System.err.println("weft agent: active (" + options + ")");

@@ -86,6 +86,19 @@ public final class Pools {
         }
     }
 
+    /** Called when a Jetty 12 {@code QueuedThreadPool} starts. */
+    public static void jettyStarting(Object pool) {
+        try {
+            JettyPools.starting(pool, concurrency);
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    static List<String> excludes() {
+        return excludes;
+    }
+
     /** Called when an executor drops a Worker it created but could not start ({@code addWorkerFailed}). */
     public static void workerFailed(Object worker) {
         try {
