@@ -3,6 +3,7 @@ package dev.weft.agent;
 import dev.weft.agent.advice.AddWorkerFailedAdvice;
 import dev.weft.agent.advice.JettyAdvice;
 import dev.weft.agent.advice.RejectAdvice;
+import dev.weft.agent.advice.ThreadFactoryAdvice;
 import dev.weft.agent.advice.WorkerAdvice;
 import net.bytebuddy.agent.builder.AgentBuilder;
 import net.bytebuddy.asm.Advice;
@@ -17,6 +18,7 @@ import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Enumeration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.jar.JarEntry;
@@ -82,6 +84,30 @@ public final class Installer {
         agent
                 .disableClassFormatChanges() // no new fields or methods: another agent may have loaded these first
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                // one class at a time: a class another agent cannot retransform (it added fields at load and would
+                // not add them again) fails alone, and is named
+                .with(AgentBuilder.RedefinitionStrategy.BatchAllocator.ForFixedSize.ofSize(1))
+                .with(new AgentBuilder.RedefinitionStrategy.Listener.Adapter() {
+                    @Override
+                    public Iterable<? extends List<Class<?>>> onError(int index, List<Class<?>> batch, Throwable throwable,
+                                                                       List<Class<?>> types) {
+                        for (Class<?> c : batch) {
+                            if (c.getName().endsWith("$Worker")) {
+                                // the executor's getThreadFactory() hands Worker constructors a converting factory
+                                dev.weft.agent.boot.Pools.convertThroughFactory();
+                                if (options.verbose()) {
+                                    System.err.println("weft agent: " + c.getName() + " was changed by another agent "
+                                            + "first (" + throwable + "); converting through getThreadFactory() instead");
+                                }
+                            } else {
+                                System.err.println("weft agent: could not retransform " + c.getName() + " (loaded before "
+                                        + "the agent and changed by another agent first: " + throwable + "); its pools stay "
+                                        + "on platform threads; put -javaagent:weft-agent.jar before the other agents");
+                            }
+                        }
+                        return List.of();
+                    }
+                })
                 .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
                 .ignore(nameStartsWith("dev.weft.agent."))
                 .with(new Errors(options.verbose()))
@@ -91,7 +117,8 @@ public final class Installer {
                 .type(namedOneOf(EXECUTORS))
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(Advice.to(RejectAdvice.class).on(named("reject")))
-                        .visit(Advice.to(AddWorkerFailedAdvice.class).on(named("addWorkerFailed"))))
+                        .visit(Advice.to(AddWorkerFailedAdvice.class).on(named("addWorkerFailed")))
+                        .visit(Advice.to(ThreadFactoryAdvice.class).on(named("getThreadFactory").and(takesNoArguments()))))
                 .type(named(JETTY_POOL))
                 .transform((builder, type, loader, module, domain) ->
                         builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments()))))
@@ -137,7 +164,7 @@ public final class Installer {
         public void onTransformation(TypeDescription typeDescription, ClassLoader classLoader, JavaModule module,
                                      boolean loaded, net.bytebuddy.dynamic.DynamicType dynamicType) {
             if (verbose) {
-                System.err.println("weft agent: instrumented " + typeDescription.getName() + (loaded ? " (retransformed)" : ""));
+                System.err.println("weft agent: transforming " + typeDescription.getName() + (loaded ? " (loaded before the agent: retransforming)" : ""));
             }
         }
 

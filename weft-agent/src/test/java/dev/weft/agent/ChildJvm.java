@@ -47,6 +47,27 @@ final class ChildJvm implements AutoCloseable {
         return Path.of(System.getProperty("weft.agent.testClasses", "target/test-classes")).toAbsolutePath().toString();
     }
 
+    /** The OpenTelemetry Java agent's jar, from the test class path (a test dependency). */
+    static Path otelAgentJar() {
+        for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            if (Path.of(e).getFileName().toString().startsWith("opentelemetry-javaagent")) {
+                return Path.of(e);
+            }
+        }
+        throw new IllegalStateException("opentelemetry-javaagent is not on the test class path");
+    }
+
+    /** The test class path without the OpenTelemetry agent's jar (an agent, not a library of the apps). */
+    static String classpath() {
+        List<String> kept = new ArrayList<>();
+        for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            if (!Path.of(e).getFileName().toString().startsWith("opentelemetry-javaagent")) {
+                kept.add(e);
+            }
+        }
+        return String.join(java.io.File.pathSeparator, kept);
+    }
+
     /** The JDK running the tests (25). */
     static String java() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();

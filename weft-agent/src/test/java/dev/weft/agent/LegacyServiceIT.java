@@ -40,7 +40,7 @@ class LegacyServiceIT {
                 new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0)));
         try (SimServer sim = SimServer.start(config);
              ChildJvm service = ChildJvm.start(ChildJvm.java(), "concurrency=10000", List.of(),
-                     System.getProperty("java.class.path"), LegacyService.class.getName(),
+                     ChildJvm.classpath(), LegacyService.class.getName(),
                      List.of("--backends", urls(sim)));
              HttpClient client = HttpClient.newBuilder().executor(Executors.newVirtualThreadPerTaskExecutor())
                      .version(HttpClient.Version.HTTP_1_1).build()) {

@@ -24,7 +24,7 @@ class ServersIT {
     }
 
     static ChildJvm server(String agentOptions, String server) throws Exception {
-        return ChildJvm.start(ChildJvm.java(), agentOptions, List.of(), System.getProperty("java.class.path"),
+        return ChildJvm.start(ChildJvm.java(), agentOptions, List.of(), ChildJvm.classpath(),
                 ServersApp.class.getName(), List.of(server));
     }
 

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import javax.management.MBeanServer;
@@ -72,6 +73,36 @@ public final class Pools {
         } catch (Throwable t) {
             failed(t);
             return fromFactory;
+        }
+    }
+
+    /** Set when a Worker class could not be retransformed: then {@link #threadFactory} converts instead. */
+    private static volatile boolean throughFactory;
+    private static final StackWalker WALKER = StackWalker.getInstance();
+
+    /** The installer says that a Worker class kept its code (another agent changed it first). */
+    public static void convertThroughFactory() {
+        throughFactory = true;
+    }
+
+    /**
+     * Called at the end of every {@code getThreadFactory()} of a converted executor class. Only when a Worker
+     * class could not be changed, and only for the call from a Worker's constructor, it returns a factory that
+     * converts the thread the pool's own factory makes.
+     */
+    public static ThreadFactory threadFactory(Object executor, ThreadFactory factory) {
+        if (!throughFactory || factory == null) {
+            return factory;
+        }
+        try {
+            // frames: this method, getThreadFactory (the advice is inlined there), its caller
+            boolean fromWorker = WALKER.walk(s -> s.skip(2).findFirst()
+                    .map(f -> f.getMethodName().equals("<init>") && f.getClassName().endsWith("ThreadPoolExecutor$Worker"))
+                    .orElse(false));
+            return fromWorker ? r -> worker(executor, factory.newThread(r), r) : factory;
+        } catch (Throwable t) {
+            failed(t);
+            return factory;
         }
     }
 
@@ -285,7 +316,8 @@ public final class Pools {
                 }
                 bound = concurrency + " tasks at once (concurrency=" + concurrency + "; was " + max + ")";
             } else {
-                bound = (max == Integer.MAX_VALUE ? "unbounded (as before)" : max + " tasks at once (as before)");
+                bound = max == Integer.MAX_VALUE ? "unbounded (as before)"
+                        : max + (max == 1 ? " task" : " tasks") + " at once (as before)";
             }
             System.err.println("weft agent: " + pattern + " (" + executorClass + "): virtual threads, " + bound
                     + "; core " + core + ", max " + (max == Integer.MAX_VALUE ? "unbounded" : max) + " platform threads before");
