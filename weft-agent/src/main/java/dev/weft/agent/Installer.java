@@ -1,6 +1,7 @@
 package dev.weft.agent;
 
 import dev.weft.agent.advice.AddWorkerFailedAdvice;
+import dev.weft.agent.advice.ConnectionPoolAdvice;
 import dev.weft.agent.advice.JettyAdvice;
 import dev.weft.agent.advice.RejectAdvice;
 import dev.weft.agent.advice.ThreadFactoryAdvice;
@@ -26,6 +27,7 @@ import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
 
 import static net.bytebuddy.matcher.ElementMatchers.isConstructor;
+import static net.bytebuddy.matcher.ElementMatchers.isPublic;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
@@ -38,6 +40,8 @@ import static net.bytebuddy.matcher.ElementMatchers.takesNoArguments;
  */
 public final class Installer {
     static final String BOOT_PACKAGE = "dev/weft/agent/boot/";
+    private static final String HIKARI = "com.zaxxer.hikari.HikariDataSource";
+    private static final String APACHE_POOL = "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager";
     private static final String JETTY_POOL = "org.eclipse.jetty.util.thread.QueuedThreadPool";
     private static final String[] EXECUTORS = {"java.util.concurrent.ThreadPoolExecutor",
             "org.apache.tomcat.util.threads.ThreadPoolExecutor"};
@@ -119,6 +123,9 @@ public final class Installer {
                         .visit(Advice.to(RejectAdvice.class).on(named("reject")))
                         .visit(Advice.to(AddWorkerFailedAdvice.class).on(named("addWorkerFailed")))
                         .visit(Advice.to(ThreadFactoryAdvice.class).on(named("getThreadFactory").and(takesNoArguments()))))
+                .type(namedOneOf(HIKARI, APACHE_POOL))
+                .transform((builder, type, loader, module, domain) -> builder.visit(Advice.to(ConnectionPoolAdvice.class)
+                        .on(namedOneOf("getConnection", "lease").and(isPublic()))))
                 .type(named(JETTY_POOL))
                 .transform((builder, type, loader, module, domain) ->
                         builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments()))))

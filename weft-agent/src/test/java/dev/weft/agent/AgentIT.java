@@ -1,5 +1,6 @@
 package dev.weft.agent;
 
+import dev.weft.agent.apps.ConnectionPoolsApp;
 import dev.weft.agent.apps.KeepAliveApp;
 import dev.weft.agent.apps.PoolsApp;
 import org.junit.jupiter.api.Assumptions;
@@ -159,6 +160,28 @@ class AgentIT {
         try (Stream<Path> s = Files.list(jvms)) {
             return s.filter(p -> p.getFileName().toString().contains("17"))
                     .map(p -> p.resolve("bin/java")).filter(Files::isExecutable).sorted().findFirst().orElse(null);
+        }
+    }
+
+    @Test
+    void underConcurrencyNConnectionPoolsSmallerThanNAreNamedOnce() throws Exception {
+        try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "concurrency=100", List.of(), ChildJvm.classpath(),
+                ConnectionPoolsApp.class.getName(), List.of())) {
+            app.facts();
+            List<String> warnings = app.stderr().lines().filter(l -> l.startsWith("weft agent: warning:")).toList();
+            assertThat(warnings).hasSize(2);
+            assertThat(warnings.get(0)).matches("weft agent: warning: Apache HttpClient 5 PoolingHttpClientConnectionManager@\\p{XDigit}+ "
+                    + "allows 5 connections per route, 25 in all \\(setDefaultMaxPerRoute, setMaxTotal\\), fewer than the 100 "
+                    + "tasks a converted pool may now run at once: calls past it wait there for a connection");
+            assertThat(warnings.get(1)).isEqualTo("weft agent: warning: HikariCP pool orders-db holds at most 10 connections "
+                    + "(maximumPoolSize), fewer than the 100 tasks a converted pool may now run at once: calls past it wait "
+                    + "there for a connection");
+        }
+        // at each pool's own bound nothing moved: no warning
+        try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "", List.of(), ChildJvm.classpath(),
+                ConnectionPoolsApp.class.getName(), List.of())) {
+            app.facts();
+            assertThat(app.stderr()).doesNotContain("weft agent: warning");
         }
     }
 }

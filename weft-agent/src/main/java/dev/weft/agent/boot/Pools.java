@@ -117,6 +117,15 @@ public final class Pools {
         }
     }
 
+    /** Called when a connection pool the agent knows lends a connection. */
+    public static void connectionPoolUsed(Object pool) {
+        try {
+            ConnectionPools.used(pool, concurrency);
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
     /** Called when a Jetty 12 {@code QueuedThreadPool} starts. */
     public static void jettyStarting(Object pool) {
         try {
