@@ -182,11 +182,13 @@ public final class PoolsApp {
         print("hooks", "calls", calls);
     }
 
-    static void abort() throws Exception {
+    /**
+     * Fills a pool of one thread with a queue of one: its worker waits on the returned latch, one task waits in
+     * the queue; the next task is refused.
+     */
+    static CountDownLatch full(ThreadPoolExecutor e) throws InterruptedException {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch running = new CountDownLatch(1);
-        ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1),
-                r -> new Thread(r, "bounded-" + 1), new ThreadPoolExecutor.AbortPolicy());
         e.execute(() -> {
             running.countDown();
             try {
@@ -197,6 +199,13 @@ public final class PoolsApp {
         });
         running.await();
         e.execute(() -> { }); // queued: the queue holds one
+        return release;
+    }
+
+    static void abort() throws Exception {
+        ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1),
+                r -> new Thread(r, "bounded-" + 1), new ThreadPoolExecutor.AbortPolicy());
+        CountDownLatch release = full(e);
         String third;
         try {
             e.execute(() -> { });
@@ -218,20 +227,9 @@ public final class PoolsApp {
     }
 
     static void callerRuns() throws Exception {
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
         ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1),
                 new ThreadPoolExecutor.CallerRunsPolicy());
-        e.execute(() -> {
-            running.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException ignored) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        running.await();
-        e.execute(() -> { });
+        CountDownLatch release = full(e);
         AtomicReference<String> ranOn = new AtomicReference<>();
         e.execute(() -> ranOn.set(describe(Thread.currentThread())));
         print("callerruns", "ranOn", ranOn.get());
