@@ -159,6 +159,7 @@ public final class Pools {
             return null;
         }
         DECIDING.set(Boolean.TRUE);
+        Pool created;
         try {
             synchronized (SEEN) {
                 seen = SEEN.get(executor);
@@ -174,11 +175,13 @@ public final class Pools {
                     }
                     return null;
                 }
-                Pool p = new Pool(executor, pattern(first.getName()));
-                SEEN.put(executor, p); // before the bound changes: that may start workers, which come back here
-                p.start(concurrency);
-                return p;
+                created = new Pool(executor, pattern(first.getName()));
+                SEEN.put(executor, created); // before the bound changes: that may start workers, which come back here
+                created.bound(concurrency);
             }
+            // outside the lock: the first MBean starts the platform MBean server
+            created.announce();
+            return created;
         } finally {
             DECIDING.remove();
         }
@@ -305,8 +308,10 @@ public final class Pools {
             this.ops = Ops.of(executor.getClass());
         }
 
-        /** Applies {@code concurrency=N}, says what it did, registers the MBean. */
-        void start(int concurrency) throws ReflectiveOperationException {
+        private volatile String line;
+
+        /** Applies {@code concurrency=N}. */
+        void bound(int concurrency) throws ReflectiveOperationException {
             Object e = executor.get();
             int core = (int) ops.core.invoke(e);
             int max = (int) ops.max.invoke(e);
@@ -328,8 +333,13 @@ public final class Pools {
                 bound = max == Integer.MAX_VALUE ? "unbounded (as before)"
                         : max + (max == 1 ? " task" : " tasks") + " at once (as before)";
             }
-            System.err.println("weft agent: " + pattern + " (" + executorClass + "): virtual threads, " + bound
-                    + "; core " + core + ", max " + (max == Integer.MAX_VALUE ? "unbounded" : max) + " platform threads before");
+            line = "weft agent: " + pattern + " (" + executorClass + "): virtual threads, " + bound
+                    + "; core " + core + ", max " + (max == Integer.MAX_VALUE ? "unbounded" : max) + " platform threads before";
+        }
+
+        /** Says what {@link #bound} did, registers the MBean. */
+        void announce() {
+            System.err.println(line);
             register();
         }
 
