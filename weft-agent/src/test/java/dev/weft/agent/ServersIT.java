@@ -42,6 +42,18 @@ class ServersIT {
     }
 
     @Test
+    void concurrencyRaisesTomcatsMaximumOnly() throws Exception {
+        try (ChildJvm app = server("concurrency=500", "tomcat")) {
+            String base = app.awaitLine("READY ").substring("READY ".length());
+            assertThat(get(base + "/")).endsWith(" virtual");
+            // Tomcat's TaskQueue starts threads up to the maximum itself: its core (minSpareThreads, 10) stays
+            assertThat(app.stderr()).containsPattern("weft agent: http-nio-127\\.0\\.0\\.1-auto-\\d+-exec-N "
+                    + "\\(org\\.apache\\.tomcat\\.util\\.threads\\.ThreadPoolExecutor\\): virtual threads, 500 tasks at "
+                    + "once \\(concurrency=500; was 200\\); core 10, max 200 platform threads before");
+        }
+    }
+
+    @Test
     void withoutTheAgentTomcatServesOnPlatformThreads() throws Exception {
         try (ChildJvm app = server(null, "tomcat")) {
             String base = app.awaitLine("READY ").substring("READY ".length());
