@@ -120,6 +120,15 @@ class AgentIT {
     }
 
     @Test
+    void aJfrEventPerPoolCarriesItsFigures() throws Exception {
+        try (ChildJvm app = ChildJvm.app("", PoolsApp.class, "jfr")) {
+            Map<String, String> f = app.facts();
+            assertThat(f).containsEntry("jfr.seen", "true")
+                    .containsEntry("jfr.event", "pool=recorded-N active=1 queued=1 poolSize=1 max=1");
+        }
+    }
+
+    @Test
     void aBadOptionLeavesTheApplicationAsItWasWithOneLine() throws Exception {
         try (ChildJvm app = ChildJvm.app("concurrency=lots", PoolsApp.class, "fixed")) {
             Map<String, String> f = app.facts();

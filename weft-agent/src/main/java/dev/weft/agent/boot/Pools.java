@@ -187,6 +187,19 @@ public final class Pools {
         }
     }
 
+    /** The converted pools whose executor is still reachable and not terminated. */
+    static List<PoolMXBean> live() {
+        List<PoolMXBean> live = new java.util.ArrayList<>();
+        synchronized (SEEN) {
+            for (Object v : SEEN.values()) {
+                if (v instanceof Pool p && p.alive()) {
+                    live.add(p);
+                }
+            }
+        }
+        return live;
+    }
+
     /** Null to convert, or why not. */
     private static String leaveAlone(Object executor, Thread first) throws ReflectiveOperationException {
         Class<?> type = executor.getClass();
@@ -337,10 +350,17 @@ public final class Pools {
                     + "; core " + core + ", max " + (max == Integer.MAX_VALUE ? "unbounded" : max) + " platform threads before";
         }
 
-        /** Says what {@link #bound} did, registers the MBean. */
+        /** Says what {@link #bound} did, registers the MBean and the JFR event. */
         void announce() {
             System.err.println(line);
             register();
+            try {
+                PoolEvent.register(Pools::live);
+            } catch (Throwable t) { // a runtime without jdk.jfr
+                if (verbose) {
+                    System.err.println("weft agent: no JFR event: " + t);
+                }
+            }
         }
 
         Thread newWorker(Thread fromFactory, Runnable worker) {
@@ -368,6 +388,15 @@ public final class Pools {
                 KeepAlive.created(worker);
             }
             return v;
+        }
+
+        boolean alive() {
+            Object e = executor.get();
+            try {
+                return e != null && !(boolean) ops.terminated.invoke(e);
+            } catch (ReflectiveOperationException x) {
+                return false;
+            }
         }
 
         /** After each worker's end: a terminated pool's MBean goes. */

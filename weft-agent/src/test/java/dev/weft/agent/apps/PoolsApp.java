@@ -47,6 +47,7 @@ public final class PoolsApp {
                 case "scheduled" -> scheduled();
                 case "excluded" -> excluded();
                 case "concurrency" -> concurrency();
+                case "jfr" -> jfr();
                 default -> throw new IllegalArgumentException(s);
             }
         }
@@ -316,6 +317,39 @@ public final class PoolsApp {
         print("excluded", "api", api.submit(() -> describe(Thread.currentThread()).replaceAll("\\d+", "K")).get());
         batch.shutdown();
         api.shutdown();
+    }
+
+    /** A recording stream of the agent's JFR event while a pool of 2 runs one task and queues another. */
+    static void jfr() throws Exception {
+        ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                r -> new Thread(r, "recorded-1"));
+        CountDownLatch release = new CountDownLatch(1);
+        e.execute(() -> {
+            try {
+                release.await();
+            } catch (InterruptedException ignored) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        e.execute(() -> { });
+        AtomicReference<String> seen = new AtomicReference<>();
+        CountDownLatch got = new CountDownLatch(1);
+        try (jdk.jfr.consumer.RecordingStream rs = new jdk.jfr.consumer.RecordingStream()) {
+            rs.enable("dev.weft.agent.Pool").withPeriod(java.time.Duration.ofMillis(100));
+            rs.onEvent("dev.weft.agent.Pool", ev -> {
+                if (ev.getString("pool").equals("recorded-N") && got.getCount() > 0) {
+                    seen.set("pool=" + ev.getString("pool") + " active=" + ev.getInt("active") + " queued="
+                            + ev.getInt("queued") + " poolSize=" + ev.getInt("poolSize") + " max=" + ev.getInt("maximumPoolSize"));
+                    got.countDown();
+                }
+            });
+            rs.startAsync();
+            print("jfr", "seen", got.await(30, TimeUnit.SECONDS));
+        }
+        print("jfr", "event", seen.get());
+        release.countDown();
+        e.shutdown();
+        e.awaitTermination(30, TimeUnit.SECONDS);
     }
 
     /** A fixed pool of 2 and a single-thread pool, under concurrency=N. */
