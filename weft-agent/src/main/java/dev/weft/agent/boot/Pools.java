@@ -246,7 +246,8 @@ public final class Pools {
 
     private static void failed(Throwable t) {
         if (FAILED_ONCE.compareAndSet(false, true)) {
-            System.err.println("weft agent: a pool was left on platform threads after an error: " + t);
+            System.err.println("weft agent: internal error, the pool or class it met is left as it was (said once; verbose "
+                    + "prints the stack): " + t);
             if (verbose) {
                 t.printStackTrace();
             }
