@@ -64,8 +64,8 @@ public final class Pools {
      * returns the thread the Worker keeps.
      */
     public static Thread worker(Object executor, Thread fromFactory, Runnable worker) {
-        if (fromFactory == null || executor == null) {
-            return fromFactory;
+        if (fromFactory == null || executor == null || fromFactory.isVirtual()) {
+            return fromFactory; // virtual already: the factory's own, or this agent attached twice
         }
         try {
             Pool pool = pool(executor, fromFactory);
@@ -205,9 +205,6 @@ public final class Pools {
         Class<?> type = executor.getClass();
         if (executor instanceof ScheduledThreadPoolExecutor) {
             return "a ScheduledThreadPoolExecutor (its threads keep the timer)";
-        }
-        if (first.isVirtual()) {
-            return "its factory already makes virtual threads";
         }
         Object factory = Ops.of(type).factory.invoke(executor);
         Class<?> factoryType = factory == null ? null : factory.getClass();
