@@ -1,0 +1,73 @@
+package dev.weft.agent;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The agent's options, as given after {@code -javaagent:weft-agent.jar=}: comma-separated, each
+ * {@code name=value} or a bare flag.
+ *
+ * @param concurrency 0 (the default): each converted pool runs as many tasks at once as it did; N: up to N
+ *                    (never fewer than it did)
+ * @param excludes    globs ({@code *}, {@code ?}) of pools left on platform threads, matched against a pool's
+ *                    thread name, its executor's class and its thread factory's class
+ * @param verbose     also say which pools were left alone, and why
+ */
+public record AgentOptions(int concurrency, List<String> excludes, boolean verbose) {
+    /** The largest {@code concurrency=}: far above what a process's 20,000 descriptors can feed. */
+    public static final int MAX_CONCURRENCY = 1_000_000;
+
+    public static final String USAGE = "options (comma-separated): concurrency=N (1.." + MAX_CONCURRENCY
+            + "), exclude=GLOB (repeatable), verbose";
+
+    public AgentOptions {
+        excludes = List.copyOf(excludes);
+    }
+
+    /** Parses the agent's argument string (null or empty: the defaults). */
+    public static AgentOptions parse(String args) {
+        int concurrency = 0;
+        List<String> excludes = new ArrayList<>();
+        boolean verbose = false;
+        if (args == null || args.isBlank()) {
+            return new AgentOptions(concurrency, excludes, verbose);
+        }
+        for (String part : args.split(",")) {
+            String p = part.strip();
+            if (p.isEmpty()) {
+                continue;
+            }
+            int eq = p.indexOf('=');
+            String name = eq < 0 ? p : p.substring(0, eq);
+            String value = eq < 0 ? null : p.substring(eq + 1);
+            switch (name) {
+                case "concurrency" -> {
+                    try {
+                        concurrency = Integer.parseInt(required(name, value));
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("concurrency=" + value + " is not a whole number; " + USAGE);
+                    }
+                    if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+                        throw new IllegalArgumentException("concurrency=" + value + " is outside 1.." + MAX_CONCURRENCY);
+                    }
+                }
+                case "exclude" -> excludes.add(required(name, value));
+                case "verbose" -> {
+                    if (value != null) {
+                        throw new IllegalArgumentException("verbose takes no value; " + USAGE);
+                    }
+                    verbose = true;
+                }
+                default -> throw new IllegalArgumentException("unknown option '" + p + "'; " + USAGE);
+            }
+        }
+        return new AgentOptions(concurrency, excludes, verbose);
+    }
+
+    private static String required(String name, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(name + "= needs a value; " + USAGE);
+        }
+        return value.strip();
+    }
+}

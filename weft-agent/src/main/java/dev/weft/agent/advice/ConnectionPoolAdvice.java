@@ -1,0 +1,15 @@
+package dev.weft.agent.advice;
+
+import dev.weft.agent.boot.Pools;
+import net.bytebuddy.asm.Advice;
+
+/** Inlined at the start of a connection pool's lease ({@code getConnection}, {@code lease}): its first use. */
+public final class ConnectionPoolAdvice {
+    private ConnectionPoolAdvice() {
+    }
+
+    @Advice.OnMethodEnter
+    static void enter(@Advice.This Object pool) {
+        Pools.connectionPoolUsed(pool);
+    }
+}

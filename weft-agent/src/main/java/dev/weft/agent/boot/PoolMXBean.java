@@ -1,0 +1,35 @@
+package dev.weft.agent.boot;
+
+/**
+ * What the agent shows of one converted pool over JMX, as {@code dev.weft.agent:type=Pool,name="PATTERN"}
+ * (PATTERN: the pool's thread names with the trailing number as {@code N}). {@code weft doctor} and jconsole
+ * read these; {@code jstack} does not list virtual threads ({@code jcmd PID Thread.dump_to_file} does).
+ */
+public interface PoolMXBean {
+    /** The executor's class. */
+    String getExecutorClass();
+
+    /** The pool's thread names, the trailing number as N ({@code pool-1-thread-N}). */
+    String getThreadNamePattern();
+
+    /** Tasks running now (the executor's {@code getActiveCount()}). */
+    int getActive();
+
+    /** Tasks waiting in the executor's queue. */
+    int getQueued();
+
+    /** Tasks the executor refused (its rejection handler was called) since the agent converted it. */
+    long getRejected();
+
+    /** Tasks completed (the executor's {@code getCompletedTaskCount()}). */
+    long getCompleted();
+
+    /** Worker threads now, each a virtual thread (the executor's {@code getPoolSize()}). */
+    int getPoolSize();
+
+    /** The bound: at most this many tasks at once (the executor's {@code getMaximumPoolSize()}). */
+    int getMaximumPoolSize();
+
+    /** The maximum pool size the application gave, before {@code concurrency=N}. */
+    int getOriginalMaximumPoolSize();
+}

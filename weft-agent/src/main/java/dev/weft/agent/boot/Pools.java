@@ -1,0 +1,495 @@
+package dev.weft.agent.boot;
+
+import java.lang.management.ManagementFactory;
+import java.lang.ref.WeakReference;
+import java.lang.reflect.Method;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+/**
+ * The agent's run-time side, on the boot class path: the code the agent inlines into the executors' classes
+ * (the JDK's {@code ThreadPoolExecutor}, Tomcat's copy of it) calls these static methods. It may use the
+ * JDK only; no exception leaves it (an executor always gets a thread: the factory's own when in doubt).
+ *
+ * <p>The shape: an executor's {@code Worker} still asks the pool's own {@code ThreadFactory} for its thread;
+ * that thread is never started but lends its name, uncaught-exception handler and context class loader to
+ * a virtual thread, which runs the Worker. Queue, rejection, hooks, {@code shutdownNow} and the statistics
+ * stay the executor's own code.
+ */
+public final class Pools {
+    /** The JDK's executor and Tomcat's copy of it (not a subclass: same fields and methods). */
+    static final String JDK_EXECUTOR = "java.util.concurrent.ThreadPoolExecutor";
+    static final String TOMCAT_EXECUTOR = "org.apache.tomcat.util.threads.ThreadPoolExecutor";
+    /** Thread subclasses converted even so: Tomcat's TaskThread only records its creation time for renewal. */
+    private static final List<String> KNOWN_SUBCLASSES = List.of("org.apache.tomcat.util.threads.TaskThread");
+
+    private static volatile int concurrency;
+    private static volatile List<String> excludes = List.of();
+    private static volatile boolean verbose;
+
+    /** Every executor seen, by identity, with its pool (or {@link #LEFT_ALONE}). */
+    private static final Map<Object, Object> SEEN = Collections.synchronizedMap(new WeakHashMap<>());
+    private static final Object LEFT_ALONE = new Object();
+    /** True while this thread decides about a new pool: a pool the JDK makes meanwhile is left alone. */
+    private static final ThreadLocal<Boolean> DECIDING = new ThreadLocal<>();
+    private static final AtomicBoolean FAILED_ONCE = new AtomicBoolean();
+
+    private Pools() {
+    }
+
+    /**
+     * Set once by the installer, before any transform.
+     *
+     * @param concurrency 0: each pool keeps its own bound; otherwise each converted pool runs up to this many
+     *                    tasks at once (never fewer than it did)
+     * @param excludes    globs matched against the pool's first thread name, its executor's class and its
+     *                    factory's class
+     */
+    public static void configure(int concurrency, List<String> excludes, boolean verbose) {
+        Pools.concurrency = concurrency;
+        Pools.excludes = List.copyOf(excludes);
+        Pools.verbose = verbose;
+    }
+
+    /**
+     * Called at the end of every {@code Worker} constructor with the thread the pool's factory returned;
+     * returns the thread the Worker keeps.
+     */
+    public static Thread worker(Object executor, Thread fromFactory, Runnable worker) {
+        if (fromFactory == null || executor == null || fromFactory.isVirtual()) {
+            return fromFactory; // virtual already: the factory's own, or this agent attached twice
+        }
+        try {
+            Pool pool = pool(executor, fromFactory);
+            return pool == null ? fromFactory : pool.newWorker(fromFactory, worker);
+        } catch (Throwable t) {
+            failed(t);
+            return fromFactory;
+        }
+    }
+
+    /** Set when a Worker class could not be retransformed: then {@link #threadFactory} converts instead. */
+    private static volatile boolean throughFactory;
+    private static final StackWalker WALKER = StackWalker.getInstance();
+
+    /** The installer says that a Worker class kept its code (another agent changed it first). */
+    public static void convertThroughFactory() {
+        throughFactory = true;
+    }
+
+    /**
+     * Called at the end of every {@code getThreadFactory()} of a converted executor class. Only when a Worker
+     * class could not be changed, and only for the call from a Worker's constructor, it returns a factory that
+     * converts the thread the pool's own factory makes.
+     */
+    public static ThreadFactory threadFactory(Object executor, ThreadFactory factory) {
+        if (!throughFactory || factory == null) {
+            return factory;
+        }
+        try {
+            // frames: this method, getThreadFactory (the advice is inlined there), its caller
+            boolean fromWorker = WALKER.walk(s -> s.skip(2).findFirst()
+                    .map(f -> f.getMethodName().equals("<init>") && f.getClassName().endsWith("ThreadPoolExecutor$Worker"))
+                    .orElse(false));
+            return fromWorker ? r -> worker(executor, factory.newThread(r), r) : factory;
+        } catch (Throwable t) {
+            failed(t);
+            return factory;
+        }
+    }
+
+    /** Called when an executor calls its rejection handler. */
+    public static void rejected(Object executor) {
+        try {
+            if (SEEN.get(executor) instanceof Pool p) {
+                p.rejected.increment();
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** Called when a connection pool the agent knows lends a connection. */
+    public static void connectionPoolUsed(Object pool) {
+        try {
+            ConnectionPools.used(pool, concurrency);
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    /** Called when a Jetty 12 {@code QueuedThreadPool} starts. */
+    public static void jettyStarting(Object pool) {
+        try {
+            JettyPools.starting(pool, concurrency);
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    static List<String> excludes() {
+        return excludes;
+    }
+
+    /** Called when an executor drops a Worker it created but could not start ({@code addWorkerFailed}). */
+    public static void workerFailed(Object worker) {
+        try {
+            if (worker != null) {
+                KeepAlive.neverStarted(worker);
+            }
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
+    private static Pool pool(Object executor, Thread first) throws ReflectiveOperationException {
+        Object seen = SEEN.get(executor);
+        if (seen != null) {
+            return seen instanceof Pool p ? p : null;
+        }
+        if (DECIDING.get() != null) {
+            return null;
+        }
+        DECIDING.set(Boolean.TRUE);
+        Pool created;
+        try {
+            synchronized (SEEN) {
+                seen = SEEN.get(executor);
+                if (seen != null) {
+                    return seen instanceof Pool p ? p : null;
+                }
+                String why = leaveAlone(executor, first);
+                if (why != null) {
+                    SEEN.put(executor, LEFT_ALONE);
+                    if (verbose) {
+                        System.err.println("weft agent: left on platform threads: " + pattern(first.getName()) + " ("
+                                + executor.getClass().getName() + "): " + why);
+                    }
+                    return null;
+                }
+                created = new Pool(executor, pattern(first.getName()));
+                SEEN.put(executor, created); // before the bound changes: that may start workers, which come back here
+                created.bound(concurrency);
+            }
+            // outside the lock: the first MBean starts the platform MBean server
+            created.announce();
+            return created;
+        } finally {
+            DECIDING.remove();
+        }
+    }
+
+    /** The converted pools whose executor is still reachable and not terminated. */
+    static List<PoolMXBean> live() {
+        List<PoolMXBean> live = new java.util.ArrayList<>();
+        synchronized (SEEN) {
+            for (Object v : SEEN.values()) {
+                if (v instanceof Pool p && p.alive()) {
+                    live.add(p);
+                }
+            }
+        }
+        return live;
+    }
+
+    /** Null to convert, or why not. */
+    private static String leaveAlone(Object executor, Thread first) throws ReflectiveOperationException {
+        Class<?> type = executor.getClass();
+        if (executor instanceof ScheduledThreadPoolExecutor) {
+            return "a ScheduledThreadPoolExecutor (its threads keep the timer)";
+        }
+        Object factory = Ops.of(type).factory.invoke(executor);
+        Class<?> factoryType = factory == null ? null : factory.getClass();
+        if (isJdk(type) && !type.getName().equals(JDK_EXECUTOR)) {
+            return "a JDK-internal pool";
+        }
+        if (factoryType != null && isJdk(factoryType)
+                && !factoryType.getName().startsWith("java.util.concurrent.Executors$")) {
+            return "a JDK-internal pool (factory " + factoryType.getName() + ")";
+        }
+        if (first.getClass() != Thread.class && !KNOWN_SUBCLASSES.contains(first.getClass().getName())) {
+            return "its factory makes " + first.getClass().getName() + ", a Thread subclass";
+        }
+        for (String glob : excludes) {
+            if (Glob.matches(glob, first.getName()) || Glob.matches(glob, type.getName())
+                    || (factoryType != null && Glob.matches(glob, factoryType.getName()))) {
+                return "exclude=" + glob;
+            }
+        }
+        return null;
+    }
+
+    private static boolean isJdk(Class<?> c) {
+        ClassLoader l = c.getClassLoader();
+        return l == null || l == ClassLoader.getPlatformClassLoader();
+    }
+
+    /** The thread name with its trailing number as N: {@code pool-1-thread-3} -> {@code pool-1-thread-N}. */
+    static String pattern(String name) {
+        int end = name.length();
+        while (end > 0 && Character.isDigit(name.charAt(end - 1))) {
+            end--;
+        }
+        return end == name.length() ? name : name.substring(0, end) + "N";
+    }
+
+    private static void failed(Throwable t) {
+        if (FAILED_ONCE.compareAndSet(false, true)) {
+            System.err.println("weft agent: internal error, the pool or class it met is left as it was (said once; verbose "
+                    + "prints the stack): " + t);
+            if (verbose) {
+                t.printStackTrace();
+            }
+        }
+    }
+
+    static boolean verbose() {
+        return verbose;
+    }
+
+    /** The executor's public methods, looked up once per executor class (the JDK's and Tomcat's have the same). */
+    static final class Ops {
+        private static final ClassValue<Ops> BY_CLASS = new ClassValue<>() {
+            @Override
+            protected Ops computeValue(Class<?> type) {
+                Class<?> base = type;
+                while (base != null && !base.getName().equals(JDK_EXECUTOR) && !base.getName().equals(TOMCAT_EXECUTOR)) {
+                    base = base.getSuperclass();
+                }
+                try {
+                    return new Ops(base == null ? type : base);
+                } catch (NoSuchMethodException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        };
+        final boolean tomcat;
+        final Method factory;
+        final Method active;
+        final Method queue;
+        final Method completed;
+        final Method poolSize;
+        final Method core;
+        final Method max;
+        final Method setCore;
+        final Method setMax;
+        final Method terminated;
+
+        private Ops(Class<?> base) throws NoSuchMethodException {
+            tomcat = base.getName().equals(TOMCAT_EXECUTOR);
+            factory = base.getMethod("getThreadFactory");
+            active = base.getMethod("getActiveCount");
+            queue = base.getMethod("getQueue");
+            completed = base.getMethod("getCompletedTaskCount");
+            poolSize = base.getMethod("getPoolSize");
+            core = base.getMethod("getCorePoolSize");
+            max = base.getMethod("getMaximumPoolSize");
+            setCore = base.getMethod("setCorePoolSize", int.class);
+            setMax = base.getMethod("setMaximumPoolSize", int.class);
+            terminated = base.getMethod("isTerminated");
+        }
+
+        static Ops of(Class<?> type) {
+            return BY_CLASS.get(type);
+        }
+    }
+
+    /** One converted pool. Holds its executor weakly: the agent never keeps a pool alive. */
+    static final class Pool implements PoolMXBean {
+        private final WeakReference<Object> executor;
+        private final String executorClass;
+        private final String pattern;
+        private final Ops ops;
+        final LongAdder rejected = new LongAdder();
+        private volatile int originalMax;
+        private volatile ObjectName name;
+
+        Pool(Object executor, String pattern) {
+            this.executor = new WeakReference<>(executor);
+            this.executorClass = executor.getClass().getName();
+            this.pattern = pattern;
+            this.ops = Ops.of(executor.getClass());
+        }
+
+        private volatile String line;
+
+        /** Applies {@code concurrency=N}. */
+        void bound(int concurrency) throws ReflectiveOperationException {
+            Object e = executor.get();
+            int core = (int) ops.core.invoke(e);
+            int max = (int) ops.max.invoke(e);
+            originalMax = max;
+            String bound;
+            if (concurrency > 0 && max == 1) {
+                bound = "1 task at once (a single-thread pool keeps its order; concurrency=" + concurrency + " not applied)";
+            } else if (concurrency > max) {
+                // A queue that never fills never starts threads past the core size: raise the core too
+                // (a fixed pool is core == max). Tomcat's TaskQueue starts threads up to the maximum itself.
+                boolean unbounded = ((java.util.Queue<?>) ops.queue.invoke(e)) instanceof java.util.concurrent.BlockingQueue<?> q
+                        && q.remainingCapacity() == Integer.MAX_VALUE;
+                ops.setMax.invoke(e, concurrency);
+                if (!ops.tomcat && (core == max || unbounded)) {
+                    ops.setCore.invoke(e, concurrency);
+                }
+                bound = concurrency + " tasks at once (concurrency=" + concurrency + "; was " + max + ")";
+            } else {
+                bound = max == Integer.MAX_VALUE ? "unbounded (as before)"
+                        : max + (max == 1 ? " task" : " tasks") + " at once (as before)";
+            }
+            line = "weft agent: " + pattern + " (" + executorClass + "): virtual threads, " + bound
+                    + "; core " + core + ", max " + (max == Integer.MAX_VALUE ? "unbounded" : max) + " platform threads before";
+        }
+
+        /** Says what {@link #bound} did, registers the MBean and the JFR event. */
+        void announce() {
+            System.err.println(line);
+            register();
+            try {
+                PoolEvent.register(Pools::live);
+            } catch (Throwable t) { // a runtime without jdk.jfr
+                if (verbose) {
+                    System.err.println("weft agent: no JFR event: " + t);
+                }
+            }
+        }
+
+        Thread newWorker(Thread fromFactory, Runnable worker) {
+            boolean daemon = fromFactory.isDaemon();
+            Thread.Builder.OfVirtual b = Thread.ofVirtual().name(fromFactory.getName());
+            Thread.UncaughtExceptionHandler h = fromFactory.getUncaughtExceptionHandler();
+            if (h != null && h != fromFactory.getThreadGroup()) { // the group is what a virtual thread uses anyway
+                b.uncaughtExceptionHandler(h);
+            }
+            Thread v = b.unstarted(() -> {
+                if (!daemon) {
+                    KeepAlive.started(worker);
+                }
+                try {
+                    worker.run();
+                } finally {
+                    if (!daemon) {
+                        KeepAlive.release();
+                    }
+                    exited();
+                }
+            });
+            v.setContextClassLoader(fromFactory.getContextClassLoader());
+            if (!daemon) {
+                KeepAlive.created(worker);
+            }
+            return v;
+        }
+
+        boolean alive() {
+            Object e = executor.get();
+            try {
+                return e != null && !(boolean) ops.terminated.invoke(e);
+            } catch (ReflectiveOperationException x) {
+                return false;
+            }
+        }
+
+        /** After each worker's end: a terminated pool's MBean goes. */
+        private void exited() {
+            Object e = executor.get();
+            try {
+                if (name != null && (e == null || (boolean) ops.terminated.invoke(e))) {
+                    ObjectName n = name;
+                    name = null;
+                    ManagementFactory.getPlatformMBeanServer().unregisterMBean(n);
+                }
+            } catch (Throwable t) {
+                // gone already
+            }
+        }
+
+        private void register() {
+            try {
+                MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                String base = "dev.weft.agent:type=Pool,name=" + ObjectName.quote(pattern);
+                ObjectName n = new ObjectName(base);
+                for (int i = 2; server.isRegistered(n); i++) {
+                    n = new ObjectName(base + ",instance=" + i);
+                }
+                server.registerMBean(this, n);
+                name = n;
+            } catch (Throwable t) {
+                if (verbose) {
+                    System.err.println("weft agent: no MBean for " + pattern + ": " + t);
+                }
+            }
+        }
+
+        private Object call(Method m) {
+            Object e = executor.get();
+            if (e == null) {
+                return null;
+            }
+            try {
+                return m.invoke(e);
+            } catch (ReflectiveOperationException x) {
+                throw new IllegalStateException(x);
+            }
+        }
+
+        private int intOf(Method m) {
+            Object v = call(m);
+            return v == null ? 0 : (int) v;
+        }
+
+        @Override
+        public String getExecutorClass() {
+            return executorClass;
+        }
+
+        @Override
+        public String getThreadNamePattern() {
+            return pattern;
+        }
+
+        @Override
+        public int getActive() {
+            return intOf(ops.active);
+        }
+
+        @Override
+        public int getQueued() {
+            Object q = call(ops.queue);
+            return q == null ? 0 : ((java.util.Collection<?>) q).size();
+        }
+
+        @Override
+        public long getRejected() {
+            return rejected.sum();
+        }
+
+        @Override
+        public long getCompleted() {
+            Object v = call(ops.completed);
+            return v == null ? 0 : (long) v;
+        }
+
+        @Override
+        public int getPoolSize() {
+            return intOf(ops.poolSize);
+        }
+
+        @Override
+        public int getMaximumPoolSize() {
+            return intOf(ops.max);
+        }
+
+        @Override
+        public int getOriginalMaximumPoolSize() {
+            return originalMax;
+        }
+    }
+}
