@@ -67,6 +67,21 @@ public record DispatchConfig(String source, String bootstrap, List<String> topic
         return group + ".retry." + delay.toMillis();
     }
 
+    /** The shortest time a retry topic keeps records (and Kafka's default). */
+    public static final Duration MIN_RETRY_RETENTION = Duration.ofDays(7);
+    /** Room beyond twice a retry topic's delay: an outage of the whole group this long loses nothing parked. */
+    public static final Duration RETRY_RETENTION_ROOM = Duration.ofDays(1);
+
+    /**
+     * How long {@code GROUP.retry.MILLIS} keeps records ({@code retention.ms}): twice its delay (a record waits its
+     * delay +-10%) plus {@link #RETRY_RETENTION_ROOM}, and at least {@link #MIN_RETRY_RETENTION}. Wait topics and the
+     * dead-letter topic keep records until they are read ({@code retention.ms=-1}).
+     */
+    public static Duration retryRetention(Duration delay) {
+        Duration d = delay.multipliedBy(2).plus(RETRY_RETENTION_ROOM);
+        return d.compareTo(MIN_RETRY_RETENTION) < 0 ? MIN_RETRY_RETENTION : d;
+    }
+
     /** Every retry delay used by an endpoint, in order. */
     public Set<Duration> retryDelays() {
         Set<Duration> s = new TreeSet<>();
