@@ -158,6 +158,47 @@ class ParkingIT {
         }
     }
 
+    // ---- item 2: one endpoint's Retry-After ----------------------------------------------------------
+
+    /**
+     * Endpoint a answers 503 with Retry-After: 3600, endpoint b 503 once per record and then 200; both retry at
+     * [1s, 2s, 10080m]. b's retries (due after 1 s) never wait behind a's (due in an hour): b gets every record.
+     */
+    @Test
+    void oneEndpointsRetryAfterNeverDelaysAnothersRetries() throws Exception {
+        String topic = TestKafka.topic("retryafter", 1);
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Set<String> delivered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        try (HttpServer a = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
+                new ExecutorModel.Virtual(), r -> ServerResponse.json(503, new byte[0]).withHeader("Retry-After", "3600"));
+             HttpServer b = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
+                     new ExecutorModel.Virtual(), r -> {
+                         String id = r.header("webhook-id");
+                         if (seen.add(id)) {
+                             return ServerResponse.json(503, new byte[0]);
+                         }
+                         delivered.add(id);
+                         return ServerResponse.json(200, new byte[0]);
+                     })) {
+            String yaml = DispatchIT.sourceLine(topic, "g-ra") + """
+                    defaults: { retry: [1s, 2s, 10080m], allow_private: true }
+                    endpoints:
+                      - { id: a, url: "%s" }
+                      - { id: b, url: "%s" }
+                    """.formatted(a.url(), b.url());
+            try (Dispatcher d = start(yaml, new ConcurrentLinkedQueue<>())) {
+                long t0 = System.nanoTime();
+                TestKafka.produce(topic, EndpointStateIT.values(0, 10), null);
+                boolean all = TestKafka.await(Duration.ofSeconds(30), () -> delivered.size() == 10);
+                System.out.println("retry-after isolation: b had " + delivered.size() + " of 10 after "
+                        + (System.nanoTime() - t0) / 1_000_000 + " ms");
+                assertThat(all).as("b got every record within 30 s").isTrue();
+                assertThat(TestKafka.await(Duration.ofSeconds(10), () -> DispatchIT.endpoint(d, "a").parkedRetry() > 0))
+                        .isTrue();
+            }
+        }
+    }
+
     // ---- item 3: produce errors Kafka will never accept --------------------------------------------
 
     static String big(int bytes) {

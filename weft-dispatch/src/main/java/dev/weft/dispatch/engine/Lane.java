@@ -328,8 +328,17 @@ public final class Lane implements Outlet {
         }
         Duration delay = cfg.retry().get(made - 1);
         long jittered = (long) (delay.toMillis() * (1 + JITTER * (2 * ThreadLocalRandom.current().nextDouble() - 1)));
-        long due = System.currentTimeMillis() + Math.max(jittered, retryAfterMillis);
-        parking.park(next, dispatch.retryTopic(delay), ParkedRecord.Reason.FAILED, status, due, parkedRetry::increment);
+        long now = System.currentTimeMillis();
+        if (retryAfterMillis > jittered) {
+            // A Retry-After past the schedule's delay: on the shared retry topic this record would come due after
+            // the records behind it and hold them (every endpoint's) until then. On this endpoint's own wait topic
+            // it holds only this endpoint's parked work, which the Retry-After holds anyway (its lane is throttled).
+            parking.park(next, dispatch.waitTopic(cfg.id()), ParkedRecord.Reason.FAILED, status, now + retryAfterMillis,
+                    parkedRetry::increment);
+            return;
+        }
+        parking.park(next, dispatch.retryTopic(delay), ParkedRecord.Reason.FAILED, status, now + jittered,
+                parkedRetry::increment);
     }
 
     /**
