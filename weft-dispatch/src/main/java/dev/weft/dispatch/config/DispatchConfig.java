@@ -18,12 +18,22 @@ import java.util.TreeSet;
  * @param listen         the status server ({@code /-/health}, {@code /-/metrics}, {@code /-/endpoints})
  * @param drainTimeout   on stop, how long deliveries in flight may finish before the last commit
  * @param accessLog      {@code access_log}: one JSON line per delivery attempt; null: off
- * @param adminTokenEnv  the environment variable holding the bearer token of {@code POST /-/endpoints/ID/...};
- *                       null: those need no token
+ * @param adminTokenEnv  the environment variable holding the bearer token of every status path but
+ *                       {@code /-/health} and {@code /-/ready}; null: none needs a token
+ * @param brokerUnreadyAfter {@code /-/ready} answers 503 once Kafka has not answered for this long
  */
 public record DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
                              int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
-                             List<EndpointConfig> endpoints, LineSink.Target accessLog, String adminTokenEnv) {
+                             List<EndpointConfig> endpoints, LineSink.Target accessLog, String adminTokenEnv,
+                             Duration brokerUnreadyAfter) {
+    /** As the canonical constructor, with the default {@link #DEFAULT_BROKER_UNREADY_AFTER}. */
+    public DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
+                          int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
+                          List<EndpointConfig> endpoints, LineSink.Target accessLog, String adminTokenEnv) {
+        this(source, bootstrap, topics, group, typePointer, maxOutstanding, listen, drainTimeout, endpoints, accessLog,
+                adminTokenEnv, DEFAULT_BROKER_UNREADY_AFTER);
+    }
+
     /** Without an access log, admin without a token. */
     public DispatchConfig(String source, String bootstrap, List<String> topics, String group, JsonPointer typePointer,
                           int maxOutstanding, InetSocketAddress listen, Duration drainTimeout,
@@ -33,6 +43,8 @@ public record DispatchConfig(String source, String bootstrap, List<String> topic
 
     public static final String DEFAULT_BOOTSTRAP = "127.0.0.1:9092";
     public static final int DEFAULT_MAX_OUTSTANDING = 5_000;
+    /** {@code broker_unready_after}'s default. */
+    public static final Duration DEFAULT_BROKER_UNREADY_AFTER = Duration.ofSeconds(10);
     public static final int DEFAULT_MAX_IN_FLIGHT = 100;
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
     public static final List<Duration> DEFAULT_RETRY = List.of(Duration.ofSeconds(5), Duration.ofMinutes(5),

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -51,6 +52,8 @@ public final class Dispatcher implements AutoCloseable {
     /** How often done offsets are committed. */
     public static final Duration COMMIT_INTERVAL = Duration.ofMillis(500);
     static final Duration SESSION_TIMEOUT = Duration.ofSeconds(10);
+    /** How often Kafka is asked whether it answers ({@code /-/ready}); each ask waits up to 2 s. */
+    static final Duration BROKER_PROBE_INTERVAL = Duration.ofSeconds(1);
 
     private final DispatchConfig cfg;
     private final String bootstrap;
@@ -63,6 +66,9 @@ public final class Dispatcher implements AutoCloseable {
     private final Map<TopicPartition, Long> lag = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Meter> lagGauges = new HashMap<>();
     private final Thread thread;
+    private final Admin probeAdmin;
+    private final Thread probe;
+    private volatile long brokerAnsweredNanos = System.nanoTime();
     private volatile boolean running = true;
     private volatile String failure;
     /** Why a delivery is stuck (neither parked nor dead-lettered: {@link Parker#stuck}); null while none is. */
@@ -154,6 +160,31 @@ public final class Dispatcher implements AutoCloseable {
                 .description("records that hit an internal error or had bad parking headers; dead-lettered")
                 .register(registry);
         this.thread = Thread.ofPlatform().name("weft-dispatch-consumer").unstarted(this::run);
+        this.probeAdmin = KafkaAdmin.admin(bootstrap);
+        this.probe = Thread.ofVirtual().name("weft-dispatch-broker-probe").unstarted(this::probeBroker);
+    }
+
+    /**
+     * Asks Kafka every {@link #BROKER_PROBE_INTERVAL} whether it answers (a cluster description): what
+     * {@code /-/ready} and {@code broker_unanswered_ms} in {@code /-/health} go by. The consumer does not say when
+     * it cannot reach the broker (its poll just returns nothing), so the dispatcher asks on its own connection.
+     */
+    private void probeBroker() {
+        while (running) {
+            try {
+                probeAdmin.describeCluster(new DescribeClusterOptions().timeoutMs(2000)).nodes().get(3, TimeUnit.SECONDS);
+                brokerAnsweredNanos = System.nanoTime();
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                // no answer: readiness says so once it lasts broker_unready_after
+            }
+            try {
+                Thread.sleep(BROKER_PROBE_INTERVAL);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     /**
@@ -204,6 +235,7 @@ public final class Dispatcher implements AutoCloseable {
         all.addAll(retired);
         d.consumer.subscribe(all, d.new Rebalance());
         d.thread.start();
+        d.probe.start();
         return d;
     }
 
@@ -502,10 +534,39 @@ public final class Dispatcher implements AutoCloseable {
     public DispatcherHealth health() {
         String f = failure != null ? failure : stuck;
         return new DispatcherHealth(f != null ? DispatcherHealth.Status.FAILED : running ? DispatcherHealth.Status.UP
-                : DispatcherHealth.Status.STOPPING, f, bootstrap, cfg.group(), assigned, flow.held(), flow.outstanding(),
+                : DispatcherHealth.Status.STOPPING, f, brokerUnanswered().toMillis(), cfg.group(), assigned, flow.held(), flow.outstanding(),
                 flow.records().get(), lag.values().stream().mapToLong(Long::longValue).sum(),
                 lanes.values().stream().filter(l -> l.disabled() != null).count(), parking.failures(), lost.get(),
                 lastLoss);
+    }
+
+    /** How long since Kafka last answered the probe (about {@link #BROKER_PROBE_INTERVAL} while it answers). */
+    Duration brokerUnanswered() {
+        return Duration.ofNanos(System.nanoTime() - brokerAnsweredNanos);
+    }
+
+    /** What {@code /-/ready} answers: ready, or why not (no URL or address in it). */
+    public record Readiness(boolean ready, String reason) {
+    }
+
+    /**
+     * Ready while the consumer runs, no delivery is stuck, and Kafka answered within {@code broker_unready_after}:
+     * an orchestrator stops sending work (or traffic) to an instance that is not; liveness ({@code /-/health})
+     * stays 200 through a broker outage, so it does not restart every instance for it.
+     */
+    public Readiness readiness() {
+        DispatcherHealth h = health();
+        return switch (h.status()) {
+            case FAILED -> new Readiness(false, "failed: " + h.failure());
+            case STOPPING -> new Readiness(false, "stopping");
+            case UP -> {
+                Duration silent = brokerUnanswered();
+                yield silent.compareTo(cfg.brokerUnreadyAfter()) > 0
+                        ? new Readiness(false, "Kafka has not answered for " + silent.toSeconds() + " s (broker_unready_after: "
+                        + dev.weft.core.Durations.format(cfg.brokerUnreadyAfter()) + ")")
+                        : new Readiness(true, null);
+            }
+        };
     }
 
     /** What {@code /-/endpoints} shows, in config order. */
@@ -537,6 +598,7 @@ public final class Dispatcher implements AutoCloseable {
     public void close() {
         running = false;
         parking.stopping();
+        probe.interrupt();
         try {
             thread.join(cfg.drainTimeout().plusSeconds(20));
         } catch (InterruptedException e) {
@@ -545,6 +607,7 @@ public final class Dispatcher implements AutoCloseable {
         lanes.values().forEach(Lane::halt);
         lanes.values().forEach(l -> l.stop(Duration.ofSeconds(1)));
         parking.close();
+        probeAdmin.close(Duration.ofSeconds(2));
         attemptLog.close();
         if (state != null) {
             state.close();
