@@ -149,12 +149,27 @@ public final class KafkaAdmin {
         }
     }
 
+    /**
+     * The configs of {@code topics}. A topic created a moment ago may be unknown to the broker that answers until
+     * the metadata reaches it: asked again every 100 ms, for up to 30 s.
+     */
     private static Map<String, Config> configs(Admin admin, List<String> topics)
             throws ExecutionException, InterruptedException, TimeoutException {
-        Map<String, Config> out = new HashMap<>();
-        admin.describeConfigs(topics.stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList())
-                .all().get(30, TimeUnit.SECONDS).forEach((r, c) -> out.put(r.name(), c));
-        return out;
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                Map<String, Config> out = new HashMap<>();
+                admin.describeConfigs(topics.stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList())
+                        .all().get(30, TimeUnit.SECONDS).forEach((r, c) -> out.put(r.name(), c));
+                return out;
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                        || System.nanoTime() > end) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
     }
 
     /**
