@@ -93,6 +93,24 @@ final class TestKafka {
         }
     }
 
+    /**
+     * Writes one parked record for {@code endpoint} on {@code topic} (a retry or wait topic), due now, as a
+     * dispatcher (or a replay, or an instance still on an older config) would.
+     */
+    static void produceParked(String topic, String endpoint, String webhookId) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(), ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            ProducerRecord<byte[], byte[]> rec = new ProducerRecord<>(topic, null, "{}".getBytes(StandardCharsets.UTF_8));
+            for (String[] h : new String[][]{{"weft-endpoint", endpoint}, {"weft-attempts", "0"}, {"weft-reason", "room"},
+                    {"weft-status", ""}, {"weft-origin", "t/0/0"}, {"webhook-id", webhookId}, {"weft-due", "0"}}) {
+                rec.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+            }
+            p.send(rec).get(30, TimeUnit.SECONDS);
+        }
+    }
+
     /** The group's committed offsets of {@code topic}'s partitions (missing: none committed). */
     static Map<TopicPartition, OffsetAndMetadata> committed(String group) throws Exception {
         try (Admin a = KafkaAdmin.admin(bootstrap())) {
