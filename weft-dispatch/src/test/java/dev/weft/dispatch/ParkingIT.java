@@ -38,6 +38,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The parking topics and the at-least-once path on the real broker: retention that outlives the parked records,
@@ -123,6 +124,30 @@ class ParkingIT {
                     "topic g-ret.retry.1000: retention.ms raised from 60000 to 604800000 (parked records must "
                             + "outlive their wait)"));
         }
+    }
+
+    /**
+     * Where the broker refuses to raise a too-short retention, nothing starts, and the error gives the command that
+     * fixes it (the test broker's policy refuses config changes to topics named refused-*).
+     */
+    @Test
+    void aRetentionTheBrokerWillNotRaiseStopsTheStartWithTheCommandThatFixesIt() throws Exception {
+        String topic = TestKafka.topic("refusedsrc", 1);
+        String group = RefusingAlterPolicy.PREFIX + "g";
+        for (String t : List.of(".retry.1000", ".wait.a", ".dlq")) { // an install of before: 7 days each
+            createTopic(group + t, Map.of());
+        }
+        String yaml = DispatchIT.source(topic, group) + "endpoints:\n  - { id: a, url: \"http://127.0.0.1:1/a\", "
+                + "retry: [1s] }\n";
+        String bootstrap = TestKafka.bootstrap();
+        java.util.function.Function<String, String> line = t -> "topic " + group + t + " keeps records for "
+                + "retention.ms=604800000, shorter than its parked records may wait, and the broker refused to raise it "
+                + "(topic configs of refused-* are not changed here (test policy)); run: kafka-configs.sh "
+                + "--bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name " + group
+                + t + " --add-config retention.ms=-1";
+        assertThatThrownBy(() -> start(yaml, new ConcurrentLinkedQueue<>()))
+                .isInstanceOf(dev.weft.dispatch.engine.DispatchException.class)
+                .hasMessage(line.apply(".dlq") + "\n" + line.apply(".wait.a"));
     }
 
     /**

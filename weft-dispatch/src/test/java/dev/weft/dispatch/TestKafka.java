@@ -40,7 +40,8 @@ final class TestKafka {
     static synchronized String bootstrap() throws Exception {
         if (broker == null) {
             Path dir = Files.createTempDirectory("weft-kafka-test");
-            broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", 0));
+            broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", 0),
+                    Map.of("alter.config.policy.class.name", RefusingAlterPolicy.class.getName()));
             Runtime.getRuntime().addShutdownHook(new Thread(broker::close));
         }
         return broker.bootstrap();

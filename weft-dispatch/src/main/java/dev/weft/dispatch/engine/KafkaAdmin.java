@@ -114,6 +114,7 @@ public final class KafkaAdmin {
                 }
             }
             if (!refused.isEmpty()) {
+                refused.sort(null);
                 throw new IOException(String.join("\n", refused));
             }
             return maxBytes;
