@@ -85,11 +85,19 @@ class ParkingIT {
     }
 
     static Map<String, String> retention(List<String> topics) throws Exception {
+        return topicConfig(topics, TopicConfig.RETENTION_MS_CONFIG);
+    }
+
+    static java.util.Collection<String> maxMessageBytes(List<String> topics) throws Exception {
+        return topicConfig(topics, TopicConfig.MAX_MESSAGE_BYTES_CONFIG).values();
+    }
+
+    static Map<String, String> topicConfig(List<String> topics, String key) throws Exception {
         try (Admin a = KafkaAdmin.admin(TestKafka.bootstrap())) {
             Map<String, String> out = new HashMap<>();
             a.describeConfigs(topics.stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList())
                     .all().get(30, TimeUnit.SECONDS)
-                    .forEach((r, c) -> out.put(r.name(), c.get(TopicConfig.RETENTION_MS_CONFIG).value()));
+                    .forEach((r, c) -> out.put(r.name(), c.get(key).value()));
             return out;
         }
     }
@@ -121,8 +129,11 @@ class ParkingIT {
                     "g-ret.retry.1000", Long.toString(Duration.ofDays(7).toMillis()),
                     "g-ret.retry.604800000", Long.toString(Duration.ofDays(15).toMillis())));
             assertThat(log).anySatisfy(l -> assertThat(l).isEqualTo(
-                    "topic g-ret.retry.1000: retention.ms raised from 60000 to 604800000 (parked records must "
-                            + "outlive their wait)"));
+                    "topic g-ret.retry.1000: retention.ms raised from 60000 to 604800000, max.message.bytes raised from "
+                            + "1048588 to 1114124 (a parked record must outlive its wait and fit with Weft's headers)"));
+            assertThat(maxMessageBytes(List.of("g-ret.wait.a", "g-ret.wait.b", "g-ret.dlq", "g-ret.retry.1000")))
+                    .as("the source topic's 1048588 + 64 KiB: a parked copy of a record at its limit fits")
+                    .containsOnly("1114124");
         }
     }
 
@@ -140,14 +151,16 @@ class ParkingIT {
         String yaml = DispatchIT.source(topic, group) + "endpoints:\n  - { id: a, url: \"http://127.0.0.1:1/a\", "
                 + "retry: [1s] }\n";
         String bootstrap = TestKafka.bootstrap();
-        java.util.function.Function<String, String> line = t -> "topic " + group + t + " keeps records for "
-                + "retention.ms=604800000, shorter than its parked records may wait, and the broker refused to raise it "
-                + "(topic configs of refused-* are not changed here (test policy)); run: kafka-configs.sh "
-                + "--bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name " + group
-                + t + " --add-config retention.ms=-1";
+        java.util.function.BiFunction<String, Boolean, String> line = (t, retention) -> "topic " + group + t + ": the "
+                + "broker refused to set " + (retention ? "retention.ms=-1, " : "") + "max.message.bytes=1114124 (it has "
+                + (retention ? "retention.ms=604800000, " : "") + "max.message.bytes=1048588; a parked record must outlive "
+                + "its wait and fit with Weft's headers): topic configs of refused-* are not changed here (test policy); "
+                + "run: kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name "
+                + group + t + " --add-config " + (retention ? "retention.ms=-1," : "") + "max.message.bytes=1114124";
         assertThatThrownBy(() -> start(yaml, new ConcurrentLinkedQueue<>()))
                 .isInstanceOf(dev.weft.dispatch.engine.DispatchException.class)
-                .hasMessage(line.apply(".dlq") + "\n" + line.apply(".wait.a"));
+                .hasMessage(line.apply(".dlq", true) + "\n" + line.apply(".retry.1000", false) + "\n"
+                        + line.apply(".wait.a", true));
     }
 
     /**
@@ -226,20 +239,45 @@ class ParkingIT {
 
     // ---- item 3: produce errors Kafka will never accept --------------------------------------------
 
+    /**
+     * Lowers the topics' max.message.bytes under the running dispatcher, as an operator might (at start it raises
+     * a parking topic's to fit a source record with its headers), and waits until the broker says so.
+     */
+    static void shrink(List<String> topics, int maxMessageBytes) throws Exception {
+        try (Admin a = KafkaAdmin.admin(TestKafka.bootstrap())) {
+            Map<ConfigResource, java.util.Collection<org.apache.kafka.clients.admin.AlterConfigOp>> ops = new HashMap<>();
+            topics.forEach(t -> ops.put(new ConfigResource(ConfigResource.Type.TOPIC, t), List.of(
+                    new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(
+                            TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(maxMessageBytes)),
+                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))));
+            a.incrementalAlterConfigs(ops).all().get(30, TimeUnit.SECONDS);
+        }
+        assertThat(TestKafka.await(Duration.ofSeconds(30), () -> {
+            try {
+                return maxMessageBytes(topics).stream().allMatch(v -> v.equals(Integer.toString(maxMessageBytes)));
+            } catch (Exception e) {
+                return false;
+            }
+        })).isTrue();
+    }
+
     static String big(int bytes) {
         return "{\"big\":\"" + "x".repeat(bytes) + "\"}";
     }
 
-    /** A parked copy larger than its retry topic takes goes to the dead-letter topic with the reason, once. */
+    /**
+     * A parked copy larger than its retry topic takes (its max.message.bytes lowered under the running dispatcher)
+     * goes to the dead-letter topic with the reason, once.
+     */
     @Test
     void aCopyTooLargeForItsRetryTopicIsDeadLetteredWithTheReason() throws Exception {
         String topic = TestKafka.topic("toolarge", 1);
-        createTopic("g-large.retry.200", Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "20000"));
         ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
         try (Endpoint broken = Endpoint.start(500)) {
             String yaml = DispatchIT.source(topic, "g-large") + "endpoints:\n  - { id: a, url: \"" + broken.url()
                     + "\", retry: [200ms] }\n";
             try (Dispatcher d = start(yaml, log)) {
+                shrink(List.of("g-large.retry.200"), 20_000);
                 TestKafka.produce(topic, List.of(big(50_000), "{\"small\":1}"), null);
                 List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-large.dlq", 2);
                 assertThat(dead).hasSize(2);
@@ -263,13 +301,12 @@ class ParkingIT {
     @Test
     void whenTheDeadLetterTopicRefusesItTooTheEndpointPausesAndHealthSaysFailed() throws Exception {
         String topic = TestKafka.topic("stuck", 1);
-        createTopic("g-stuck.retry.200", Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "20000"));
-        createTopic("g-stuck.dlq", Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "20000"));
         ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
         try (Endpoint broken = Endpoint.start(500)) {
             String yaml = DispatchIT.source(topic, "g-stuck") + "endpoints:\n  - { id: a, url: \"" + broken.url()
                     + "\", retry: [200ms] }\n";
             try (Dispatcher d = start(yaml, log)) {
+                shrink(List.of("g-stuck.retry.200", "g-stuck.dlq"), 20_000);
                 TestKafka.produce(topic, List.of(big(50_000)), null);
                 assertThat(TestKafka.await(Duration.ofSeconds(60),
                         () -> d.health().status() == DispatcherHealth.Status.FAILED)).isTrue();

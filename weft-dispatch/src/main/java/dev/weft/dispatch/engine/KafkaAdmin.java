@@ -53,14 +53,15 @@ public final class KafkaAdmin {
      * What a parking topic must be.
      *
      * @param retentionMs     the shortest {@code retention.ms} it may have; -1: no deletion by time
-     * @param maxMessageBytes its {@code max.message.bytes} when it is created (an existing topic keeps its own)
+     * @param maxMessageBytes the smallest {@code max.message.bytes} it may have
      */
     public record ParkingTopic(String name, int partitions, long retentionMs, int maxMessageBytes) {
     }
 
     /**
      * Creates each parking topic that is missing, with its retention and size; raises the {@code retention.ms} of
-     * an existing one that would delete parked records before they are due ({@code IncrementalAlterConfigs}).
+     * an existing one that would delete parked records before they are due, and its {@code max.message.bytes} when
+     * it takes less than a parked copy may need ({@code IncrementalAlterConfigs}).
      * Where the broker refuses, nothing starts: one line per topic gives the {@code kafka-configs} command that
      * fixes it.
      *
@@ -85,32 +86,45 @@ public final class KafkaAdmin {
                 }
             }
             Map<String, Config> configs = configs(admin, topics.stream().map(ParkingTopic::name).toList());
-            Map<ConfigResource, Collection<AlterConfigOp>> raise = new LinkedHashMap<>();
+            Map<String, List<Raise>> raise = new LinkedHashMap<>(); // per topic
             int maxBytes = 0;
             for (ParkingTopic t : topics) {
                 Config c = configs.get(t.name());
-                maxBytes = Math.max(maxBytes, Integer.parseInt(c.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value()));
-                long has = Long.parseLong(c.get(TopicConfig.RETENTION_MS_CONFIG).value());
-                if (tooShort(has, t.retentionMs())) {
-                    raise.put(new ConfigResource(ConfigResource.Type.TOPIC, t.name()), List.of(new AlterConfigOp(
-                            new ConfigEntry(TopicConfig.RETENTION_MS_CONFIG, Long.toString(t.retentionMs())),
-                            AlterConfigOp.OpType.SET)));
+                List<Raise> change = new ArrayList<>();
+                String retention = c.get(TopicConfig.RETENTION_MS_CONFIG).value();
+                if (tooShort(Long.parseLong(retention), t.retentionMs())) {
+                    change.add(new Raise(TopicConfig.RETENTION_MS_CONFIG, retention, Long.toString(t.retentionMs())));
+                }
+                int bytes = Integer.parseInt(c.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value());
+                if (bytes < t.maxMessageBytes()) { // a parked copy of a source record at its limit must fit
+                    change.add(new Raise(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(bytes),
+                            Integer.toString(t.maxMessageBytes())));
+                    bytes = t.maxMessageBytes();
+                }
+                maxBytes = Math.max(maxBytes, bytes);
+                if (!change.isEmpty()) {
+                    raise.put(t.name(), change);
                 }
             }
+            Map<ConfigResource, Collection<AlterConfigOp>> ops = new LinkedHashMap<>();
+            raise.forEach((topic, change) -> ops.put(new ConfigResource(ConfigResource.Type.TOPIC, topic),
+                    change.stream().map(r -> new AlterConfigOp(new ConfigEntry(r.key(), r.wants()),
+                            AlterConfigOp.OpType.SET)).toList()));
             List<String> refused = new ArrayList<>();
-            for (var e : admin.incrementalAlterConfigs(raise).values().entrySet()) {
+            for (var e : admin.incrementalAlterConfigs(ops).values().entrySet()) {
                 String topic = e.getKey().name();
-                ParkingTopic t = topics.stream().filter(x -> x.name().equals(topic)).findFirst().orElseThrow();
-                String had = configs.get(topic).get(TopicConfig.RETENTION_MS_CONFIG).value();
+                List<Raise> change = raise.get(topic);
                 try {
                     e.getValue().get(30, TimeUnit.SECONDS);
-                    log.accept("topic " + topic + ": retention.ms raised from " + had + " to " + t.retentionMs()
-                            + " (parked records must outlive their wait)");
+                    log.accept("topic " + topic + ": " + String.join(", ", change.stream().map(r -> r.key()
+                            + " raised from " + r.has() + " to " + r.wants()).toList()) + " (" + WHY + ")");
                 } catch (ExecutionException x) {
-                    refused.add("topic " + topic + " keeps records for retention.ms=" + had + ", shorter than its parked "
-                            + "records may wait, and the broker refused to raise it (" + x.getCause().getMessage()
-                            + "); run: kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics"
-                            + " --entity-name " + topic + " --add-config retention.ms=" + t.retentionMs());
+                    String set = String.join(",", change.stream().map(r -> r.key() + "=" + r.wants()).toList());
+                    refused.add("topic " + topic + ": the broker refused to set " + set.replace(",", ", ") + " (it has "
+                            + String.join(", ", change.stream().map(r -> r.key() + "=" + r.has()).toList()) + "; " + WHY
+                            + "): " + x.getCause().getMessage() + "; run: kafka-configs.sh "
+                            + "--bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name " + topic
+                            + " --add-config " + set);
                 }
             }
             if (!refused.isEmpty()) {
@@ -125,6 +139,12 @@ public final class KafkaAdmin {
             throw new IOException("setting up topics on " + bootstrap + ": no answer in 30 s", e);
         }
     }
+
+    /** A topic setting to raise: what it {@code has}, what parking {@code wants}. */
+    private record Raise(String key, String has, String wants) {
+    }
+
+    private static final String WHY = "a parked record must outlive its wait and fit with Weft's headers";
 
     /** Whether {@code has} (a topic's retention.ms) deletes sooner than {@code needs} allows (-1: never). */
     static boolean tooShort(long has, long needs) {
