@@ -17,7 +17,8 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The child JVM of {@link KafkaBroker}: {@code BrokerMain DIR HOST:PORT}. Writes {@code DIR/server.properties}
+ * The child JVM of {@link KafkaBroker}: {@code BrokerMain DIR HOST:PORT [KEY=VALUE...]} (the settings are written to
+ * {@code server.properties}, over what it holds). Writes {@code DIR/server.properties}
  * the first time (single-node KRaft, broker and controller in one process, controller on a free port),
  * formats {@code DIR/data} when it is not yet, runs Apache Kafka's own {@code kafka.Kafka}, prints
  * {@code READY HOST:PORT} once the broker answers, and stops cleanly (Kafka's shutdown hook) when its
@@ -70,6 +71,15 @@ public final class BrokerMain {
                     Map.entry("share.coordinator.state.topic.min.isr", "1"),
                     Map.entry("group.initial.rebalance.delay.ms", "0"),
                     Map.entry("log.retention.hours", "168")));
+            try (var w = Files.newBufferedWriter(props)) {
+                p.store(w, "written by weft kafka; single-node KRaft for development and tests");
+            }
+        }
+        if (args.length > 2) { // KEY=VALUE settings a test asked for (KafkaBroker.start's settings)
+            for (int i = 2; i < args.length; i++) {
+                int eq = args[i].indexOf('=');
+                p.setProperty(args[i].substring(0, eq), args[i].substring(eq + 1));
+            }
             try (var w = Files.newBufferedWriter(props)) {
                 p.store(w, "written by weft kafka; single-node KRaft for development and tests");
             }

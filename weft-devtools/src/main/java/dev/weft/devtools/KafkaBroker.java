@@ -34,6 +34,15 @@ public final class KafkaBroker implements AutoCloseable {
      * (the first start formats the directory: allow ~10-20 s).
      */
     public static KafkaBroker start(Path dir, InetSocketAddress listen) throws IOException {
+        return start(dir, listen, Map.of());
+    }
+
+    /**
+     * As {@link #start(Path, InetSocketAddress)}, with {@code settings} added to (or replacing) the broker's
+     * {@code server.properties}, for a test that needs the broker so (such as {@code alter.config.policy.class.name}
+     * naming a policy on the tests' class path, which the child JVM shares).
+     */
+    public static KafkaBroker start(Path dir, InetSocketAddress listen, Map<String, String> settings) throws IOException {
         if (listen.getPort() == 0) {
             listen = new InetSocketAddress(listen.getAddress(), freePort(listen));
         }
@@ -43,8 +52,9 @@ public final class KafkaBroker implements AutoCloseable {
                 // the readiness probe's "connection refused" while the broker starts, and its first-start notice
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=error",
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.controller.QuorumController=error");
-        ChildProcess p = ChildProcess.startJvm(flags, BrokerMain.class,
-                List.of(dir.toAbsolutePath().toString(), HostPort.format(listen)));
+        List<String> args = new java.util.ArrayList<>(List.of(dir.toAbsolutePath().toString(), HostPort.format(listen)));
+        new java.util.TreeMap<>(settings).forEach((k, v) -> args.add(k + "=" + v));
+        ChildProcess p = ChildProcess.startJvm(flags, BrokerMain.class, args);
         return new KafkaBroker(p);
     }
 

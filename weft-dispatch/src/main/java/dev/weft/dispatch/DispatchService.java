@@ -38,8 +38,13 @@ public final class DispatchService implements AutoCloseable {
     private final String bootstrap;
     private final Consumer<String> log;
     private final java.util.concurrent.locks.ReentrantLock reloadLock = new java.util.concurrent.locks.ReentrantLock();
-    /** The running engine and what it was started from; a reload replaces it whole. */
-    private record Engine(DispatchConfig cfg, Dispatcher dispatcher, PrometheusMeterRegistry registry, String text) {
+    /**
+     * The running engine and what it was started from; a reload replaces it whole. {@code retired}: parking topics
+     * of earlier configs that this one does not use and still reads (a removed endpoint's wait topic, a retry delay
+     * nobody has any more), carried from engine to engine so that no later reload strands them.
+     */
+    private record Engine(DispatchConfig cfg, Dispatcher dispatcher, PrometheusMeterRegistry registry, String text,
+                          java.util.Set<String> retired) {
     }
     private volatile Engine engine;
     private volatile StatusServer status;
@@ -84,7 +89,8 @@ public final class DispatchService implements AutoCloseable {
         try {
             String token = adminToken(cfg);
             d = Dispatcher.start(cfg, bootstrap, registry, log);
-            DispatchService s = new DispatchService(own, bootstrap, log, new Engine(cfg, d, registry, text(cfg)));
+            DispatchService s = new DispatchService(own, bootstrap, log, new Engine(cfg, d, registry, text(cfg),
+                    java.util.Set.of()));
             s.status = StatusServer.start(statusAt, () -> s.engine.dispatcher(), () -> s.engine.registry(), token);
             return s;
         } catch (DispatchException | IOException | RuntimeException e) {
@@ -149,18 +155,22 @@ public final class DispatchService implements AutoCloseable {
             if (!next.listen().equals(old.cfg().listen())) {
                 log.accept("reload: a 'listen' change takes effect at the next start");
             }
+            // what the old engine parked on and what it still read for the configs before it
             java.util.Set<String> retired = new java.util.LinkedHashSet<>(old.cfg().parkingTopics());
+            retired.addAll(old.retired());
             retired.removeAll(next.parkingTopics());
             old.dispatcher().close(); // drains and commits: the new engine takes up where it stopped
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             try {
-                engine = new Engine(next, Dispatcher.start(next, bootstrap, registry, log, retired), registry, text);
+                engine = new Engine(next, Dispatcher.start(next, bootstrap, registry, log, retired), registry, text,
+                        java.util.Set.copyOf(retired));
             } catch (DispatchException | RuntimeException e) {
                 lastReloadError = e.getMessage();
                 log.accept("reload: the new config did not start (" + e.getMessage() + "); starting the old one again");
                 try {
                     PrometheusMeterRegistry r2 = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-                    engine = new Engine(old.cfg(), Dispatcher.start(old.cfg(), bootstrap, r2, log), r2, old.text());
+                    engine = new Engine(old.cfg(), Dispatcher.start(old.cfg(), bootstrap, r2, log, old.retired()), r2,
+                            old.text(), old.retired());
                 } catch (DispatchException | RuntimeException again) {
                     log.accept("ERROR: the old config did not start again either: " + again.getMessage());
                 }

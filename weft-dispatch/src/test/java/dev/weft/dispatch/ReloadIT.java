@@ -61,4 +61,35 @@ class ReloadIT {
             }
         }
     }
+
+    /**
+     * A parking topic retired by one reload is still read after the next: work parked there later (by an instance
+     * still on the old config, or a replay) for the removed endpoint is dead-lettered with the reason, not stranded.
+     */
+    @Test
+    void aSecondReloadStillReadsTheTopicsTheFirstRetired(@TempDir Path dir) throws Exception {
+        String topic = TestKafka.topic("reload2", 1);
+        try (EndpointStateIT.Receiver a = EndpointStateIT.Receiver.start(204);
+             EndpointStateIT.Receiver b = EndpointStateIT.Receiver.start(204);
+             EndpointStateIT.Receiver c = EndpointStateIT.Receiver.start(204)) {
+            Path file = dir.resolve("dispatch.yaml");
+            Files.writeString(file, EndpointStateIT.config(topic, "g-reload2", List.of("a", "b"),
+                    List.of(a.server().url(), b.server().url())));
+            try (DispatchService svc = DispatchService.start(DispatchConfigLoader.load(file),
+                    new InetSocketAddress("127.0.0.1", 0), dir.resolve("kafka"), line -> System.out.println("dispatch: " + line))) {
+                Files.writeString(file, EndpointStateIT.config(topic, "g-reload2", List.of("a"), List.of(a.server().url())));
+                assertThat(svc.reload()).as("b removed: its wait topic is retired").isTrue();
+                Files.writeString(file, EndpointStateIT.config(topic, "g-reload2", List.of("a", "c"),
+                        List.of(a.server().url(), c.server().url())));
+                assertThat(svc.reload()).as("c added").isTrue();
+                TestKafka.produceParked("g-reload2.wait.b", "b", "msg_late_for_b");
+                List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-reload2.dlq", 1);
+                assertThat(dead).singleElement().satisfies(r -> {
+                    assertThat(TestKafka.header(r, "webhook-id")).isEqualTo("msg_late_for_b");
+                    assertThat(TestKafka.header(r, "weft-reason")).isEqualTo("endpoint 'b' is not in the config any more");
+                });
+                assertThat(b.ids()).isEmpty();
+            }
+        }
+    }
 }

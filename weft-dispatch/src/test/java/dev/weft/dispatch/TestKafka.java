@@ -40,7 +40,8 @@ final class TestKafka {
     static synchronized String bootstrap() throws Exception {
         if (broker == null) {
             Path dir = Files.createTempDirectory("weft-kafka-test");
-            broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", 0));
+            broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", 0),
+                    Map.of("alter.config.policy.class.name", RefusingAlterPolicy.class.getName()));
             Runtime.getRuntime().addShutdownHook(new Thread(broker::close));
         }
         return broker.bootstrap();
@@ -90,6 +91,24 @@ final class TestKafka {
                 p.send(new ProducerRecord<>(topic, partition, null, v.getBytes(StandardCharsets.UTF_8)))
                         .get(30, TimeUnit.SECONDS);
             }
+        }
+    }
+
+    /**
+     * Writes one parked record for {@code endpoint} on {@code topic} (a retry or wait topic), due now, as a
+     * dispatcher (or a replay, or an instance still on an older config) would.
+     */
+    static void produceParked(String topic, String endpoint, String webhookId) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(), ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            ProducerRecord<byte[], byte[]> rec = new ProducerRecord<>(topic, null, "{}".getBytes(StandardCharsets.UTF_8));
+            for (String[] h : new String[][]{{"weft-endpoint", endpoint}, {"weft-attempts", "0"}, {"weft-reason", "room"},
+                    {"weft-status", ""}, {"weft-origin", "t/0/0"}, {"webhook-id", webhookId}, {"weft-due", "0"}}) {
+                rec.headers().add(h[0], h[1].getBytes(StandardCharsets.UTF_8));
+            }
+            p.send(rec).get(30, TimeUnit.SECONDS);
         }
     }
 

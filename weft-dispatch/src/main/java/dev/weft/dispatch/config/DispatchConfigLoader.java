@@ -56,7 +56,7 @@ public final class DispatchConfigLoader {
 
     private DispatchConfig read(String name, ConfigNode root) throws ConfigException {
         Map<String, ConfigNode> top = root.entries(Set.of("source", "defaults", "endpoints", "listen", "drain_timeout",
-                "access_log", "admin_token_env"),
+                "access_log", "admin_token_env", "broker_unready_after"),
                 problems);
         String bootstrap = null;
         List<String> topics = List.of();
@@ -142,6 +142,11 @@ public final class DispatchConfigLoader {
         if (top.containsKey("drain_timeout")) {
             drain = guard(() -> duration(top.get("drain_timeout"), Duration.ZERO, MAX_TIMEOUT), drain);
         }
+        Duration unreadyAfter = DispatchConfig.DEFAULT_BROKER_UNREADY_AFTER;
+        if (top.containsKey("broker_unready_after")) {
+            unreadyAfter = guard(() -> duration(top.get("broker_unready_after"), Duration.ofSeconds(1),
+                    Duration.ofMinutes(10)), unreadyAfter);
+        }
         String tokenEnv = null;
         if (top.containsKey("admin_token_env")) {
             ConfigNode t = top.get("admin_token_env");
@@ -158,7 +163,7 @@ public final class DispatchConfigLoader {
                 ? dev.weft.config.ObserveReaders.accessLog(top.get("access_log"), problems) : null;
         problems.throwIfAny();
         return new DispatchConfig(name, bootstrap, topics, group, typePointer, maxOutstanding, listen, drain,
-                List.copyOf(endpoints), accessLog, tokenEnv);
+                List.copyOf(endpoints), accessLog, tokenEnv, unreadyAfter);
     }
 
     private static String checkBootstrap(ConfigNode n) throws ConfigException {

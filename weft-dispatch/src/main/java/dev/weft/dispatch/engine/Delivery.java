@@ -20,6 +20,9 @@ public record Delivery(String endpoint, Ticket ticket, String webhookId, byte[] 
         Objects.requireNonNull(endpoint, "endpoint");
         Objects.requireNonNull(ticket, "ticket");
         webhookId = webhookId == null ? "" : webhookId;
+        if (attempts < 0) {
+            throw new IllegalArgumentException("attempts " + attempts);
+        }
     }
 
     public Delivery withAttempts(int n) {

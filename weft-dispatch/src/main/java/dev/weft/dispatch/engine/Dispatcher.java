@@ -9,12 +9,15 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -49,6 +52,8 @@ public final class Dispatcher implements AutoCloseable {
     /** How often done offsets are committed. */
     public static final Duration COMMIT_INTERVAL = Duration.ofMillis(500);
     static final Duration SESSION_TIMEOUT = Duration.ofSeconds(10);
+    /** How often Kafka is asked whether it answers ({@code /-/ready}); each ask waits up to 2 s. */
+    static final Duration BROKER_PROBE_INTERVAL = Duration.ofSeconds(1);
 
     private final DispatchConfig cfg;
     private final String bootstrap;
@@ -61,8 +66,15 @@ public final class Dispatcher implements AutoCloseable {
     private final Map<TopicPartition, Long> lag = new ConcurrentHashMap<>();
     private final Map<TopicPartition, Meter> lagGauges = new HashMap<>();
     private final Thread thread;
+    private final Admin probeAdmin;
+    private final Thread probe;
+    private volatile long brokerAnsweredNanos = System.nanoTime();
     private volatile boolean running = true;
     private volatile String failure;
+    /** Why a delivery is stuck (neither parked nor dead-lettered: {@link Parker#stuck}); null while none is. */
+    private volatile String stuck;
+    private final AtomicLong lost = new AtomicLong();
+    private volatile String lastLoss;
     private volatile int assigned;
     private volatile int groupPartitions = 1; // of every subscribed topic: the denominator of rate_limit shares
     private volatile StateTopic state;
@@ -71,23 +83,41 @@ public final class Dispatcher implements AutoCloseable {
     private final AttemptLog attemptLog;
 
     private Dispatcher(DispatchConfig cfg, String bootstrap, MeterRegistry registry, Consumer<String> log,
-                       AttemptLog attemptLog) {
+                       AttemptLog attemptLog, int maxMessageBytes) {
         this.cfg = cfg;
         this.attemptLog = attemptLog;
         this.bootstrap = bootstrap;
         this.registry = registry;
         this.log = log;
         String clientId = "weft-dispatch-" + cfg.group();
-        this.parking = new Parking(bootstrap, clientId, cfg.deadLetterTopic(), log);
+        this.parking = new Parking(bootstrap, clientId, cfg.deadLetterTopic(), maxMessageBytes, log);
         for (EndpointConfig e : cfg.endpoints()) {
             lanes.put(e.id(), new Lane(e, cfg, parking, registry, log, attemptLog));
         }
+        parking.listener(new Parking.Listener() {
+            @Override
+            public void deadLettered(String endpoint) {
+                Lane l = lanes.get(endpoint);
+                if (l != null) {
+                    l.countDeadLettered();
+                }
+            }
+
+            @Override
+            public void stuck(Delivery d, String why) {
+                Dispatcher.this.stuck(d, why);
+            }
+        });
         Map<String, Object> props = new HashMap<>();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, cfg.group());
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        // Never a silent reset: a partition without a committed offset starts at its beginning (onPartitionsAssigned),
+        // and a committed offset no longer in the log is an error naming what was lost (run()).
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+        // Records of aborted transactions are never delivered, nor those of transactions still open.
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
         props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, (int) SESSION_TIMEOUT.toMillis());
         props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 2000);
@@ -124,10 +154,37 @@ public final class Dispatcher implements AutoCloseable {
         Gauge.builder("weft.dispatch.partitions.assigned", this, x -> x.assigned).register(registry);
         FunctionCounter.builder("weft.dispatch.records", flow.records(), AtomicLong::get)
                 .description("records taken from Kafka (source and parking topics)").register(registry);
+        FunctionCounter.builder("weft.dispatch.records_lost", lost, AtomicLong::get)
+                .description("records deleted from a topic before they were read (retention), skipped").register(registry);
         FunctionCounter.builder("weft.dispatch.record_errors", flow.recordErrors(), AtomicLong::get)
                 .description("records that hit an internal error or had bad parking headers; dead-lettered")
                 .register(registry);
         this.thread = Thread.ofPlatform().name("weft-dispatch-consumer").unstarted(this::run);
+        this.probeAdmin = KafkaAdmin.admin(bootstrap);
+        this.probe = Thread.ofVirtual().name("weft-dispatch-broker-probe").unstarted(this::probeBroker);
+    }
+
+    /**
+     * Asks Kafka every {@link #BROKER_PROBE_INTERVAL} whether it answers (a cluster description): what
+     * {@code /-/ready} and {@code broker_unanswered_ms} in {@code /-/health} go by. The consumer does not say when
+     * it cannot reach the broker (its poll just returns nothing), so the dispatcher asks on its own connection.
+     */
+    private void probeBroker() {
+        while (running) {
+            try {
+                probeAdmin.describeCluster(new DescribeClusterOptions().timeoutMs(2000)).nodes().get(3, TimeUnit.SECONDS);
+                brokerAnsweredNanos = System.nanoTime();
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                // no answer: readiness says so once it lasts broker_unready_after
+            }
+            try {
+                Thread.sleep(BROKER_PROBE_INTERVAL);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     /**
@@ -146,11 +203,10 @@ public final class Dispatcher implements AutoCloseable {
     public static Dispatcher start(DispatchConfig cfg, String bootstrap, MeterRegistry registry,
                                    Consumer<String> log, Collection<String> retired) throws DispatchException {
         int partitions = checkTopics(cfg, bootstrap);
-        Map<String, Integer> create = new LinkedHashMap<>();
-        cfg.parkingTopics().forEach(t -> create.put(t, partitions));
-        create.put(cfg.deadLetterTopic(), partitions);
+        int maxMessageBytes;
         try {
-            KafkaAdmin.createTopics(bootstrap, create);
+            maxMessageBytes = KafkaAdmin.ensureParkingTopics(bootstrap, parkingTopics(cfg, partitions,
+                    KafkaAdmin.maxMessageBytes(bootstrap, cfg.topics())), log);
         } catch (java.io.IOException e) {
             throw new DispatchException(e.getMessage(), e);
         }
@@ -163,7 +219,7 @@ public final class Dispatcher implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new DispatchException("access_log " + cfg.accessLog() + ": " + e, e);
         }
-        Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log, attempts);
+        Dispatcher d = new Dispatcher(cfg, bootstrap, registry, log, attempts, maxMessageBytes);
         d.groupPartitions = groupPartitions;
         try { // endpoint state (paused, disabled, throttled) before the first record: a restart keeps it
             d.state = StateTopic.open(bootstrap, cfg.stateTopic(), "weft-dispatch-" + cfg.group(), d::applyState, log);
@@ -179,7 +235,29 @@ public final class Dispatcher implements AutoCloseable {
         all.addAll(retired);
         d.consumer.subscribe(all, d.new Rebalance());
         d.thread.start();
+        d.probe.start();
         return d;
+    }
+
+    /**
+     * Room for Weft's headers on a parked copy: parking topics take records this much larger than the largest
+     * source topic does ({@code max.message.bytes}).
+     */
+    static final int HEADER_ROOM_BYTES = 64 * 1024;
+
+    /**
+     * The parking topics of {@code cfg}: retry topics keep records {@link DispatchConfig#retryRetention}, wait topics
+     * and the dead-letter topic until they are read; each takes records {@link #HEADER_ROOM_BYTES} larger than the
+     * source topics.
+     */
+    static List<KafkaAdmin.ParkingTopic> parkingTopics(DispatchConfig cfg, int partitions, int sourceMaxBytes) {
+        int bytes = (int) Math.min(Integer.MAX_VALUE, (long) sourceMaxBytes + HEADER_ROOM_BYTES);
+        List<KafkaAdmin.ParkingTopic> out = new ArrayList<>();
+        cfg.retryDelays().forEach(delay -> out.add(new KafkaAdmin.ParkingTopic(cfg.retryTopic(delay), partitions,
+                DispatchConfig.retryRetention(delay).toMillis(), bytes)));
+        cfg.endpoints().forEach(e -> out.add(new KafkaAdmin.ParkingTopic(cfg.waitTopic(e.id()), partitions, -1, bytes)));
+        out.add(new KafkaAdmin.ParkingTopic(cfg.deadLetterTopic(), partitions, -1, bytes));
+        return out;
     }
 
     /** The largest partition count of the source topics (parking topics get as many); fails clearly. */
@@ -225,8 +303,17 @@ public final class Dispatcher implements AutoCloseable {
     private void run() {
         try {
             while (running) {
-                ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200
-                        : flow.feeding() ? 10 : 50));
+                ConsumerRecords<byte[], byte[]> batch;
+                try {
+                    batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200 : flow.feeding() ? 10 : 50));
+                } catch (OffsetOutOfRangeException e) {
+                    outOfRange(e.offsetOutOfRangePartitions());
+                    continue;
+                } catch (NoOffsetForPartitionException e) {
+                    log.accept("no committed offset for " + e.partitions() + ": starting at their beginning");
+                    consumer.seekToBeginning(e.partitions());
+                    continue;
+                }
                 for (TopicPartition tp : batch.partitions()) {
                     flow.take(tp, batch.records(tp));
                 }
@@ -251,6 +338,35 @@ public final class Dispatcher implements AutoCloseable {
                 log.accept("closing the consumer: " + e);
             }
         }
+    }
+
+    /**
+     * The committed position of a partition is no longer in its log: records were deleted (retention, or by hand)
+     * before they were read. What is lost is named (topic, partition, offsets) in an ERROR line, counted
+     * ({@code weft_dispatch_records_lost_total}, {@code records_lost} in {@code /-/health}), and the partition goes
+     * on from its first record; a position past the log's end (a log truncated by an unclean leader election)
+     * goes on from the end.
+     */
+    private void outOfRange(Map<TopicPartition, Long> positions) {
+        Map<TopicPartition, Long> begin = consumer.beginningOffsets(positions.keySet());
+        Map<TopicPartition, Long> end = consumer.endOffsets(positions.keySet());
+        positions.forEach((tp, at) -> {
+            long first = begin.get(tp);
+            long last = end.get(tp);
+            String kind = flow.isParking(tp.topic()) ? "parking topic" : "source topic";
+            if (at < first) {
+                lost.addAndGet(first - at);
+                lastLoss = kind + " " + tp + ": offsets " + at + " to " + (first - 1) + " (" + (first - at)
+                        + " records) were deleted before they were read";
+                log.accept("ERROR: " + lastLoss + " (retention.ms, or records deleted by hand); going on from "
+                        + first);
+                consumer.seek(tp, first);
+            } else {
+                log.accept("ERROR: " + kind + " " + tp + ": position " + at + " is past the log's end " + last
+                        + " (the log was truncated); going on from " + last);
+                consumer.seek(tp, last);
+            }
+        });
     }
 
     /** Commits what is done in {@code tps} (all assigned partitions when null). */
@@ -302,6 +418,13 @@ public final class Dispatcher implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            // a partition this group never committed starts at its beginning (a new group, a new parking topic);
+            // auto.offset.reset=none makes any other missing position an error instead of a silent jump
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(partitions));
+            List<TopicPartition> fresh = partitions.stream().filter(tp -> committed.get(tp) == null).toList();
+            if (!fresh.isEmpty()) {
+                consumer.seekToBeginning(fresh);
+            }
             for (TopicPartition tp : partitions) {
                 flow.assigned(tp, consumer.position(tp));
                 lagGauges.put(tp, Gauge.builder("weft.dispatch.consumer.lag", lag, m -> m.getOrDefault(tp, 0L))
@@ -377,6 +500,25 @@ public final class Dispatcher implements AutoCloseable {
         return l.status();
     }
 
+    /**
+     * A delivery can be neither parked nor dead-lettered: its record's commit waits (it comes again after a
+     * restart), its endpoint is paused here, and {@code /-/health} says FAILED with the reason until the process
+     * is restarted (the cause, such as a dead-letter topic's max.message.bytes, needs an operator).
+     */
+    private void stuck(Delivery d, String why) {
+        Lane l = lanes.get(d.endpoint());
+        String text = "record " + Parking.where(d) + (d.endpoint().isEmpty() ? "" : " for endpoint '" + d.endpoint() + "'")
+                + " can be neither parked nor dead-lettered: " + why;
+        if (l != null) {
+            l.pauseStuck(why);
+        }
+        if (stuck == null) {
+            stuck = text;
+        }
+        log.accept("ERROR: " + text + "; " + (l != null ? "endpoint '" + d.endpoint() + "' is paused here, " : "")
+                + "the record's offset is not committed (it comes again after a restart); /-/health says failed");
+    }
+
     // ---- status -------------------------------------------------------------------------------------
 
     public String bootstrap() {
@@ -390,11 +532,41 @@ public final class Dispatcher implements AutoCloseable {
 
     /** What {@code /-/health} shows. */
     public DispatcherHealth health() {
-        String f = failure;
+        String f = failure != null ? failure : stuck;
         return new DispatcherHealth(f != null ? DispatcherHealth.Status.FAILED : running ? DispatcherHealth.Status.UP
-                : DispatcherHealth.Status.STOPPING, f, bootstrap, cfg.group(), assigned, flow.held(), flow.outstanding(),
+                : DispatcherHealth.Status.STOPPING, f, brokerUnanswered().toMillis(), cfg.group(), assigned, flow.held(), flow.outstanding(),
                 flow.records().get(), lag.values().stream().mapToLong(Long::longValue).sum(),
-                lanes.values().stream().filter(l -> l.disabled() != null).count(), parking.failures());
+                lanes.values().stream().filter(l -> l.disabled() != null).count(), parking.failures(), lost.get(),
+                lastLoss);
+    }
+
+    /** How long since Kafka last answered the probe (about {@link #BROKER_PROBE_INTERVAL} while it answers). */
+    Duration brokerUnanswered() {
+        return Duration.ofNanos(System.nanoTime() - brokerAnsweredNanos);
+    }
+
+    /** What {@code /-/ready} answers: ready, or why not (no URL or address in it). */
+    public record Readiness(boolean ready, String reason) {
+    }
+
+    /**
+     * Ready while the consumer runs, no delivery is stuck, and Kafka answered within {@code broker_unready_after}:
+     * an orchestrator stops sending work (or traffic) to an instance that is not; liveness ({@code /-/health})
+     * stays 200 through a broker outage, so it does not restart every instance for it.
+     */
+    public Readiness readiness() {
+        DispatcherHealth h = health();
+        return switch (h.status()) {
+            case FAILED -> new Readiness(false, "failed: " + h.failure());
+            case STOPPING -> new Readiness(false, "stopping");
+            case UP -> {
+                Duration silent = brokerUnanswered();
+                yield silent.compareTo(cfg.brokerUnreadyAfter()) > 0
+                        ? new Readiness(false, "Kafka has not answered for " + silent.toSeconds() + " s (broker_unready_after: "
+                        + dev.weft.core.Durations.format(cfg.brokerUnreadyAfter()) + ")")
+                        : new Readiness(true, null);
+            }
+        };
     }
 
     /** What {@code /-/endpoints} shows, in config order. */
@@ -425,6 +597,8 @@ public final class Dispatcher implements AutoCloseable {
     @Override
     public void close() {
         running = false;
+        parking.stopping();
+        probe.interrupt();
         try {
             thread.join(cfg.drainTimeout().plusSeconds(20));
         } catch (InterruptedException e) {
@@ -433,6 +607,7 @@ public final class Dispatcher implements AutoCloseable {
         lanes.values().forEach(Lane::halt);
         lanes.values().forEach(l -> l.stop(Duration.ofSeconds(1)));
         parking.close();
+        probeAdmin.close(Duration.ofSeconds(2));
         attemptLog.close();
         if (state != null) {
             state.close();

@@ -7,14 +7,19 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 /**
  * The dispatcher as {@code /-/health} shows it (the JSON names are the snake_case ones below).
  *
- * @param failure why the consumer stopped; left out while it runs
+ * @param failure     why the consumer stopped, or why a delivery is stuck; left out while neither
+ * @param brokerUnansweredMs how long since Kafka last answered (asked every second); the broker's address is
+ *                    not shown (this is served without a token)
+ * @param recordsLost records deleted from a topic (retention) before they were read, skipped
+ * @param lastLoss    the last such loss: topic, partition and offsets; left out while none
  */
-@JsonPropertyOrder({"status", "failure", "bootstrap", "group", "assigned_partitions", "paused_partitions",
-        "outstanding_records", "records", "consumer_lag", "endpoints_disabled", "park_failures"})
+@JsonPropertyOrder({"status", "failure", "broker_unanswered_ms", "group", "assigned_partitions", "paused_partitions",
+        "outstanding_records", "records", "consumer_lag", "endpoints_disabled", "park_failures", "records_lost",
+        "last_loss"})
 public record DispatcherHealth(
         Status status,
         @JsonInclude(JsonInclude.Include.NON_NULL) String failure,
-        String bootstrap,
+        @JsonProperty("broker_unanswered_ms") long brokerUnansweredMs,
         String group,
         @JsonProperty("assigned_partitions") int assignedPartitions,
         @JsonProperty("paused_partitions") int pausedPartitions,
@@ -22,7 +27,9 @@ public record DispatcherHealth(
         long records,
         @JsonProperty("consumer_lag") long consumerLag,
         @JsonProperty("endpoints_disabled") long endpointsDisabled,
-        @JsonProperty("park_failures") long parkFailures) {
+        @JsonProperty("park_failures") long parkFailures,
+        @JsonProperty("records_lost") long recordsLost,
+        @JsonProperty("last_loss") @JsonInclude(JsonInclude.Include.NON_NULL) String lastLoss) {
 
     public enum Status {
         UP, STOPPING, FAILED;

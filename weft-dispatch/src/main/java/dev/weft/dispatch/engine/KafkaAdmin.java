@@ -4,7 +4,18 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.function.Consumer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +46,150 @@ public final class KafkaAdmin {
             }
         } catch (InterruptedException | TimeoutException e) {
             throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": no answer in 30 s", e);
+        }
+    }
+
+    /**
+     * What a parking topic must be.
+     *
+     * @param retentionMs     the shortest {@code retention.ms} it may have; -1: no deletion by time
+     * @param maxMessageBytes the smallest {@code max.message.bytes} it may have
+     */
+    public record ParkingTopic(String name, int partitions, long retentionMs, int maxMessageBytes) {
+    }
+
+    /**
+     * Creates each parking topic that is missing, with its retention and size; raises the {@code retention.ms} of
+     * an existing one that would delete parked records before they are due, and its {@code max.message.bytes} when
+     * it takes less than a parked copy may need ({@code IncrementalAlterConfigs}).
+     * Where the broker refuses, nothing starts: one line per topic gives the {@code kafka-configs} command that
+     * fixes it.
+     *
+     * @return the largest {@code max.message.bytes} of the topics (the producer's {@code max.request.size})
+     */
+    public static int ensureParkingTopics(String bootstrap, List<ParkingTopic> topics, Consumer<String> log)
+            throws IOException {
+        try (Admin admin = admin(bootstrap)) {
+            var existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            List<NewTopic> create = topics.stream().filter(t -> !existing.contains(t.name()))
+                    .map(t -> new NewTopic(t.name(), Optional.of(t.partitions()), Optional.empty()).configs(Map.of(
+                            TopicConfig.RETENTION_MS_CONFIG, Long.toString(t.retentionMs()),
+                            TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(t.maxMessageBytes()))))
+                    .toList();
+            if (!create.isEmpty()) {
+                try {
+                    admin.createTopics(create).all().get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                        throw e; // another instance creating them at once is fine; the check below covers it
+                    }
+                }
+            }
+            Map<String, Config> configs = configs(admin, topics.stream().map(ParkingTopic::name).toList());
+            Map<String, List<Raise>> raise = new LinkedHashMap<>(); // per topic
+            int maxBytes = 0;
+            for (ParkingTopic t : topics) {
+                Config c = configs.get(t.name());
+                List<Raise> change = new ArrayList<>();
+                String retention = c.get(TopicConfig.RETENTION_MS_CONFIG).value();
+                if (tooShort(Long.parseLong(retention), t.retentionMs())) {
+                    change.add(new Raise(TopicConfig.RETENTION_MS_CONFIG, retention, Long.toString(t.retentionMs())));
+                }
+                int bytes = Integer.parseInt(c.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value());
+                if (bytes < t.maxMessageBytes()) { // a parked copy of a source record at its limit must fit
+                    change.add(new Raise(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(bytes),
+                            Integer.toString(t.maxMessageBytes())));
+                    bytes = t.maxMessageBytes();
+                }
+                maxBytes = Math.max(maxBytes, bytes);
+                if (!change.isEmpty()) {
+                    raise.put(t.name(), change);
+                }
+            }
+            Map<ConfigResource, Collection<AlterConfigOp>> ops = new LinkedHashMap<>();
+            raise.forEach((topic, change) -> ops.put(new ConfigResource(ConfigResource.Type.TOPIC, topic),
+                    change.stream().map(r -> new AlterConfigOp(new ConfigEntry(r.key(), r.wants()),
+                            AlterConfigOp.OpType.SET)).toList()));
+            List<String> refused = new ArrayList<>();
+            for (var e : admin.incrementalAlterConfigs(ops).values().entrySet()) {
+                String topic = e.getKey().name();
+                List<Raise> change = raise.get(topic);
+                try {
+                    e.getValue().get(30, TimeUnit.SECONDS);
+                    log.accept("topic " + topic + ": " + String.join(", ", change.stream().map(r -> r.key()
+                            + " raised from " + r.has() + " to " + r.wants()).toList()) + " (" + WHY + ")");
+                } catch (ExecutionException x) {
+                    String set = String.join(",", change.stream().map(r -> r.key() + "=" + r.wants()).toList());
+                    refused.add("topic " + topic + ": the broker refused to set " + set.replace(",", ", ") + " (it has "
+                            + String.join(", ", change.stream().map(r -> r.key() + "=" + r.has()).toList()) + "; " + WHY
+                            + "): " + x.getCause().getMessage() + "; run: kafka-configs.sh "
+                            + "--bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name " + topic
+                            + " --add-config " + set);
+                }
+            }
+            if (!refused.isEmpty()) {
+                refused.sort(null);
+                throw new IOException(String.join("\n", refused));
+            }
+            return maxBytes;
+        } catch (ExecutionException e) {
+            throw new IOException("setting up topics " + topics.stream().map(ParkingTopic::name).toList() + " on "
+                    + bootstrap + ": " + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException | TimeoutException e) {
+            throw new IOException("setting up topics on " + bootstrap + ": no answer in 30 s", e);
+        }
+    }
+
+    /** A topic setting to raise: what it {@code has}, what parking {@code wants}. */
+    private record Raise(String key, String has, String wants) {
+    }
+
+    private static final String WHY = "a parked record must outlive its wait and fit with Weft's headers";
+
+    /** Whether {@code has} (a topic's retention.ms) deletes sooner than {@code needs} allows (-1: never). */
+    static boolean tooShort(long has, long needs) {
+        if (has < 0) {
+            return false;
+        }
+        return needs < 0 || has < needs;
+    }
+
+    /** The largest {@code max.message.bytes} of {@code topics}. */
+    public static int maxMessageBytes(String bootstrap, List<String> topics) throws IOException {
+        try (Admin admin = admin(bootstrap)) {
+            int max = 0;
+            for (Config c : configs(admin, topics).values()) {
+                max = Math.max(max, Integer.parseInt(c.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG).value()));
+            }
+            return max;
+        } catch (ExecutionException e) {
+            throw new IOException("reading the configs of " + topics + " on " + bootstrap + ": "
+                    + e.getCause().getMessage(), e.getCause());
+        } catch (InterruptedException | TimeoutException e) {
+            throw new IOException("reading the configs of " + topics + " on " + bootstrap + ": no answer in 30 s", e);
+        }
+    }
+
+    /**
+     * The configs of {@code topics}. A topic created a moment ago may be unknown to the broker that answers until
+     * the metadata reaches it: asked again every 100 ms, for up to 30 s.
+     */
+    private static Map<String, Config> configs(Admin admin, List<String> topics)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                Map<String, Config> out = new HashMap<>();
+                admin.describeConfigs(topics.stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList())
+                        .all().get(30, TimeUnit.SECONDS).forEach((r, c) -> out.put(r.name(), c));
+                return out;
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                        || System.nanoTime() > end) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
         }
     }
 

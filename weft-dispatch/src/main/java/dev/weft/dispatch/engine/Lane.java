@@ -215,10 +215,7 @@ public final class Lane implements Outlet {
             } catch (InterruptedException e) {
                 return;
             } catch (RuntimeException e) {
-                // never lose a delivery to a bug: count it as a failed attempt
-                lastError = "internal error: " + e;
-                log.accept("ERROR: endpoint " + cfg.id() + ": " + e);
-                failedAttempt(d, "internal-error", e.toString(), -1);
+                afterError(d, e);
             } finally {
                 inFlight.decrementAndGet();
                 pending.decrementAndGet();
@@ -299,17 +296,49 @@ public final class Lane implements Outlet {
         failedAttempt(d, status, reason, retryAfter);
     }
 
+    /**
+     * Never loses a delivery to a bug, nor the worker: an error is a failed attempt (parked or dead-lettered as
+     * any); when that throws too, the delivery is dead-lettered with the reason; when even that throws, it is
+     * reported stuck (the parker never throws; this is for a bug in between). The worker goes on in every case.
+     */
+    private void afterError(Delivery d, RuntimeException e) {
+        lastError = "internal error: " + e;
+        log.accept("ERROR: endpoint " + cfg.id() + ": delivery of " + d.origin() + ": " + e);
+        try {
+            failedAttempt(d, "internal-error", e.toString(), -1);
+        } catch (RuntimeException again) {
+            String why = "internal error: " + e + "; then, while parking it: " + again;
+            log.accept("ERROR: endpoint " + cfg.id() + ": " + why + "; dead-lettered");
+            try {
+                parking.deadLetter(d, "internal-error", why, deadLettered::increment);
+            } catch (RuntimeException third) {
+                parking.stuck(d, why + "; then, while dead-lettering it: " + third);
+            }
+        }
+    }
+
     private void failedAttempt(Delivery d, String status, String reason, long retryAfterMillis) {
         failed.increment();
-        Delivery next = d.withAttempts(d.attempts() + 1);
-        if (next.attempts() >= cfg.maxAttempts()) {
+        // saturating: a count read back from a parked record must not wrap around past the retry schedule
+        int made = d.attempts() < Integer.MAX_VALUE ? d.attempts() + 1 : Integer.MAX_VALUE;
+        Delivery next = d.withAttempts(made);
+        if (made >= cfg.maxAttempts()) {
             parking.deadLetter(next, status, reason, deadLettered::increment);
             return;
         }
-        Duration delay = cfg.retry().get(next.attempts() - 1);
+        Duration delay = cfg.retry().get(made - 1);
         long jittered = (long) (delay.toMillis() * (1 + JITTER * (2 * ThreadLocalRandom.current().nextDouble() - 1)));
-        long due = System.currentTimeMillis() + Math.max(jittered, retryAfterMillis);
-        parking.park(next, dispatch.retryTopic(delay), ParkedRecord.Reason.FAILED, status, due, parkedRetry::increment);
+        long now = System.currentTimeMillis();
+        if (retryAfterMillis > jittered) {
+            // A Retry-After past the schedule's delay: on the shared retry topic this record would come due after
+            // the records behind it and hold them (every endpoint's) until then. On this endpoint's own wait topic
+            // it holds only this endpoint's parked work, which the Retry-After holds anyway (its lane is throttled).
+            parking.park(next, dispatch.waitTopic(cfg.id()), ParkedRecord.Reason.FAILED, status, now + retryAfterMillis,
+                    parkedRetry::increment);
+            return;
+        }
+        parking.park(next, dispatch.retryTopic(delay), ParkedRecord.Reason.FAILED, status, now + jittered,
+                parkedRetry::increment);
     }
 
     /**
@@ -347,6 +376,15 @@ public final class Lane implements Outlet {
                 throttlePublished = Math.max(throttlePublished, until);
             }
         }
+    }
+
+    /**
+     * A delivery of this endpoint can be neither parked nor dead-lettered ({@link Parker#stuck}): the lane is
+     * paused here (not on the state topic: another instance may write fine) until an operator resumes it.
+     */
+    void pauseStuck(String why) {
+        paused = true;
+        lastError = Instant.now() + " stuck: " + why;
     }
 
     boolean paused() {

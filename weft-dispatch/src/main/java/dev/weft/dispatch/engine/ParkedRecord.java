@@ -36,6 +36,14 @@ public record ParkedRecord(String endpoint, String webhookId, int attempts, long
     public static final String WEBHOOK_ID = "webhook-id";
     /** Our headers: left out of a record's own headers when it is parked again or dead-lettered. */
     static final List<String> OURS = List.of(ENDPOINT, ATTEMPTS, DUE, REASON, STATUS, ORIGIN, WEBHOOK_ID);
+    /**
+     * The most attempts a parked record may say it made: one less than the most an endpoint may have (the first
+     * and {@link dev.weft.dispatch.config.DispatchConfigLoader#MAX_RETRIES} retries); after its last attempt a
+     * delivery is dead-lettered, never parked.
+     */
+    public static final int MAX_PARKED_ATTEMPTS = dev.weft.dispatch.config.DispatchConfigLoader.MAX_RETRIES;
+    /** A dead letter's reason is clipped to this many characters (an exception's message may be long). */
+    static final int MAX_REASON_CHARS = 1000;
     private static final Pattern ENDPOINT_ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
     private static final Pattern VISIBLE_ASCII = Pattern.compile("[\\x21-\\x7e]{1,200}");
 
@@ -95,7 +103,8 @@ public record ParkedRecord(String endpoint, String webhookId, int attempts, long
         h.addAll(own);
         h.add(header(ENDPOINT, endpoint == null ? "" : endpoint));
         h.add(header(ATTEMPTS, Integer.toString(attempts)));
-        h.add(header(REASON, reason == null ? "" : reason));
+        h.add(header(REASON, reason == null ? "" : reason.length() <= MAX_REASON_CHARS ? reason
+                : reason.substring(0, MAX_REASON_CHARS) + "..."));
         h.add(header(STATUS, status == null ? "" : status));
         h.add(header(ORIGIN, origin == null ? "" : origin));
         h.add(header(WEBHOOK_ID, webhookId == null ? "" : webhookId));
@@ -114,7 +123,7 @@ public record ParkedRecord(String endpoint, String webhookId, int attempts, long
             if (!VISIBLE_ASCII.matcher(id).matches()) {
                 throw new BadHeader(WEBHOOK_ID, "not 1-200 visible ASCII characters");
             }
-            long attempts = number(headers, ATTEMPTS, Integer.MAX_VALUE);
+            long attempts = number(headers, ATTEMPTS, MAX_PARKED_ATTEMPTS);
             long due = number(headers, DUE, Long.MAX_VALUE);
             String reasonText = text(headers, REASON, true);
             Reason reason = null;
@@ -192,7 +201,7 @@ public record ParkedRecord(String endpoint, String webhookId, int attempts, long
             }
         }
         if (v > max) {
-            throw new BadHeader(name, "'" + clip(s) + "' is out of range");
+            throw new BadHeader(name, "'" + clip(s) + "' is out of range (at most " + max + ")");
         }
         return v;
     }

@@ -164,7 +164,7 @@ final class PartitionFlow {
                     ticket = t.take(rec.offset());
                 }
                 ticket.add();
-                parker.deadLetter(new Delivery("", ticket, "", rec.key(), rec.value(), own(rec), 0, origin(rec)), "",
+                deadLetter(new Delivery("", ticket, "", rec.key(), rec.value(), own(rec), 0, origin(rec)), "",
                         "internal error: " + e, () -> { });
             } finally {
                 if (ticket != null) {
@@ -288,7 +288,20 @@ final class PartitionFlow {
         } catch (RuntimeException e) {
             recordErrors.incrementAndGet();
             log.accept("ERROR: delivery " + d.origin() + " to '" + d.endpoint() + "': " + e + "; dead-lettered");
-            parker.deadLetter(d, "", "internal error: " + e, countDead(d.endpoint()));
+            deadLetter(d, "", "internal error: " + e, countDead(d.endpoint()));
+        }
+    }
+
+    /**
+     * Dead-letters {@code d} after an internal error; when that throws too (the parker does not; a bug in between
+     * could), {@code d} is reported stuck: its ticket stays open and the dispatcher says FAILED. The consumer
+     * thread goes on with the other records either way.
+     */
+    private void deadLetter(Delivery d, String status, String why, Runnable onDurable) {
+        try {
+            parker.deadLetter(d, status, why, onDurable);
+        } catch (RuntimeException e) {
+            parker.stuck(d, why + "; then, while dead-lettering it: " + e);
         }
     }
 
@@ -371,6 +384,11 @@ final class PartitionFlow {
     /** Whether records wait in memory for room in a lane (the consumer then looks for room more often). */
     boolean feeding() {
         return !fetched.isEmpty();
+    }
+
+    /** Whether {@code topic} is one of the parking topics read here (retry, wait, retired). */
+    boolean isParking(String topic) {
+        return waitTopics.containsKey(topic) || retryTopics.contains(topic);
     }
 
     boolean isHeld(TopicPartition tp) {

@@ -93,6 +93,7 @@ public final class Replay {
         c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         c.put(ConsumerConfig.CLIENT_ID_CONFIG, group);
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"); // an aborted transaction's records are not replayed
         c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 1000);
         c.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
         c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);

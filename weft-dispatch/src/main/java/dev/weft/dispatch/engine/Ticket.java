@@ -40,6 +40,11 @@ public final class Ticket {
         return offset;
     }
 
+    /** The partition the record was taken from. */
+    public org.apache.kafka.common.TopicPartition partition() {
+        return tracker.partition();
+    }
+
     public boolean revoked() {
         return tracker.revoked();
     }

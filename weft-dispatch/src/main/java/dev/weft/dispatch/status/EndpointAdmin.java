@@ -7,36 +7,24 @@ import dev.weft.server.ServerRequest;
 import dev.weft.server.ServerResponse;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.Locale;
 import java.util.Map;
 
 /**
  * {@code POST /-/endpoints/ID/pause|resume|enable}: an operator's change to an endpoint, written to the state
- * topic (every instance applies it, a restart keeps it). With a token configured ({@code admin_token_env}),
- * a request without {@code Authorization: Bearer TOKEN} gets 401; an unknown endpoint 404; all answers JSON.
+ * topic (every instance applies it, a restart keeps it). The token ({@code admin_token_env}) is checked before
+ * ({@link AdminToken}); an unknown endpoint gets 404; all answers JSON.
  */
 final class EndpointAdmin {
     static final String PREFIX = "/-/endpoints/";
 
     private final java.util.function.Supplier<Dispatcher> dispatcher;
-    private final byte[] token;
 
-    EndpointAdmin(java.util.function.Supplier<Dispatcher> dispatcher, String token) {
+    EndpointAdmin(java.util.function.Supplier<Dispatcher> dispatcher) {
         this.dispatcher = dispatcher;
-        this.token = token == null ? null : ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
     }
 
     ServerResponse handle(ServerRequest r) throws IOException {
-        if (token != null) {
-            String auth = r.header("authorization");
-            if (auth == null || !MessageDigest.isEqual(token, auth.strip().getBytes(StandardCharsets.UTF_8))) {
-                return json(401, Map.of("error", auth == null ? "this needs 'Authorization: Bearer TOKEN' (the token "
-                        + "is in the environment variable named by admin_token_env)" : "wrong bearer token"))
-                        .withHeader("www-authenticate", "Bearer");
-            }
-        }
         String rest = r.path().substring(PREFIX.length());
         int slash = rest.indexOf('/');
         Dispatcher.Action action = null;

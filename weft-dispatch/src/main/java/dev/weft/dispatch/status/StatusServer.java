@@ -20,8 +20,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code /-/health}, {@code /-/metrics} (Prometheus text: the dispatcher's meters, then the JVM's, {@link JvmMeters})
- * and {@code /-/endpoints} of a running dispatcher.
+ * {@code /-/health} (liveness), {@code /-/ready} (readiness), {@code /-/metrics} (Prometheus text: the dispatcher's
+ * meters, then the JVM's, {@link JvmMeters}), {@code /-/endpoints} and {@code /-/threads} of a running dispatcher;
+ * with an admin token, every path but the first two needs it ({@link AdminToken}).
  */
 public final class StatusServer implements AutoCloseable {
     private final HttpServer server;
@@ -38,7 +39,7 @@ public final class StatusServer implements AutoCloseable {
         return start(listen, dispatcher, registry, null);
     }
 
-    /** @param adminToken the bearer token {@code POST /-/endpoints/ID/ACTION} needs; null: none */
+    /** @param adminToken the bearer token every path but {@code /-/health} and {@code /-/ready} needs; null: none */
     public static StatusServer start(InetSocketAddress listen, Dispatcher dispatcher, PrometheusMeterRegistry registry,
                                      String adminToken) throws IOException {
         return start(listen, () -> dispatcher, () -> registry, adminToken);
@@ -48,14 +49,18 @@ public final class StatusServer implements AutoCloseable {
     public static StatusServer start(InetSocketAddress listen, java.util.function.Supplier<Dispatcher> dispatcher,
                                      java.util.function.Supplier<PrometheusMeterRegistry> registry, String adminToken)
             throws IOException {
-        EndpointAdmin admin = new EndpointAdmin(dispatcher, adminToken);
+        EndpointAdmin admin = new EndpointAdmin(dispatcher);
+        AdminToken token = new AdminToken(adminToken);
         PrometheusMeterRegistry jvm = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         JvmMeters.Binding jvmMeters = JvmMeters.bind(jvm);
         try {
             return new StatusServer(HttpServer.start(List.of(listen), ServerLimits.DEFAULT.withMaxConcurrent(64),
-                    new ExecutorModel.Virtual(), r -> r.path().startsWith(EndpointAdmin.PREFIX)
-                            && "POST".equals(r.method()) ? admin.handle(r)
-                            : handle(r, dispatcher.get(), registry.get(), jvm)), jvmMeters);
+                    new ExecutorModel.Virtual(), r -> {
+                        ServerResponse refused = token.refuse(r);
+                        return refused != null ? refused : r.path().startsWith(EndpointAdmin.PREFIX)
+                                && "POST".equals(r.method()) ? admin.handle(r)
+                                : handle(r, dispatcher.get(), registry.get(), jvm);
+                    }), jvmMeters);
         } catch (java.net.BindException e) {
             jvmMeters.close();
             throw new IOException("cannot listen on " + HostPort.format(listen) + " for the status endpoints ("
@@ -79,6 +84,15 @@ public final class StatusServer implements AutoCloseable {
                 yield ServerResponse.json(h.status() == DispatcherHealth.Status.UP ? 200 : 503,
                         Json.MAPPER.writeValueAsBytes(h));
             }
+            case "/-/ready" -> {
+                Dispatcher.Readiness ready = d.readiness();
+                Map<String, Object> body = new java.util.LinkedHashMap<>();
+                body.put("ready", ready.ready());
+                if (ready.reason() != null) {
+                    body.put("reason", ready.reason());
+                }
+                yield ServerResponse.json(ready.ready() ? 200 : 503, Json.MAPPER.writeValueAsBytes(body));
+            }
             case "/-/metrics" -> {
                 String own = registry.scrape();
                 yield ServerResponse.text(200, "text/plain; version=0.0.4; charset=utf-8",
@@ -88,7 +102,7 @@ public final class StatusServer implements AutoCloseable {
                     .writeValueAsBytes(d.endpointStatus()));
             case "/-/threads" -> threads(r);
             default -> ServerResponse.json(404, Json.MAPPER.writeValueAsBytes(Map.of("error", "unknown path "
-                    + r.path() + "; try /-/health, /-/metrics, /-/endpoints, /-/threads")));
+                    + r.path() + "; try /-/health, /-/ready, /-/metrics, /-/endpoints, /-/threads")));
         };
     }
 

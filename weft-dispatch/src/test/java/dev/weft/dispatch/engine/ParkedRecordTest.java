@@ -80,6 +80,8 @@ class ParkedRecordTest {
                 Bad.of(ParkedRecord.ATTEMPTS, "empty", ""),
                 Bad.of(ParkedRecord.ATTEMPTS, "negative", "-3"),
                 Bad.of(ParkedRecord.ATTEMPTS, "out of range", "2147483648"),
+                Bad.of(ParkedRecord.ATTEMPTS, "'2147483647' is out of range (at most 20)", "2147483647"),
+                Bad.of(ParkedRecord.ATTEMPTS, "out of range (at most 20)", "21"),
                 Bad.of(ParkedRecord.ATTEMPTS, "given 2 times", "3", "3"),
                 Bad.of(ParkedRecord.ATTEMPTS, "not a decimal number", "three"),
                 Bad.of(ParkedRecord.ENDPOINT, "missing"),

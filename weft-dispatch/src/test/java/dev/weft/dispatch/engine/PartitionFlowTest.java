@@ -113,6 +113,13 @@ class PartitionFlowTest {
             copies.add(new Copy(null, d, null, status, reason, 0, onDurable));
         }
 
+        final List<String> stuck = new ArrayList<>();
+
+        @Override
+        public void stuck(Delivery d, String why) {
+            stuck.add(d.endpoint() + ": " + why);
+        }
+
         List<Copy> deadLetters() {
             return copies.stream().filter(c -> c.topic() == null).toList();
         }
@@ -224,14 +231,42 @@ class PartitionFlowTest {
         assertThat(f.recordErrors().get()).isEqualTo(1);
     }
 
+    /**
+     * When dead-lettering after an internal error throws too, the delivery is reported stuck (the dispatcher says
+     * FAILED and pauses the endpoint), its record is not committable, and the consumer thread goes on: the next
+     * record is taken and delivered.
+     */
     @Test
-    void whenTheDeadLetterFailsTooTheConsumerStopsAndNothingIsCommittable() {
+    void whenTheDeadLetterFailsTooTheDeliveryIsStuckAndTheConsumerGoesOn() {
         PartitionFlow f = flow(100);
         a.offerFails = new IllegalStateException("boom");
         parker.fails = new IllegalStateException("kafka gone");
-        assertThatThrownBy(() -> f.take(SRC, List.of(rec(SRC, 0, "{}")))).hasMessage("kafka gone");
+        f.take(SRC, List.of(rec(SRC, 0, "{}")));
+        assertThat(parker.stuck).singleElement().asString()
+                .isEqualTo("a: internal error: java.lang.IllegalStateException: boom; then, while dead-lettering it: "
+                        + "java.lang.IllegalStateException: kafka gone");
         assertThat(committable(f, SRC)).isEqualTo(0);
         assertThat(f.outstanding()).isEqualTo(1);
+        a.offerFails = null;
+        parker.fails = null;
+        f.take(SRC, List.of(rec(SRC, 1, "{}")));
+        assertThat(a.taken).singleElement().satisfies(d -> assertThat(d.ticket().offset()).isEqualTo(1));
+        a.taken.getFirst().ticket().done();
+        assertThat(committable(f, SRC)).as("the stuck record holds the commit").isEqualTo(0);
+        assertThat(f.outstanding()).isEqualTo(1);
+    }
+
+    /** A record whose every step throws (taking it, then dead-lettering it) is stuck, never thrown at the consumer. */
+    @Test
+    void aRecordThatCannotEvenBeDeadLetteredIsStuckNotThrown() {
+        PartitionFlow f = flow(100);
+        parker.fails = new IllegalStateException("kafka gone");
+        ConsumerRecord<byte[], byte[]> bad = rec(new TopicPartition("g.retry.1000", 0), 0, "{}");
+        bad.headers().add(new RecordHeader(ParkedRecord.ENDPOINT, "a".getBytes(StandardCharsets.UTF_8)));
+        f.take(new TopicPartition("g.retry.1000", 0), List.of(bad)); // bad parking headers: dead-letter throws
+        assertThat(parker.stuck).singleElement().asString().startsWith("a: internal error: ")
+                .contains("kafka gone");
+        assertThat(committable(f, new TopicPartition("g.retry.1000", 0))).isEqualTo(0);
     }
 
     @Test
