@@ -19,6 +19,11 @@ public final class Main {
     public static int run(String[] args, PrintWriter out, PrintWriter err) {
         boolean verbose = java.util.Arrays.asList(args).contains("--verbose") || java.util.Arrays.asList(args)
                 .contains("-v");
+        return commandLine(out, err, verbose).execute(args);
+    }
+
+    /** The whole command line, every command registered, its output and errors going to {@code out} and {@code err}. */
+    static CommandLine commandLine(PrintWriter out, PrintWriter err, boolean verbose) {
         CommandLine cl = new CommandLine(new WeftCommand());
         addLabCommands(cl);
         cl.addSubcommand(new CommandLine.HelpCommand());
@@ -66,7 +71,7 @@ public final class Main {
             }
             return 1;
         });
-        return cl.execute(args);
+        return cl;
     }
 
     /** The development and lab commands, in the order they are listed; present only in weft-lab.jar. */
