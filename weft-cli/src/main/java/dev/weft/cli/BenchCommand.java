@@ -1,6 +1,6 @@
 package dev.weft.cli;
 
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.client.Headers;
 import dev.weft.lab.Bench;
 import dev.weft.lab.Machine;

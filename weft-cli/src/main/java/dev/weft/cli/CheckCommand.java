@@ -1,6 +1,6 @@
 package dev.weft.cli;
 
-import dev.weft.core.CpuCgroup;
+import dev.weft.os.CpuCgroup;
 import dev.weft.core.Durations;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
@@ -88,12 +88,12 @@ public final class CheckCommand implements Runnable {
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
                             : c.name() + " (after " + String.join(", ", new java.util.TreeSet<>(c.needs())) + ")").toList()));
                 }
-                String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.core.Descriptors.limit());
+                String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.os.Descriptors.limit());
                 if (budget != null) {
                     out.println("  warning: " + budget);
                 }
-                String door = frontDoor(g, dev.weft.core.ThreadNice.current(),
-                        dev.weft.core.ThreadNice.mayRaiseTo(g.admission().doorNice()),
+                String door = frontDoor(g, dev.weft.os.ThreadNice.current(),
+                        dev.weft.os.ThreadNice.mayRaiseTo(g.admission().doorNice()),
                         CpuCgroup.ofThisProcess());
                 if (door != null) {
                     out.println("  " + door);

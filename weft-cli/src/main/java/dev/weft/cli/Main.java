@@ -11,7 +11,7 @@ public final class Main {
     }
 
     public static void main(String[] args) {
-        dev.weft.core.Carriers.atLeastTwo(); // before the first virtual thread: two carriers on one CPU
+        dev.weft.os.Carriers.atLeastTwo(); // before the first virtual thread: two carriers on one CPU
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 

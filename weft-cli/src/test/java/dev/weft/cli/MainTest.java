@@ -173,7 +173,7 @@ class MainTest {
         Path big = Files.writeString(dir.resolve("big.yaml"), "limits: { max_connections: 1000000 }\n" + dests
                 + "routes:\n  - get: /x\n    calls:\n" + calls);
         assertThat(run("check", big.toString())).as(err.toString()).isZero();
-        long limit = dev.weft.core.Descriptors.limit();
+        long limit = dev.weft.os.Descriptors.limit();
         if (limit > 0 && limit < 1_500_128) {
             assertThat(out.toString()).contains("warning: the open-file limit is " + limit
                     + " but this config may hold 1500128 descriptors: 1000000 inbound connections");

@@ -316,7 +316,7 @@ class TransportIT {
                     .as("a pooled connection: the starved call below needs no connect").isTrue();
             // Every carrier spins for 900 ms: this platform thread sends and waits, the watchdog (a platform
             // thread) stops it at 400 ms, and the scheduler's probe has not run since before.
-            List<Thread> spinners = dev.weft.core.Spinners.occupyEveryCarrier(Duration.ofMillis(900));
+            List<Thread> spinners = dev.weft.os.Spinners.occupyEveryCarrier(Duration.ofMillis(900));
             CallResult starved = t.call(CallRequest.get(sim.url("/slow?latency=5s")), Duration.ofMillis(400));
             for (Thread s : spinners) {
                 s.join();

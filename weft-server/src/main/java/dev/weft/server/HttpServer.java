@@ -3,7 +3,7 @@ package dev.weft.server;
 import dev.weft.http.HttpCodecException;
 import dev.weft.http.RequestHead;
 
-import dev.weft.core.Descriptors;
+import dev.weft.os.Descriptors;
 import dev.weft.core.HostPort;
 import dev.weft.server.admission.Admission;
 import dev.weft.server.admission.FixedAdmission;

@@ -1,6 +1,6 @@
 package dev.weft.gateway.server;
 
-import dev.weft.core.SchedulerLag;
+import dev.weft.os.SchedulerLag;
 import dev.weft.doctor.JvmMeters;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.server.ServerRequest;

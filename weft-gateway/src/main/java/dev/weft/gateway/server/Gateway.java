@@ -49,7 +49,7 @@ import java.util.function.Consumer;
  * the answer; admin under {@code /-/}; atomic reload of the config file.
  */
 public final class Gateway implements AutoCloseable {
-    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
 
     /** What one loaded config serves with. Replaced as a whole on reload. */
     private record Snapshot(GatewayConfig config, Transport transport, PlanRunner runner, Instant loadedAt) {
@@ -124,7 +124,7 @@ public final class Gateway implements AutoCloseable {
                     FrontDoor.create(config, g.registry, g::routeOf),
                     g::refused);
             Deploy.countSheds(g.server, g.registry);
-            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.core.Descriptors.limit());
+            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.os.Descriptors.limit());
             if (budget != null) {
                 log.accept("warning: " + budget);
             }

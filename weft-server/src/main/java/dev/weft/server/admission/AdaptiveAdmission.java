@@ -1,6 +1,6 @@
 package dev.weft.server.admission;
 
-import dev.weft.core.SchedulerLag;
+import dev.weft.os.SchedulerLag;
 import dev.weft.server.ServerRequest;
 
 import java.time.Duration;
