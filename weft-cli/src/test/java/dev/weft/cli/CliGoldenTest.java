@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * compatibility decision): every command's {@code --help}, and what {@code weft check} prints, with its exit code,
  * for the example configs and the configs under {@code golden/config/}.
  */
-class CliGoldenTest {
+public class CliGoldenTest {
     /** The configs of the set: the examples of the repository, then ours. */
     private static List<Path> configs() throws IOException {
         List<Path> all = new ArrayList<>();
@@ -33,50 +33,49 @@ class CliGoldenTest {
         return all;
     }
 
-    private record Run(int exit, String out, String err) {
+    public record Run(int exit, String out, String err) {
         String text(String command) {
             return "$ " + command + "\nexit " + exit + "\n--- stdout\n" + out + "--- stderr\n" + err;
         }
     }
 
     private static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = Main.run(args, new PrintWriter(out, true), new PrintWriter(err, true));
-        return new Run(exit, out.toString(), err.toString());
+        return run(args, List.of());
     }
 
-    /** Every command and subcommand, as the words that name it ({@code [lab, system-a]}), the root as []. */
-    private static List<List<String>> commands(CommandLine cl, List<String> path) {
-        List<List<String>> all = new ArrayList<>();
-        all.add(path);
-        cl.getSubcommands().forEach((name, sub) -> {
-            if (sub.getCommand() instanceof CommandLine.HelpCommand || !name.equals(sub.getCommandName())) {
-                return; // help is picocli's; aliases are listed under their command's name
-            }
-            List<String> p = new ArrayList<>(path);
-            p.add(name);
-            all.addAll(commands(sub, p));
-        });
-        return all;
+    /** Runs the command line with {@code more} commands after the product's (the lab's, in its golden test). */
+    public static Run run(String[] args, List<Object> more) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = Main.run(args, new PrintWriter(out, true), new PrintWriter(err, true), more);
+        return new Run(exit, out.toString(), err.toString());
     }
 
     @Test
     void everyCommandsHelpIsAsRecorded() {
         CommandLine root = Main.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()),
-                false);
-        List<List<String>> commands = commands(root, List.of());
-        assertThat(commands).as("the product's and the lab's commands").hasSizeGreaterThan(10);
-        StringBuilder index = new StringBuilder();
+                false, List.of());
+        List<List<String>> commands = HelpPages.commands(root);
+        assertThat(commands).as("the product's commands").hasSizeGreaterThanOrEqualTo(7);
+        checkHelp(commands, CliGoldenTest::run, "help/commands.txt");
+    }
+
+    /**
+     * Compares the {@code --help} of each of {@code commands}, run through {@code main}, with its golden file
+     * {@code help/weft-WORDS.txt}, and their list with {@code index}. The lab's golden test does the same for its
+     * commands.
+     */
+    public static void checkHelp(List<List<String>> commands, java.util.function.Function<String[], Run> main, String index) {
+        StringBuilder names = new StringBuilder();
         for (List<String> c : commands) {
             List<String> args = new ArrayList<>(c);
             args.add("--help");
-            Run r = run(args.toArray(String[]::new));
+            Run r = main.apply(args.toArray(String[]::new));
             String name = c.isEmpty() ? "weft" : "weft-" + String.join("-", c);
-            index.append(String.join(" ", c.isEmpty() ? List.of("weft") : prefixed(c))).append('\n');
+            names.append(String.join(" ", prefixed(c))).append('\n');
             Golden.check("help/" + name + ".txt", r.text(String.join(" ", prefixed(args))));
         }
-        Golden.check("help/commands.txt", index.toString());
+        Golden.check(index, names.toString());
     }
 
     private static List<String> prefixed(List<String> words) {

@@ -1,5 +1,6 @@
-package dev.weft.cli;
+package dev.weft.lab.cli;
 
+import dev.weft.cli.UserException;
 import dev.weft.core.HostPort;
 import dev.weft.devtools.KafkaBroker;
 import dev.weft.dispatch.DispatchService;

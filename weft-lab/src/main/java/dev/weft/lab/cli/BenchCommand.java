@@ -1,5 +1,6 @@
-package dev.weft.cli;
+package dev.weft.lab.cli;
 
+import dev.weft.cli.UserException;
 import dev.weft.json.Json;
 import dev.weft.client.Headers;
 import dev.weft.lab.Bench;

@@ -1,5 +1,6 @@
-package dev.weft.cli;
+package dev.weft.lab.cli;
 
+import dev.weft.cli.UserException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;

@@ -1,5 +1,6 @@
-package dev.weft.cli;
+package dev.weft.lab.cli;
 
+import dev.weft.cli.UserException;
 import dev.weft.lab.Demo;
 import dev.weft.lab.SystemALab;
 import picocli.CommandLine.Command;

@@ -1,5 +1,6 @@
-package dev.weft.cli;
+package dev.weft.lab.cli;
 
+import dev.weft.cli.UserException;
 import dev.weft.core.Durations;
 import dev.weft.lab.Machine;
 import dev.weft.lab.StormLab;

@@ -1,4 +1,4 @@
-package dev.weft.cli;
+package dev.weft.lab.cli;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
