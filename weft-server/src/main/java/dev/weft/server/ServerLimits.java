@@ -66,6 +66,11 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
                 drainTimeout, headerTimeout, bodyTimeout);
     }
 
+    public ServerLimits withMaxConnections(int n) {
+        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, n, drainTimeout,
+                headerTimeout, bodyTimeout);
+    }
+
     public ServerLimits withMaxBodyBytes(long n) {
         return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, n, idleTimeout, maxConnections, drainTimeout,
                 headerTimeout, bodyTimeout);
