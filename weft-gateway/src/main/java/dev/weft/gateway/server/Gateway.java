@@ -119,18 +119,17 @@ public final class Gateway implements AutoCloseable {
             if (config.tls() != null) {
                 g.tls = Deploy.tls(config.tls(), g.registry, log);
             }
-            g.server = HttpServer.start(List.of(main), config.limits(),
-                    executor != null ? executor : config.executor(), g::handle, g.tls, log,
-                    FrontDoor.create(config, g.registry, g::routeOf),
-                    g::refused);
+            g.server = HttpServer.builder(g::handle).listen(main).limits(config.limits())
+                    .executor(executor != null ? executor : config.executor()).tls(g.tls).log(log)
+                    .admission(FrontDoor.create(config, g.registry, g::routeOf)).refusals(g::refused).start();
             Deploy.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.os.Descriptors.limit());
             if (budget != null) {
                 log.accept("warning: " + budget);
             }
             if (config.admin() != null) {
-                g.adminServer = HttpServer.start(List.of(config.admin().listen()), Deploy.ADMIN_LIMITS,
-                        new ExecutorModel.Virtual(), r -> Deploy.adminHandle(r, config.admin(), g::admin));
+                g.adminServer = HttpServer.builder(r -> Deploy.adminHandle(r, config.admin(), g::admin))
+                        .listen(config.admin().listen()).limits(Deploy.ADMIN_LIMITS).start();
             } else if (!main.getAddress().isLoopbackAddress()) {
                 log.accept("warning: /-/metrics, /-/routes and /-/threads are served on " + main
                         + ", which is not loopback; add 'admin: {listen: 127.0.0.1:9901}' to move them off the "
