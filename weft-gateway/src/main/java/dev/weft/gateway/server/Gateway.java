@@ -91,8 +91,8 @@ public final class Gateway implements AutoCloseable {
         }
         java.time.Duration every = runawayCheck();
         this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every, log);
-        this.lagWatch = FrontDoor.schedulerLag(registry);
-        this.shedTimer = FrontDoor.shedTimer(registry);
+        this.lagWatch = GatewayAdmission.schedulerLag(registry);
+        this.shedTimer = GatewayAdmission.shedTimer(registry);
     }
 
     /**
@@ -117,19 +117,19 @@ public final class Gateway implements AutoCloseable {
         InetSocketAddress main = listen != null ? listen : config.listen();
         try {
             if (config.tls() != null) {
-                g.tls = Deploy.tls(config.tls(), g.registry, log);
+                g.tls = Listeners.tls(config.tls(), g.registry, log);
             }
             g.server = HttpServer.builder(g::handle).listen(main).limits(config.limits())
                     .executor(executor != null ? executor : config.executor()).tls(g.tls).log(log)
-                    .admission(FrontDoor.create(config, g.registry, g::routeOf)).refusals(g::refused).start();
-            Deploy.countSheds(g.server, g.registry);
+                    .admission(GatewayAdmission.create(config, g.registry, g::routeOf)).refusals(g::refused).start();
+            Listeners.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.os.Descriptors.limit());
             if (budget != null) {
                 log.accept("warning: " + budget);
             }
             if (config.admin() != null) {
-                g.adminServer = HttpServer.builder(r -> Deploy.adminHandle(r, config.admin(), g::admin))
-                        .listen(config.admin().listen()).limits(Deploy.ADMIN_LIMITS).start();
+                g.adminServer = HttpServer.builder(r -> Listeners.adminHandle(r, config.admin(), g::admin))
+                        .listen(config.admin().listen()).limits(Listeners.ADMIN_LIMITS).start();
             } else if (!main.getAddress().isLoopbackAddress()) {
                 log.accept("warning: /-/metrics, /-/routes and /-/threads are served on " + main
                         + ", which is not loopback; add 'admin: {listen: 127.0.0.1:9901}' to move them off the "
@@ -422,7 +422,7 @@ public final class Gateway implements AutoCloseable {
     public boolean drain() {
         closed = true;
         boolean clean = server.drain(current.config().limits().drainTimeout());
-        closeDeploy();
+        closeListeners();
         current.transport().close();
         stopWatch();
         observer.close();
@@ -435,13 +435,13 @@ public final class Gateway implements AutoCloseable {
         if (server != null) {
             server.close();
         }
-        closeDeploy();
+        closeListeners();
         current.transport().close();
         stopWatch();
         observer.close();
     }
 
-    private void closeDeploy() {
+    private void closeListeners() {
         if (adminServer != null) {
             adminServer.close();
         }

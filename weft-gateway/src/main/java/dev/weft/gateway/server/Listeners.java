@@ -17,15 +17,18 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.function.Consumer;
 
-/** Inbound TLS and the admin listener of the gateway (docs/gateway.md, Deploying). */
-final class Deploy {
+/**
+ * The gateway's listeners beyond their requests: inbound TLS, the admin listener, and the counters of connections they
+ * closed (header, body and write timeouts, descriptor sheds). docs/gateway.md, Deploying.
+ */
+final class Listeners {
     /** The admin port serves a few scrapers and operators: 64 requests at once, 256 connections. */
     static final ServerLimits ADMIN_LIMITS = ServerLimits.builder().maxConcurrent(64).maxWait(Duration.ofMillis(100))
             .maxHeadBytes(16 * 1024).maxBodyBytes(0).idleTimeout(Duration.ofSeconds(60))
             .maxConnections(dev.weft.gateway.config.DescriptorBudget.ADMIN_CONNECTIONS).drainTimeout(Duration.ofSeconds(1))
             .headerTimeout(ServerLimits.DEFAULT_HEADER_TIMEOUT).bodyTimeout(ServerLimits.DEFAULT_BODY_TIMEOUT).build();
 
-    private Deploy() {
+    private Listeners() {
     }
 
     /**

@@ -17,12 +17,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * The gateway's admission at the front door and its metrics: {@code admission:} (an adaptive limit per route
- * under {@code limits.max_concurrent}), or the static {@code max_concurrent} + {@code max_wait} alone when
- * {@code admission.enabled: false}. Read at start; a reload does not change it.
+ * The gateway's admission and its metrics (the server's {@code Door} asks it about each request): {@code admission:}
+ * (an adaptive limit per route under {@code limits.max_concurrent}), or the static {@code max_concurrent} +
+ * {@code max_wait} alone when {@code admission.enabled: false}. Read at start; a reload does not change it.
  */
-final class FrontDoor {
-    private FrontDoor() {
+final class GatewayAdmission {
+    private GatewayAdmission() {
     }
 
     /** @param routeOf a request's route id, or null (admin paths, unknown routes: the ceiling alone) */

@@ -157,7 +157,7 @@ class Http2HostileServerIT {
             return task.get(hang.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             String stacks = stackOf(caller) + "HTTP/2 readers running: "
-                    + dev.weft.client.ClientProbe.http2ReadersRunning() + "\n";
+                    + H2Readers.running() + "\n";
             caller.interrupt();
             return fail("the call to " + url + " hung: no result after " + hang.toMillis() + " ms (its timeout "
                     + timeout.toMillis() + " ms)\n" + stacks);
@@ -947,7 +947,7 @@ class Http2HostileServerIT {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         int readers;
         do {
-            readers = dev.weft.client.ClientProbe.http2ReadersRunning();
+            readers = H2Readers.running();
             if (readers > 0) {
                 Thread.sleep(10);
             }
