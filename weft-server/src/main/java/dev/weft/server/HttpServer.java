@@ -37,13 +37,34 @@ public final class HttpServer implements AutoCloseable {
 
     /**
      * Told of each answer the server gives without running the handler, so that it can be logged like the
-     * others: a 503 of the admission ({@code by} = {@code admission}) or of a full handler queue
-     * ({@code handler-queue}), and the error answer to a request that could not be read ({@code parser}; the
-     * request is then null). Called on the connection's thread before the answer is written; it must not block.
+     * others: a 503 of the admission ({@code by} = {@link RefusedBy#ADMISSION}) or of a full handler queue
+     * ({@link RefusedBy#HANDLER_QUEUE}), and the error answer to a request that could not be read
+     * ({@link RefusedBy#PARSER}; the request is then null). Called on the connection's thread before the answer is
+     * written; it must not block.
      */
     @FunctionalInterface
     public interface Refusals {
-        void refused(ServerRequest request, InetSocketAddress remote, ServerResponse answer, String by);
+        void refused(ServerRequest request, InetSocketAddress remote, ServerResponse answer, RefusedBy by);
+    }
+
+    /** What answered a request without the handler. */
+    public enum RefusedBy {
+        /** The admission refused it: 503 with Retry-After. */
+        ADMISSION,
+        /** The platform executor's queue was full: 503. */
+        HANDLER_QUEUE,
+        /** It could not be read: the 4xx of the codec. */
+        PARSER;
+
+        /** As logs write it: {@code admission}, {@code handler-queue}, {@code parser}. */
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
+
+        @Override
+        public String toString() {
+            return label();
+        }
     }
 
     private final ServerLimits limits;
@@ -311,7 +332,7 @@ public final class HttpServer implements AutoCloseable {
                 body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
                 ServerResponse answer = error(e.status(), e.getMessage());
-                tell(null, remote, answer, "parser");
+                tell(null, remote, answer, RefusedBy.PARSER);
                 activity.busy();
                 activity.writing(limits.idleTimeout());
                 write(out, answer, false);
@@ -372,7 +393,8 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private ServerResponse refusal(ServerRequest r, Admission.Ticket ticket) {
-        return tell(r, r.remote(), error(503, ticket.refusal()).withHeader("Retry-After", "1"), "admission");
+        String why = ticket instanceof Admission.Refused(var refusal) ? refusal.message() : "refused";
+        return tell(r, r.remote(), error(503, why).withHeader("Retry-After", "1"), RefusedBy.ADMISSION);
     }
 
     private ServerResponse admitAndHandle(ServerRequest r) {
@@ -394,7 +416,7 @@ public final class HttpServer implements AutoCloseable {
                 f = pool.submit(() -> handler.handle(r));
             } catch (RejectedExecutionException full) {
                 return tell(r, r.remote(), error(503, "over capacity: handler queue full").withHeader("Retry-After", "1"),
-                        "handler-queue");
+                        RefusedBy.HANDLER_QUEUE);
             }
             try {
                 return f.get();
@@ -410,7 +432,7 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
-    private ServerResponse tell(ServerRequest r, InetSocketAddress remote, ServerResponse answer, String by) {
+    private ServerResponse tell(ServerRequest r, InetSocketAddress remote, ServerResponse answer, RefusedBy by) {
         if (refusals != null) {
             try {
                 refusals.refused(r, remote, answer, by);

@@ -175,12 +175,12 @@ public final class Gateway implements AutoCloseable {
     // ---- requests ----------------------------------------------------------------------------------
 
     /** An answer given without {@link #handle}: into the access log, when there is one; a 503 of the admission also into its histogram. */
-    private void refused(ServerRequest r, InetSocketAddress remote, ServerResponse answer, String by) {
-        if (r != null && "admission".equals(by)) {
+    private void refused(ServerRequest r, InetSocketAddress remote, ServerResponse answer, HttpServer.RefusedBy by) {
+        if (r != null && by == HttpServer.RefusedBy.ADMISSION) {
             shedTimer.record(System.nanoTime() - r.receivedNanos(), TimeUnit.NANOSECONDS);
         }
         if (observer.logsAccess()) {
-            observer.refused(r, remote, r == null ? null : routeOf(r), answer, by);
+            observer.refused(r, remote, r == null ? null : routeOf(r), answer, by.label());
         }
     }
 
