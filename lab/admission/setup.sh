@@ -12,7 +12,7 @@ command -v taskset > /dev/null || { echo "$NAME: needs taskset (util-linux: apt 
 ./weft --version > /dev/null # builds the jars once, if needed
 java=$WEFT_JDK/bin/java
 jar=$root/weft-cli/target/weft.jar
-lab=$root/weft-cli/target/weft-lab.jar
+lab=$root/weft-lab/target/weft-lab.jar
 work=$(mktemp -d)
 pids=()
 cleanup() {

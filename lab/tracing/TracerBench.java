@@ -2,7 +2,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.weft.client.Attempt;
 import dev.weft.client.CallResult;
 import dev.weft.client.Headers;
-import dev.weft.config.ObserveReaders;
+import dev.weft.observe.ObserveReaders;
 import dev.weft.gateway.observe.Tracer;
 
 import java.lang.management.ManagementFactory;

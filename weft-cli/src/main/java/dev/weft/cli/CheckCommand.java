@@ -1,6 +1,6 @@
 package dev.weft.cli;
 
-import dev.weft.core.CpuCgroup;
+import dev.weft.os.CpuCgroup;
 import dev.weft.core.Durations;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
@@ -83,16 +83,17 @@ public final class CheckCommand implements Runnable {
                 out.println(file + ": OK, gateway config with " + g.routes().size() + " routes");
                 dev.weft.gateway.config.DestinationWarnings.of(g).forEach(w -> out.println("warning: " + w));
                 for (RoutePlan r : g.routes()) {
+                    // the calls a call waits for, sorted: their set's own order changes from one JVM to the next
                     out.println("  " + r.id() + "  timeout " + Durations.format(r.timeout()) + ", calls in order: "
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
-                            : c.name() + " (after " + String.join(", ", c.needs()) + ")").toList()));
+                            : c.name() + " (after " + String.join(", ", new java.util.TreeSet<>(c.needs())) + ")").toList()));
                 }
-                String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.core.Descriptors.limit());
+                String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.os.Descriptors.limit());
                 if (budget != null) {
                     out.println("  warning: " + budget);
                 }
-                String door = frontDoor(g, dev.weft.core.ThreadNice.current(),
-                        dev.weft.core.ThreadNice.mayRaiseTo(g.admission().doorNice()),
+                String door = frontDoor(g, dev.weft.os.ThreadNice.current(),
+                        dev.weft.os.ThreadNice.mayRaiseTo(g.admission().doorNice()),
                         CpuCgroup.ofThisProcess());
                 if (door != null) {
                     out.println("  " + door);

@@ -1,6 +1,6 @@
 package dev.weft.cli;
 
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.doctor.Doctor;
 import dev.weft.doctor.DoctorException;
 import dev.weft.doctor.Report;

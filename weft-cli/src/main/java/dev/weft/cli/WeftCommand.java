@@ -15,7 +15,7 @@ import picocli.CommandLine.Spec;
                 "Weft: call slow HTTP services (10 ms to seconds per call) at full speed, with plain blocking code on "
                         + "JDK 25 virtual threads.",
                 ""},
-        // kafka, demo, bench and lab are added by Main when their classes are on the class path (weft-lab.jar);
+        // kafka, demo, bench and lab are added by the lab's launcher (weft-lab.jar, dev.weft.lab.cli.LabMain);
         // the product jar (weft.jar) carries neither the development broker nor the lab's peers
         subcommands = {GatewayCommand.class, DispatchCommand.class, CheckCommand.class, UpstreamCommand.class,
                 DoctorCommand.class},

@@ -1,6 +1,6 @@
 package dev.weft.cli;
 
-import dev.weft.core.CpuCgroup;
+import dev.weft.os.CpuCgroup;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import org.junit.jupiter.api.Test;

@@ -11,7 +11,10 @@ import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The command line as a user meets it: help, version, and one clear line per error with the right exit code. */
+/**
+ * The product's command line (weft.jar) as a user meets it: help, version, and one clear line per error with the right
+ * exit code. The lab's commands are weft-lab's (LabMainTest).
+ */
 class MainTest {
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();
@@ -27,9 +30,10 @@ class MainTest {
     }
 
     @Test
-    void helpListsTheCommands() {
+    void helpListsTheCommandsAndSaysWhereTheLabsAre() {
         assertThat(run("--help")).isZero();
-        assertThat(out.toString()).contains("upstream").contains("lab");
+        assertThat(out.toString()).contains("upstream").doesNotContain("  lab ")
+                .contains("kafka, demo, bench and lab are in weft-lab.jar");
         assertThat(run("upstream", "--help")).isZero();
         assertThat(out.toString()).contains("latency=200ms").contains("/-/stats");
     }
@@ -43,7 +47,13 @@ class MainTest {
     @Test
     void unknownCommandNamesTheCommands() {
         assertThat(run("gatewy")).isEqualTo(2);
-        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: gateway, dispatch, check, upstream, doctor, kafka, demo, bench, lab, help");
+        assertThat(err.toString()).startsWith("weft: unknown command 'gatewy'; commands: gateway, dispatch, check, upstream, doctor, help");
+    }
+
+    @Test
+    void aLabCommandSaysWhereItIs() {
+        assertThat(run("bench", "http://127.0.0.1:1/")).isEqualTo(2);
+        assertThat(err.toString()).startsWith("weft: 'bench' is in weft-lab.jar, not in this product jar; ./weft runs it");
     }
 
     @Test
@@ -70,7 +80,7 @@ class MainTest {
     }
 
     @Test
-    void dispatchAndKafkaRejectBadInputBeforeStartingAnything(@TempDir Path dir) throws Exception {
+    void dispatchRejectsBadInputBeforeStartingAnything(@TempDir Path dir) throws Exception {
         Path bad = dir.resolve("d.yaml");
         Files.writeString(bad, "source: { topics: [events], group: g }\nendpoints:\n  - { id: a, url: \"http://127.0.0.1:1/\","
                 + " secret: notwhsec }\n");
@@ -82,45 +92,6 @@ class MainTest {
         err.getBuffer().setLength(0);
         assertThat(run("dispatch", "--config", dir.resolve("none.yaml").toString())).isEqualTo(2);
         assertThat(err.toString()).contains("none.yaml: no such file");
-        err.getBuffer().setLength(0);
-        assertThat(run("kafka", "--topic", "events:0")).isEqualTo(2);
-        assertThat(err.toString()).contains("--topic expects NAME[:PARTITIONS]");
-        err.getBuffer().setLength(0);
-        assertThat(run("kafka", "send", "--topic", "t", "--file", dir.resolve("nope.jsonl").toString())).isEqualTo(2);
-        assertThat(err.toString()).contains("reading records");
-    }
-
-    @Test
-    void benchRejectsBadInputBeforeSendingAnything() {
-        assertThat(run("bench", "not a url")).isEqualTo(2);
-        assertThat(err.toString()).contains("weft: not a");
-        err.getBuffer().setLength(0);
-        assertThat(run("bench", "--header", "novalue", "http://127.0.0.1:1/")).isEqualTo(2);
-        assertThat(err.toString()).contains("--header must be 'NAME: VALUE'");
-        err.getBuffer().setLength(0);
-        assertThat(run("bench", "--concurrency", "0", "http://127.0.0.1:1/")).isEqualTo(2);
-        assertThat(err.toString()).contains("--concurrency must be 1..15000");
-    }
-
-    @Test
-    void demoAndLabsRejectUnknownModels() {
-        assertThat(run("demo", "--models", "weft,tomcat")).isEqualTo(2);
-        assertThat(err.toString()).contains("--models: unknown name 'tomcat'; known: weft, pool-200, pool-2000, async, go");
-        err.getBuffer().setLength(0);
-        assertThat(run("lab", "clients", "--clients", "okhttp")).isEqualTo(2);
-        assertThat(err.toString()).contains("unknown name 'okhttp'");
-    }
-
-    @Test
-    void labAgentNamesBadModelsAndAMissingAgentJar() {
-        assertThat(run("lab", "agent", "--models", "pool,agent-many")).isEqualTo(2);
-        assertThat(err.toString()).contains("weft: --models: model agent-many: agent-N takes a whole number N >= 1");
-        err.getBuffer().setLength(0);
-        assertThat(run("lab", "agent", "--models", "tomcat")).isEqualTo(2);
-        assertThat(err.toString()).contains("unknown model 'tomcat'; known: pool, agent, agent-N (N: concurrency=N), weft");
-        err.getBuffer().setLength(0);
-        assertThat(run("lab", "agent", "--agent-jar", "/nonexistent/weft-agent.jar")).isEqualTo(1);
-        assertThat(err.toString()).contains("/nonexistent/weft-agent.jar is missing: build it with ./weft agent");
     }
 
     @Test
@@ -185,7 +156,7 @@ class MainTest {
         Path big = Files.writeString(dir.resolve("big.yaml"), "limits: { max_connections: 1000000 }\n" + dests
                 + "routes:\n  - get: /x\n    calls:\n" + calls);
         assertThat(run("check", big.toString())).as(err.toString()).isZero();
-        long limit = dev.weft.core.Descriptors.limit();
+        long limit = dev.weft.os.Descriptors.limit();
         if (limit > 0 && limit < 1_500_128) {
             assertThat(out.toString()).contains("warning: the open-file limit is " + limit
                     + " but this config may hold 1500128 descriptors: 1000000 inbound connections");
@@ -234,11 +205,4 @@ class MainTest {
         assertThat(err.toString()).contains("expected virtual or platform:N");
     }
 
-    @Test
-    void badDurationInLabIsAUsageError() {
-        assertThat(run("lab", "clients", "--duration", "long")).isEqualTo(2);
-        assertThat(err.toString()).contains("expected a duration");
-        assertThat(run("lab", "clients", "--clients", "curl")).isEqualTo(2);
-        assertThat(err.toString()).contains("--clients: unknown name 'curl'");
-    }
 }

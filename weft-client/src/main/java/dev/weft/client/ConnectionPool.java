@@ -704,7 +704,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 raw.setTcpNoDelay(true); // the socket's descriptor is made here
                 raw.connect(address, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout)));
             } catch (IOException e) {
-                if (dev.weft.core.Descriptors.exhausted(e)) {
+                if (dev.weft.os.Descriptors.exhausted(e)) {
                     throw shortage.failed(destination.key(), e);
                 }
                 throw e;

@@ -1,6 +1,6 @@
 package dev.weft.client;
 
-import dev.weft.core.Descriptors;
+import dev.weft.os.Descriptors;
 import dev.weft.core.OncePer;
 
 import java.time.Duration;

@@ -2,7 +2,7 @@ package dev.weft.client;
 
 import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
-import dev.weft.core.SchedulerLag;
+import dev.weft.os.SchedulerLag;
 import dev.weft.client.policy.CircuitBreaker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

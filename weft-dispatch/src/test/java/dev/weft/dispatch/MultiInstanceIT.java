@@ -2,7 +2,7 @@ package dev.weft.dispatch;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.devtools.ChildProcess;
 import dev.weft.dispatch.TestKafka.Sent;
 import dev.weft.dispatch.engine.WebhookSigning;

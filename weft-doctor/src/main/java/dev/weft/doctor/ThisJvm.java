@@ -1,7 +1,7 @@
 package dev.weft.doctor;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
-import dev.weft.core.Descriptors;
+import dev.weft.os.Descriptors;
 import jdk.jfr.Recording;
 
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package dev.weft.doctor;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 
 import java.io.IOException;
 import java.nio.file.Path;

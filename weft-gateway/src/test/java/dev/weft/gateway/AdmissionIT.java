@@ -345,8 +345,8 @@ class AdmissionIT {
         org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/thread-self")),
                 "thread priorities are set on Linux only");
         // read first: where the door may not raise itself it lowers the other threads, this one too
-        int process = dev.weft.core.ThreadNice.current();
-        boolean mayRaise = dev.weft.core.ThreadNice.mayRaiseTo(-5);
+        int process = dev.weft.os.ThreadNice.current();
+        boolean mayRaise = dev.weft.os.ThreadNice.mayRaiseTo(-5);
         start(oneSlowPlace("10ms"));
         assertThat(get("/slow").statusCode()).isEqualTo(200);
         // the default door_nice, -5: taken where the process may raise a thread (CAP_SYS_NICE), else the process's

@@ -175,6 +175,33 @@ class DescriptorLimitIT {
         }
     }
 
+    @Test
+    void aDefaultGatewayStartsWithoutAWarningOnTwentyThousandDescriptors() throws Exception {
+        // the documented defaults would hold 16,000 inbound + 10,000 pooled + 128 = 26,128 descriptors: sized to the
+        // limit the process finds, they fit, and a config that sets no bound has nothing to warn about
+        Path cfg = dir.resolve("gw.yaml");
+        Files.writeString(cfg, """
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "SIM/a" }
+                """.replace("SIM", sim.url()));
+        child = GatewayChild.start(List.of("bash", "-c", "ulimit -n 20000 && exec \"$@\"", "bash"), List.of(), cfg,
+                "gateway with ulimit -n 20000", log::add);
+        URI base = URI.create(child.ready());
+        awaitLog("descriptors: limit");
+        assertThat(log.stream().filter(l -> l.startsWith("descriptors:")).findFirst().orElseThrow())
+                .startsWith("descriptors: limit 20000,");
+        try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+            HttpRequest p = HttpRequest.newBuilder(base.resolve("/p")).timeout(Duration.ofSeconds(30)).build();
+            assertThat(http.send(p, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        }
+        synchronized (log) {
+            assertThat(log).as("what the gateway logged while starting").noneMatch(l -> l.contains("warning"))
+                    .noneMatch(l -> l.contains("open-file limit"));
+        }
+    }
+
     private void startChild(String yaml) throws Exception {
         startChild(List.of(), yaml);
     }

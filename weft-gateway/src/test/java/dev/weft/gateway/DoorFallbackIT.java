@@ -1,6 +1,6 @@
 package dev.weft.gateway;
 
-import dev.weft.core.ThreadNice;
+import dev.weft.os.ThreadNice;
 import dev.weft.devtools.ChildProcess;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
@@ -80,7 +80,7 @@ class DoorFallbackIT {
 
     @Test
     void theDefaultAutoLeavesThemWhereTheGatewaySharesItsCpuCgroup() throws Exception {
-        dev.weft.core.CpuCgroup.Sharing here = dev.weft.core.CpuCgroup.ofThisProcess();
+        dev.weft.os.CpuCgroup.Sharing here = dev.weft.os.CpuCgroup.ofThisProcess();
         System.out.println("DoorFallbackIT: this JVM's CPU cgroup " + here);
         leavesEveryThreadAtTheProcesssNice("", "auto"); // the child shares its parent's cgroup: it is never alone
     }

@@ -2,7 +2,7 @@ package dev.weft.gateway;
 
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
-import dev.weft.core.Descriptors;
+import dev.weft.os.Descriptors;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;

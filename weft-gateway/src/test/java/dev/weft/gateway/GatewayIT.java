@@ -442,10 +442,9 @@ class GatewayIT {
 
     @Test
     void bodiesAreEmbeddedAsSentOrParsedWhenTheyAreNotOneJsonValue() throws Exception {
-        try (dev.weft.server.HttpServer raw = dev.weft.server.HttpServer.start(
-                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.server.ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), req -> dev.weft.server.ServerResponse.text(200, "application/json",
-                        req.path().equals("/spaced") ? " { \"x\" : 1.10 }\n" : "{\"a\":1} trailing"))) {
+        try (dev.weft.server.HttpServer raw = dev.weft.server.HttpServer.builder(
+                req -> dev.weft.server.ServerResponse.text(200, "application/json",
+                        req.path().equals("/spaced") ? " { \"x\" : 1.10 }\n" : "{\"a\":1} trailing")).start()) {
             start("""
                     routes:
                       - get: /e
@@ -472,9 +471,8 @@ class GatewayIT {
 
     @Test
     void aTemplateIntoABodyThatIsNotJsonFailsWithANamedReason() throws Exception {
-        try (dev.weft.server.HttpServer text = dev.weft.server.HttpServer.start(
-                List.of(new InetSocketAddress("127.0.0.1", 0)), dev.weft.server.ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), req -> dev.weft.server.ServerResponse.text(200, "text/plain", "hello"))) {
+        try (dev.weft.server.HttpServer text = dev.weft.server.HttpServer.builder(
+                req -> dev.weft.server.ServerResponse.text(200, "text/plain", "hello")).start()) {
             start("""
                     routes:
                       - get: /t

@@ -174,7 +174,7 @@ public final class ClientsLab {
         try (Transport t = LoadClient.transport(1)) {
             CallResult r = t.call(CallRequest.get(base + "/-/stats"), Duration.ofSeconds(10));
             java.util.Set<String> paths = new java.util.TreeSet<>();
-            dev.weft.config.Json.MAPPER.readTree(r.body()).path("by_path").fieldNames().forEachRemaining(paths::add);
+            dev.weft.json.Json.MAPPER.readTree(r.body()).path("by_path").fieldNames().forEachRemaining(paths::add);
             if (!paths.equals(java.util.Set.of("/lab"))) {
                 throw new IllegalStateException("client " + client + " sent requests the backend saw as " + paths
                         + ", not /lab?latency=...: its row would not measure what it claims");

@@ -1,7 +1,7 @@
 package dev.weft.lab;
 
 import dev.weft.core.Durations;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;

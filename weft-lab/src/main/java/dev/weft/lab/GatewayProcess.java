@@ -12,7 +12,7 @@ public final class GatewayProcess {
     }
 
     public static void main(String[] args) throws Exception {
-        dev.weft.core.Carriers.atLeastTwo(); // as the weft command does (Main)
+        dev.weft.os.Carriers.atLeastTwo(); // as the weft command does (Main)
         try (Gateway g = Gateway.start(GatewayConfigLoader.load(Path.of(args[0])), null, ExecutorModel.parse(args[1]),
                 line -> System.err.println("gateway: " + line))) {
             System.out.println("READY " + g.url());

@@ -1,6 +1,5 @@
 package dev.weft.lab;
 
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
 import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
@@ -20,8 +19,7 @@ final class OtlpSink implements AutoCloseable {
     private final HttpServer server;
 
     OtlpSink() throws IOException {
-        server = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)),
-                ServerLimits.DEFAULT.withMaxBodyBytes(64L * 1024 * 1024), new ExecutorModel.Virtual(), r -> {
+        server = HttpServer.builder(r -> {
                     if (!r.path().equals("/v1/traces")) {
                         return ServerResponse.json(404, "{\"error\":\"only /v1/traces\"}");
                     }
@@ -29,7 +27,8 @@ final class OtlpSink implements AutoCloseable {
                     bytes.add(r.body().length);
                     return new ServerResponse(200, List.of(java.util.Map.entry("Content-Type", "application/x-protobuf")),
                             new byte[0]);
-                });
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).limits(ServerLimits.DEFAULT.withMaxBodyBytes(64L * 1024 * 1024))
+                .start();
     }
 
     String url() {

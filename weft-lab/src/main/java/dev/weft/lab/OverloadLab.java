@@ -4,7 +4,7 @@ import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Headers;
 import dev.weft.client.Transport;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.core.Durations;
 import dev.weft.devtools.ChildProcess;
 import dev.weft.devtools.SimProcess;

@@ -1,6 +1,5 @@
 package dev.weft.lab;
 
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
 import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
@@ -42,17 +41,17 @@ public final class ServerProcess {
                 dev.weft.server.ServerTls tls = dev.weft.server.ServerTls.start(
                         () -> dev.weft.core.tls.Pem.serverContext(java.nio.file.Path.of(args[1]), java.nio.file.Path.of(args[2])),
                         List.of(), null, System.err::println);
-                HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)),
-                        ServerLimits.DEFAULT.withMaxConcurrent(20_000), new ExecutorModel.Virtual(),
-                        r -> ServerResponse.json(200, BODY), tls, null);
+                HttpServer s = HttpServer.builder(r -> ServerResponse.json(200, BODY))
+                        .listen(new InetSocketAddress("127.0.0.1", 0)).limits(ServerLimits.DEFAULT.withMaxConcurrent(20_000))
+                        .tls(tls).start();
                 port = s.addresses().getFirst().getPort();
                 scheme = "https";
                 stop = s;
             }
             case "weft" -> {
-                HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)),
-                        ServerLimits.DEFAULT.withMaxConcurrent(20_000), new ExecutorModel.Virtual(),
-                        r -> ServerResponse.json(200, BODY));
+                HttpServer s = HttpServer.builder(r -> ServerResponse.json(200, BODY))
+                        .listen(new InetSocketAddress("127.0.0.1", 0)).limits(ServerLimits.DEFAULT.withMaxConcurrent(20_000))
+                        .start();
                 port = s.addresses().getFirst().getPort();
                 stop = s;
             }

@@ -3,14 +3,11 @@ package dev.weft.lab;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
 import dev.weft.server.Query;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 
 import java.net.InetSocketAddress;
-import java.util.List;
 
 /**
  * The service of {@code weft lab starvation}, in a JVM of its own: the gateway with one route
@@ -39,12 +36,11 @@ public final class StarvationProcess {
         GatewayConfig cfg = GatewayConfigLoader.parse("starvation.yaml", "routes:\n  - get: /fast\n    calls:\n"
                 + "      b: { url: \"" + args[0] + "/fast?latency=10ms\" }\n");
         try (Gateway gw = Gateway.start(cfg, new InetSocketAddress("127.0.0.1", 0), null, line -> { });
-             HttpServer burn = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                     new ExecutorModel.Virtual(), r -> {
+             HttpServer burn = HttpServer.builder(r -> {
                          long ms = Math.min(60_000, Long.parseLong(Query.parse(r.query()).getOrDefault("ms", "100")));
                          burnCpu(ms);
                          return ServerResponse.json(200, "{\"burned_ms\":" + ms + "}");
-                     })) {
+                     }).listen(new InetSocketAddress("127.0.0.1", 0)).start()) {
             System.out.println("READY " + gw.url() + "," + burn.url());
             System.out.flush();
             while (System.in.read() >= 0) {

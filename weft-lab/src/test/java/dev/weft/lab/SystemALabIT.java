@@ -1,7 +1,7 @@
 package dev.weft.lab;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Transport;

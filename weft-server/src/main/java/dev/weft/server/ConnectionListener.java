@@ -1,7 +1,7 @@
 package dev.weft.server;
 
 import dev.weft.core.Closing;
-import dev.weft.core.Descriptors;
+import dev.weft.os.Descriptors;
 import dev.weft.core.HostPort;
 
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package dev.weft.server;
 
-import dev.weft.core.CpuCgroup;
-import dev.weft.core.ThreadNice;
+import dev.weft.os.CpuCgroup;
+import dev.weft.os.ThreadNice;
 import dev.weft.http.Framing;
 import dev.weft.http.Http1;
 import dev.weft.http.Http1Input;

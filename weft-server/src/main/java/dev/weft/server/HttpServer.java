@@ -3,7 +3,7 @@ package dev.weft.server;
 import dev.weft.http.HttpCodecException;
 import dev.weft.http.RequestHead;
 
-import dev.weft.core.Descriptors;
+import dev.weft.os.Descriptors;
 import dev.weft.core.HostPort;
 import dev.weft.server.admission.Admission;
 import dev.weft.server.admission.FixedAdmission;
@@ -37,13 +37,34 @@ public final class HttpServer implements AutoCloseable {
 
     /**
      * Told of each answer the server gives without running the handler, so that it can be logged like the
-     * others: a 503 of the admission ({@code by} = {@code admission}) or of a full handler queue
-     * ({@code handler-queue}), and the error answer to a request that could not be read ({@code parser}; the
-     * request is then null). Called on the connection's thread before the answer is written; it must not block.
+     * others: a 503 of the admission ({@code by} = {@link RefusedBy#ADMISSION}) or of a full handler queue
+     * ({@link RefusedBy#HANDLER_QUEUE}), and the error answer to a request that could not be read
+     * ({@link RefusedBy#PARSER}; the request is then null). Called on the connection's thread before the answer is
+     * written; it must not block.
      */
     @FunctionalInterface
     public interface Refusals {
-        void refused(ServerRequest request, InetSocketAddress remote, ServerResponse answer, String by);
+        void refused(ServerRequest request, InetSocketAddress remote, ServerResponse answer, RefusedBy by);
+    }
+
+    /** What answered a request without the handler. */
+    public enum RefusedBy {
+        /** The admission refused it: 503 with Retry-After. */
+        ADMISSION,
+        /** The platform executor's queue was full: 503. */
+        HANDLER_QUEUE,
+        /** It could not be read: the 4xx of the codec. */
+        PARSER;
+
+        /** As logs write it: {@code admission}, {@code handler-queue}, {@code parser}. */
+        public String label() {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
+
+        @Override
+        public String toString() {
+            return label();
+        }
     }
 
     private final ServerLimits limits;
@@ -84,56 +105,142 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
+    /**
+     * A server that runs {@code handler}, to be configured by name and started: by default on an ephemeral port of
+     * the loopback address, with {@link ServerLimits#DEFAULT}, on virtual threads, plain HTTP, the descriptor log to
+     * the System.Logger and {@link FixedAdmission} ({@code maxConcurrent} and {@code maxWait} of its limits).
+     */
+    public static Builder builder(HttpHandler handler) {
+        return new Builder(handler);
+    }
+
+    /** What a server listens on, its limits, executor, TLS, admission and who hears of its refusals. */
+    public static final class Builder {
+        private final HttpHandler handler;
+        private List<InetSocketAddress> listen = List.of(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0));
+        private ServerLimits limits = ServerLimits.DEFAULT;
+        private ExecutorModel executor = new ExecutorModel.Virtual();
+        private ServerTls tls;
+        private java.util.function.Consumer<String> log;
+        private Admission admission;
+        private Refusals refusals;
+
+        private Builder(HttpHandler handler) {
+            this.handler = java.util.Objects.requireNonNull(handler, "handler");
+        }
+
+        /** The addresses to bind, each a listener of its own (at least one). */
+        public Builder listen(List<InetSocketAddress> addresses) {
+            if (addresses.isEmpty()) {
+                throw new IllegalArgumentException("a server listens on at least one address");
+            }
+            this.listen = List.copyOf(addresses);
+            return this;
+        }
+
+        public Builder listen(InetSocketAddress address) {
+            return listen(List.of(address));
+        }
+
+        public Builder limits(ServerLimits limits) {
+            this.limits = java.util.Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        public Builder executor(ExecutorModel executor) {
+            this.executor = java.util.Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /** HTTPS: every connection does its TLS handshake on its own virtual thread. Null: plain HTTP. */
+        public Builder tls(ServerTls tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        /** Where "out of file descriptors" goes (at most once a second). Null: the System.Logger. */
+        public Builder log(java.util.function.Consumer<String> log) {
+            this.log = log;
+            return this;
+        }
+
+        /** The front door's admission. Null: {@link FixedAdmission} of the limits' maxConcurrent and maxWait. */
+        public Builder admission(Admission admission) {
+            this.admission = admission;
+            return this;
+        }
+
+        /** Who is told of the answers given without the handler. Null: nobody. */
+        public Builder refusals(Refusals refusals) {
+            this.refusals = refusals;
+            return this;
+        }
+
+        /**
+         * Binds every address and starts accepting.
+         *
+         * @throws java.net.BindException naming the address when one cannot be bound (nothing stays open then)
+         */
+        public HttpServer start() throws IOException {
+            Admission a = admission != null ? admission : new FixedAdmission(limits.maxConcurrent(), limits.maxWait());
+            HttpServer s = new HttpServer(limits, executor, handler, a);
+            s.tls = tls;
+            s.refusals = refusals;
+            boolean door = tls == null && executor instanceof ExecutorModel.Virtual && a.door();
+            if (door) {
+                s.door = new Door(a, s.new DoorRequests(), limits.maxHeadBytes(), limits.idleTimeout(),
+                        () -> !s.draining && !s.closed);
+            }
+            try {
+                s.listener = HttpServer.listen(s, listen, limits, log, door);
+            } catch (IOException | RuntimeException e) {
+                if (s.door != null) {
+                    s.door.close();
+                }
+                throw e;
+            }
+            return s;
+        }
+    }
+
+    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
+    @Deprecated(forRemoval = true)
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler) throws IOException {
-        return start(listen, limits, model, handler, null, null);
+        return builder(handler).listen(listen).limits(limits).executor(model).start();
     }
 
-    /** As {@link #start(List, ServerLimits, ExecutorModel, HttpHandler)}, with {@code admission} at the front door. */
+    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
+    @Deprecated(forRemoval = true)
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler, Admission admission) throws IOException {
-        return start(listen, limits, model, handler, null, null, admission);
+        return builder(handler).listen(listen).limits(limits).executor(model).admission(admission).start();
     }
 
-    /**
-     * @param tls null for plain HTTP; else every connection does its TLS handshake on its own virtual thread
-     * @param log where "out of file descriptors" goes (at most once a second), or null for the System.Logger
-     */
+    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
+    @Deprecated(forRemoval = true)
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log)
             throws IOException {
-        return start(listen, limits, model, handler, tls, log,
-                new FixedAdmission(limits.maxConcurrent(), limits.maxWait()));
+        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).start();
     }
 
-    /** TLS (or null), the descriptor log (or null) and the front door's admission. */
+    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
+    @Deprecated(forRemoval = true)
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
                                    Admission admission) throws IOException {
-        return start(listen, limits, model, handler, tls, log, admission, null);
+        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
+                .start();
     }
 
-    /** The whole form: as above, and who is told of the answers given without the handler (or null). */
+    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
+    @Deprecated(forRemoval = true)
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
                                    Admission admission, Refusals refusals) throws IOException {
-        HttpServer s = new HttpServer(limits, model, handler, admission);
-        s.tls = tls;
-        s.refusals = refusals;
-        boolean door = tls == null && model instanceof ExecutorModel.Virtual && admission.door();
-        if (door) {
-            s.door = new Door(admission, s.new DoorRequests(), limits.maxHeadBytes(), limits.idleTimeout(),
-                    () -> !s.draining && !s.closed);
-        }
-        try {
-            s.listener = listen(s, listen, limits, log, door);
-        } catch (IOException | RuntimeException e) {
-            if (s.door != null) {
-                s.door.close();
-            }
-            throw e;
-        }
-        return s;
+        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
+                .refusals(refusals).start();
     }
 
     private static ConnectionListener listen(HttpServer s, List<InetSocketAddress> listen, ServerLimits limits,
@@ -225,7 +332,7 @@ public final class HttpServer implements AutoCloseable {
                 body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
                 ServerResponse answer = error(e.status(), e.getMessage());
-                tell(null, remote, answer, "parser");
+                tell(null, remote, answer, RefusedBy.PARSER);
                 activity.busy();
                 activity.writing(limits.idleTimeout());
                 write(out, answer, false);
@@ -286,7 +393,8 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private ServerResponse refusal(ServerRequest r, Admission.Ticket ticket) {
-        return tell(r, r.remote(), error(503, ticket.refusal()).withHeader("Retry-After", "1"), "admission");
+        String why = ticket instanceof Admission.Refused(var refusal) ? refusal.message() : "refused";
+        return tell(r, r.remote(), error(503, why).withHeader("Retry-After", "1"), RefusedBy.ADMISSION);
     }
 
     private ServerResponse admitAndHandle(ServerRequest r) {
@@ -308,7 +416,7 @@ public final class HttpServer implements AutoCloseable {
                 f = pool.submit(() -> handler.handle(r));
             } catch (RejectedExecutionException full) {
                 return tell(r, r.remote(), error(503, "over capacity: handler queue full").withHeader("Retry-After", "1"),
-                        "handler-queue");
+                        RefusedBy.HANDLER_QUEUE);
             }
             try {
                 return f.get();
@@ -324,7 +432,7 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
-    private ServerResponse tell(ServerRequest r, InetSocketAddress remote, ServerResponse answer, String by) {
+    private ServerResponse tell(ServerRequest r, InetSocketAddress remote, ServerResponse answer, RefusedBy by) {
         if (refusals != null) {
             try {
                 refusals.refused(r, remote, answer, by);

@@ -42,18 +42,115 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
         }
     }
 
-    /** The limits with the default body timeout. */
+    /**
+     * The limits with the default body timeout.
+     *
+     * @deprecated positional: use {@link #builder()}; kept so that code written against it still compiles
+     */
+    @Deprecated(forRemoval = true)
     public ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes, Duration idleTimeout,
                         int maxConnections, Duration drainTimeout, Duration headerTimeout) {
         this(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
                 headerTimeout, DEFAULT_BODY_TIMEOUT);
     }
 
-    /** The limits with the default header timeout. */
+    /**
+     * The limits with the default header timeout.
+     *
+     * @deprecated positional: use {@link #builder()}; kept so that code written against it still compiles
+     */
+    @Deprecated(forRemoval = true)
     public ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes, Duration idleTimeout,
                         int maxConnections, Duration drainTimeout) {
         this(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
-                DEFAULT_HEADER_TIMEOUT);
+                DEFAULT_HEADER_TIMEOUT, DEFAULT_BODY_TIMEOUT);
+    }
+
+    /** A builder that starts from {@link #DEFAULT}: set the limits that differ, by name. */
+    public static Builder builder() {
+        return DEFAULT.toBuilder();
+    }
+
+    /** A builder that starts from these limits. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.maxConcurrent = maxConcurrent;
+        b.maxWait = maxWait;
+        b.maxHeadBytes = maxHeadBytes;
+        b.maxBodyBytes = maxBodyBytes;
+        b.idleTimeout = idleTimeout;
+        b.maxConnections = maxConnections;
+        b.drainTimeout = drainTimeout;
+        b.headerTimeout = headerTimeout;
+        b.bodyTimeout = bodyTimeout;
+        return b;
+    }
+
+    /** Server limits by name; {@link #build()} checks them as the record does. */
+    public static final class Builder {
+        private int maxConcurrent;
+        private Duration maxWait;
+        private int maxHeadBytes;
+        private long maxBodyBytes;
+        private Duration idleTimeout;
+        private int maxConnections;
+        private Duration drainTimeout;
+        private Duration headerTimeout;
+        private Duration bodyTimeout;
+
+        private Builder() {
+        }
+
+        public Builder maxConcurrent(int n) {
+            this.maxConcurrent = n;
+            return this;
+        }
+
+        public Builder maxWait(Duration d) {
+            this.maxWait = d;
+            return this;
+        }
+
+        public Builder maxHeadBytes(int n) {
+            this.maxHeadBytes = n;
+            return this;
+        }
+
+        public Builder maxBodyBytes(long n) {
+            this.maxBodyBytes = n;
+            return this;
+        }
+
+        public Builder idleTimeout(Duration d) {
+            this.idleTimeout = d;
+            return this;
+        }
+
+        public Builder maxConnections(int n) {
+            this.maxConnections = n;
+            return this;
+        }
+
+        public Builder drainTimeout(Duration d) {
+            this.drainTimeout = d;
+            return this;
+        }
+
+        public Builder headerTimeout(Duration d) {
+            this.headerTimeout = d;
+            return this;
+        }
+
+        public Builder bodyTimeout(Duration d) {
+            this.bodyTimeout = d;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the limit that is out of its range */
+        public ServerLimits build() {
+            return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
+                    drainTimeout, headerTimeout, bodyTimeout);
+        }
     }
 
     public ServerLimits withMaxConcurrent(int n) {
@@ -64,6 +161,11 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
     public ServerLimits withMaxWait(Duration d) {
         return new ServerLimits(maxConcurrent, d, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
                 drainTimeout, headerTimeout, bodyTimeout);
+    }
+
+    public ServerLimits withMaxConnections(int n) {
+        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, n, drainTimeout,
+                headerTimeout, bodyTimeout);
     }
 
     public ServerLimits withMaxBodyBytes(long n) {

@@ -136,7 +136,7 @@ class DoorIT {
             assertThat(slowCalls.get()).as("the first /slow runs").isEqualTo(1);
 
             // no virtual thread runs for 5 s: neither an accept loop nor the new connection's own thread could
-            List<Thread> spinners = dev.weft.core.Spinners.occupyEveryCarrier(Duration.ofSeconds(5));
+            List<Thread> spinners = dev.weft.os.Spinners.occupyEveryCarrier(Duration.ofSeconds(5));
             try (Socket late = connect(server)) {
                 send(late, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
                 ServerConformanceIT.Answer refused = ServerConformanceIT.Answer.read(late.getInputStream());
@@ -485,7 +485,7 @@ class DoorIT {
     void theDoorsThreadRunsAtTheAdmissionsNiceWhereTheProcessMayRaiseIt() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/thread-self")),
                 "thread priorities are set on Linux only");
-        int process = dev.weft.core.ThreadNice.current();
+        int process = dev.weft.os.ThreadNice.current();
         AdaptiveAdmission raised = (AdaptiveAdmission) admission(Map.of(), 0, Duration.ZERO);
         AdmissionPolicy leave = new AdmissionPolicy(true, 1, 1, 0, Duration.ZERO, Duration.ofSeconds(10), 0.8, Map.of(), 0,
                 AdmissionPolicy.DoorFallback.NONE);
@@ -494,7 +494,7 @@ class DoorIT {
         try (HttpServer a = start(r -> ServerResponse.json(200, "{}"), raised, null, ServerLimits.DEFAULT);
              HttpServer b = start(r -> ServerResponse.json(200, "{}"), left, null, ServerLimits.DEFAULT)) {
             int want = AdmissionPolicy.DEFAULT_DOOR_NICE;
-            boolean may = dev.weft.core.ThreadNice.mayRaiseTo(want);
+            boolean may = dev.weft.os.ThreadNice.mayRaiseTo(want);
             assertThat(doorNice(raised)).as("door_nice %d, the process at %d, may raise %s", want, process, may)
                     .isEqualTo(may ? Math.min(want, process) : process);
             assertThat(doorNice(left)).as("door_nice 0 leaves the door at the process's").isEqualTo(process);

@@ -128,7 +128,7 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
         return new SimConfig(listen, defaults, paths, maxConnections, idle);
     }
 
-    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
 
     private static Behavior behavior(ConfigNode node, Behavior base, Problems problems) throws ConfigException {
         Set<String> allowed = new java.util.HashSet<>(Behavior.PARAMETERS);

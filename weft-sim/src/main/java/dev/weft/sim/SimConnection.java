@@ -24,7 +24,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** One connection of the simulator: reads requests, acts out their behaviour, answers. */
 final class SimConnection {
-    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
     private static final long MAX_REQUEST_BODY = 256L * 1024 * 1024;
 
     private final SimServer server;

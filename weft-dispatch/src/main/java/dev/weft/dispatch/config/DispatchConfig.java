@@ -1,7 +1,7 @@
 package dev.weft.dispatch.config;
 
 import com.fasterxml.jackson.core.JsonPointer;
-import dev.weft.core.log.LineSink;
+import dev.weft.observe.LineSink;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -159,8 +159,8 @@ public final class DispatchConfigLoader {
                 return v;
             }, null);
         }
-        dev.weft.core.log.LineSink.Target accessLog = top.containsKey("access_log")
-                ? dev.weft.config.ObserveReaders.accessLog(top.get("access_log"), problems) : null;
+        dev.weft.observe.LineSink.Target accessLog = top.containsKey("access_log")
+                ? dev.weft.observe.ObserveReaders.accessLog(top.get("access_log"), problems) : null;
         problems.throwIfAny();
         return new DispatchConfig(name, bootstrap, topics, group, typePointer, maxOutstanding, listen, drain,
                 List.copyOf(endpoints), accessLog, tokenEnv, unreadyAfter);

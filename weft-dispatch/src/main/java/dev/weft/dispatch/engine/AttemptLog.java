@@ -4,8 +4,8 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.weft.client.CallResult;
-import dev.weft.core.log.LineSink;
-import dev.weft.core.trace.TraceParent;
+import dev.weft.observe.LineSink;
+import dev.weft.observe.TraceParent;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 

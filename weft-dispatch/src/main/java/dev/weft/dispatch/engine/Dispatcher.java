@@ -1,7 +1,7 @@
 package dev.weft.dispatch.engine;
 
 import com.fasterxml.jackson.core.type.TypeReference;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.EndpointConfig;
 import io.micrometer.core.instrument.FunctionCounter;

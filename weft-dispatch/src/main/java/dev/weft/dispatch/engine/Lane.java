@@ -11,7 +11,7 @@ import dev.weft.client.policy.RetryPolicy;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.client.Transport;
-import dev.weft.core.trace.TraceParent;
+import dev.weft.observe.TraceParent;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

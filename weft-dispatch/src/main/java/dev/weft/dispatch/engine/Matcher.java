@@ -2,7 +2,7 @@ package dev.weft.dispatch.engine;
 
 import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.dispatch.config.Match;
 import org.apache.kafka.common.header.Header;

@@ -1,7 +1,7 @@
 package dev.weft.dispatch.engine;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;

@@ -1,6 +1,6 @@
 package dev.weft.dispatch.status;
 
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.ServerResponse;
 

@@ -1,7 +1,7 @@
 package dev.weft.dispatch.status;
 
 import dev.weft.core.HostPort;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
 import dev.weft.server.ServerLimits;

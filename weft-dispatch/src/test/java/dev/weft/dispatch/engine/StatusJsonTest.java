@@ -1,6 +1,6 @@
 package dev.weft.dispatch.engine;
 
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -39,7 +39,7 @@ import java.util.Map;
  * </ul>
  */
 public final class Composer {
-    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
 
     private Composer() {
     }

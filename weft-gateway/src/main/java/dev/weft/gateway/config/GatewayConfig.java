@@ -1,8 +1,8 @@
 package dev.weft.gateway.config;
 
 import dev.weft.client.DestinationConfig;
-import dev.weft.config.ObserveReaders;
-import dev.weft.core.log.LineSink;
+import dev.weft.observe.ObserveReaders;
+import dev.weft.observe.LineSink;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
 import dev.weft.server.admission.AdmissionPolicy;

@@ -5,9 +5,8 @@ import dev.weft.client.Destination;
 import dev.weft.client.DestinationConfig;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
-import dev.weft.config.CoreReaders;
-import dev.weft.config.ObserveReaders;
-import dev.weft.core.log.LineSink;
+import dev.weft.observe.ObserveReaders;
+import dev.weft.observe.LineSink;
 import dev.weft.config.Problems;
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.ServerLimits;
@@ -46,6 +45,8 @@ public final class GatewayConfigLoader {
     private final Problems problems = new Problems();
     private final CoreReaders core = new CoreReaders(problems);
     private java.util.function.Function<String, String> env = System::getenv;
+    /** The open-file limit the defaults are sized to (DescriptorBudget.fit): this process's. */
+    private long descriptorLimit = dev.weft.os.Descriptors.limit();
 
     private GatewayConfigLoader() {
     }
@@ -64,6 +65,42 @@ public final class GatewayConfigLoader {
     /** For tests and `weft check`: parses text as if it were {@code name}. */
     public static GatewayConfig parse(String name, String text) throws ConfigException {
         return new GatewayConfigLoader().read(Path.of(name), ConfigNode.parse(name, text));
+    }
+
+    /**
+     * For tests: as {@link #parse(String, String)}, with the defaults sized to {@code descriptorLimit} instead of this
+     * process's open-file limit (0: unknown, the documented defaults).
+     */
+    public static GatewayConfig parse(String name, String text, long descriptorLimit) throws ConfigException {
+        GatewayConfigLoader l = new GatewayConfigLoader();
+        l.descriptorLimit = descriptorLimit;
+        return l.read(Path.of(name), ConfigNode.parse(name, text));
+    }
+
+    /** Which max_connections the file sets itself (the others are defaults, which DescriptorBudget.fit sizes). */
+    private static DescriptorBudget.SetBounds setBounds(Map<String, ConfigNode> top) {
+        Set<String> destinations = new HashSet<>();
+        if (top.containsKey("destinations")) {
+            try {
+                for (Map.Entry<String, ConfigNode> e : top.get("destinations").entries().entrySet()) {
+                    if (setsMaxConnections(e.getValue())) {
+                        destinations.add(Destination.of(e.getKey()).key());
+                    }
+                }
+            } catch (ConfigException | IllegalArgumentException e) {
+                // reported where the destinations are read
+            }
+        }
+        return new DescriptorBudget.SetBounds(setsMaxConnections(top.get("limits")),
+                setsMaxConnections(top.get("destination_defaults")), destinations);
+    }
+
+    private static boolean setsMaxConnections(ConfigNode n) {
+        try {
+            return n != null && n.isMap() && n.entries().containsKey("max_connections");
+        } catch (ConfigException e) {
+            return false; // reported where the node is read
+        }
     }
 
     private GatewayConfig read(Path file, ConfigNode root) throws ConfigException {
@@ -134,8 +171,8 @@ public final class GatewayConfigLoader {
                 ? new AdmissionReader(problems).read(top.get("admission"), routes)
                 : dev.weft.server.admission.AdmissionPolicy.DEFAULT;
         problems.throwIfAny();
-        return new GatewayConfig(file, listen, executor, limits, destDefaults, destinations, List.copyOf(routes),
-                tls, admin, accessLog, tracing, admission);
+        return DescriptorBudget.fit(new GatewayConfig(file, listen, executor, limits, destDefaults, destinations,
+                List.copyOf(routes), tls, admin, accessLog, tracing, admission), setBounds(top), descriptorLimit);
     }
 
     // ---- routes ------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ package dev.weft.gateway.observe;
 import dev.weft.client.CallResult;
 import dev.weft.core.OncePer;
 import dev.weft.core.WeftVersion;
-import dev.weft.core.trace.TraceParent;
+import dev.weft.observe.TraceParent;
 
 import java.net.URI;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package dev.weft.gateway.observe;
 
 import dev.weft.client.CallResult;
-import dev.weft.config.ObserveReaders;
-import dev.weft.core.trace.TraceParent;
+import dev.weft.observe.ObserveReaders;
+import dev.weft.observe.TraceParent;
 
 import java.net.URI;
 

@@ -20,7 +20,7 @@ import java.util.Set;
  * takes the referenced value with its JSON type; any other leaf is interpolated text.
  */
 public sealed interface BodyTemplate {
-    ObjectMapper JSON = dev.weft.config.Json.MAPPER;
+    ObjectMapper JSON = dev.weft.json.Json.MAPPER;
 
     byte[] render(Scope scope);
 

@@ -32,7 +32,7 @@ import java.util.function.Function;
  */
 public final class PlanRunner {
     /** Strict about what follows the value: a body with trailing data is not JSON (it stays a string). */
-    private static final ObjectReader JSON = dev.weft.config.Json.MAPPER.reader()
+    private static final ObjectReader JSON = dev.weft.json.Json.MAPPER.reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     /** How long past the deadline to wait for calls to notice it (they abort themselves at the deadline). */
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);

@@ -49,7 +49,7 @@ import java.util.function.Consumer;
  * the answer; admin under {@code /-/}; atomic reload of the config file.
  */
 public final class Gateway implements AutoCloseable {
-    private static final ObjectMapper JSON = dev.weft.config.Json.MAPPER;
+    private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
 
     /** What one loaded config serves with. Replaced as a whole on reload. */
     private record Snapshot(GatewayConfig config, Transport transport, PlanRunner runner, Instant loadedAt) {
@@ -91,8 +91,8 @@ public final class Gateway implements AutoCloseable {
         }
         java.time.Duration every = runawayCheck();
         this.runawayWatch = every == null ? () -> { } : InProcess.watchRunaways(registry, every, log);
-        this.lagWatch = FrontDoor.schedulerLag(registry);
-        this.shedTimer = FrontDoor.shedTimer(registry);
+        this.lagWatch = GatewayAdmission.schedulerLag(registry);
+        this.shedTimer = GatewayAdmission.shedTimer(registry);
     }
 
     /**
@@ -117,20 +117,19 @@ public final class Gateway implements AutoCloseable {
         InetSocketAddress main = listen != null ? listen : config.listen();
         try {
             if (config.tls() != null) {
-                g.tls = Deploy.tls(config.tls(), g.registry, log);
+                g.tls = Listeners.tls(config.tls(), g.registry, log);
             }
-            g.server = HttpServer.start(List.of(main), config.limits(),
-                    executor != null ? executor : config.executor(), g::handle, g.tls, log,
-                    FrontDoor.create(config, g.registry, g::routeOf),
-                    g::refused);
-            Deploy.countSheds(g.server, g.registry);
-            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.core.Descriptors.limit());
+            g.server = HttpServer.builder(g::handle).listen(main).limits(config.limits())
+                    .executor(executor != null ? executor : config.executor()).tls(g.tls).log(log)
+                    .admission(GatewayAdmission.create(config, g.registry, g::routeOf)).refusals(g::refused).start();
+            Listeners.countSheds(g.server, g.registry);
+            String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.os.Descriptors.limit());
             if (budget != null) {
                 log.accept("warning: " + budget);
             }
             if (config.admin() != null) {
-                g.adminServer = HttpServer.start(List.of(config.admin().listen()), Deploy.ADMIN_LIMITS,
-                        new ExecutorModel.Virtual(), r -> Deploy.adminHandle(r, config.admin(), g::admin));
+                g.adminServer = HttpServer.builder(r -> Listeners.adminHandle(r, config.admin(), g::admin))
+                        .listen(config.admin().listen()).limits(Listeners.ADMIN_LIMITS).start();
             } else if (!main.getAddress().isLoopbackAddress()) {
                 log.accept("warning: /-/metrics, /-/routes and /-/threads are served on " + main
                         + ", which is not loopback; add 'admin: {listen: 127.0.0.1:9901}' to move them off the "
@@ -176,12 +175,12 @@ public final class Gateway implements AutoCloseable {
     // ---- requests ----------------------------------------------------------------------------------
 
     /** An answer given without {@link #handle}: into the access log, when there is one; a 503 of the admission also into its histogram. */
-    private void refused(ServerRequest r, InetSocketAddress remote, ServerResponse answer, String by) {
-        if (r != null && "admission".equals(by)) {
+    private void refused(ServerRequest r, InetSocketAddress remote, ServerResponse answer, HttpServer.RefusedBy by) {
+        if (r != null && by == HttpServer.RefusedBy.ADMISSION) {
             shedTimer.record(System.nanoTime() - r.receivedNanos(), TimeUnit.NANOSECONDS);
         }
         if (observer.logsAccess()) {
-            observer.refused(r, remote, r == null ? null : routeOf(r), answer, by);
+            observer.refused(r, remote, r == null ? null : routeOf(r), answer, by.label());
         }
     }
 
@@ -423,7 +422,7 @@ public final class Gateway implements AutoCloseable {
     public boolean drain() {
         closed = true;
         boolean clean = server.drain(current.config().limits().drainTimeout());
-        closeDeploy();
+        closeListeners();
         current.transport().close();
         stopWatch();
         observer.close();
@@ -436,13 +435,13 @@ public final class Gateway implements AutoCloseable {
         if (server != null) {
             server.close();
         }
-        closeDeploy();
+        closeListeners();
         current.transport().close();
         stopWatch();
         observer.close();
     }
 
-    private void closeDeploy() {
+    private void closeListeners() {
         if (adminServer != null) {
             adminServer.close();
         }

@@ -4,7 +4,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.weft.client.Attempt;
 import dev.weft.client.CallResult;
 import dev.weft.client.Headers;
-import dev.weft.core.trace.TraceParent;
+import dev.weft.observe.TraceParent;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.trace.v1.Span;
 import org.junit.jupiter.api.AfterEach;

@@ -1,7 +1,7 @@
 package dev.weft.gateway.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.weft.config.Json;
+import dev.weft.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -1,6 +1,6 @@
 package dev.weft.server.admission;
 
-import dev.weft.core.SchedulerLag;
+import dev.weft.os.SchedulerLag;
 import dev.weft.server.ServerRequest;
 
 import java.time.Duration;
@@ -441,8 +441,8 @@ public final class AdaptiveAdmission implements Admission {
     /** An admitted request: its key and when it started. */
     private record Admitted(Key key, long started) implements Ticket {
         @Override
-        public String refusal() {
-            return null;
+        public boolean admitted() {
+            return true;
         }
 
         @Override
@@ -510,7 +510,7 @@ public final class AdaptiveAdmission implements Admission {
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    return refuse("server is stopping");
+                    return refuse(new Refusal.Stopping());
                 } finally {
                     waiting--;
                 }
@@ -594,18 +594,16 @@ public final class AdaptiveAdmission implements Admission {
         }
 
         private Ticket waitedTooLong() {
-            return refuse("over capacity: " + inFlight + " requests of " + name + " in flight (" + limits() + "); waited "
-                    + policy.maxWait().toMillis() + " ms");
+            return refuse(new Refusal.WaitedTooLong(at(), policy.maxWait()));
         }
 
         private Ticket queueFull() {
-            return refuse("over capacity: " + inFlight + " requests of " + name + " in flight (" + limits() + ") and "
-                    + waiting + " waiting (admission.queue)");
+            return refuse(new Refusal.QueueFull(at(), waiting));
         }
 
-        private String limits() {
-            return "admission limit " + (int) limit + "; " + ceiling.inFlight() + " of limits.max_concurrent "
-                    + ceiling.max() + " in flight in all";
+        /** This key's limit as it stands, and the ceiling's. */
+        private Refusal.RouteLimit at() {
+            return new Refusal.RouteLimit(name, inFlight, (int) limit, ceiling.inFlight(), ceiling.max());
         }
 
         /** Under the lock: a place below the limit and under the ceiling. */
@@ -620,7 +618,7 @@ public final class AdaptiveAdmission implements Admission {
             return true;
         }
 
-        private Ticket refuse(String why) {
+        private Ticket refuse(Refusal why) {
             shed.incrementAndGet();
             return new Refused(why);
         }

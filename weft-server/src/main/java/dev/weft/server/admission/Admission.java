@@ -113,21 +113,26 @@ public interface Admission extends AutoCloseable {
     default void close() {
     }
 
-    /** An admission's answer for one request. */
+    /** An admission's answer for one request: admitted, or {@link Refused} with its {@link Refusal}. */
     interface Ticket {
-        /** Null when admitted; else why not (the 503's message). */
-        String refusal();
-
-        default boolean admitted() {
-            return refusal() == null;
-        }
+        /** True when admitted; else the ticket is a {@link Refused}, which says why not. */
+        boolean admitted();
 
         /** The request is done (call once, only when admitted). */
         void exit();
     }
 
-    /** A refusal: nothing to release. */
-    record Refused(String refusal) implements Ticket {
+    /** A refusal and why: nothing to release. */
+    record Refused(Refusal why) implements Ticket {
+        public Refused {
+            java.util.Objects.requireNonNull(why, "why");
+        }
+
+        @Override
+        public boolean admitted() {
+            return false;
+        }
+
         @Override
         public void exit() {
         }

@@ -55,7 +55,7 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         NONE;
 
         /** Whether the door lowers the other threads, in a process whose CPU cgroup is {@code cgroup} (null: unknown). */
-        public boolean lowers(dev.weft.core.CpuCgroup.Sharing cgroup) {
+        public boolean lowers(dev.weft.os.CpuCgroup.Sharing cgroup) {
             return this == LOWER_OTHERS || (this == AUTO && cgroup != null && cgroup.alone());
         }
     }

@@ -25,8 +25,8 @@ public final class FixedAdmission implements Admission {
         this.permits = new Semaphore(maxConcurrent);
         this.admitted = new Ticket() {
             @Override
-            public String refusal() {
-                return null;
+            public boolean admitted() {
+                return true;
             }
 
             @Override
@@ -44,7 +44,7 @@ public final class FixedAdmission implements Admission {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             shed.incrementAndGet();
-            return new Refused("server is stopping");
+            return new Refused(new Refusal.Stopping());
         }
         if (!ok) {
             return full();
@@ -65,7 +65,7 @@ public final class FixedAdmission implements Admission {
 
     private Ticket full() {
         shed.incrementAndGet();
-        return new Refused("over capacity: " + maxConcurrent + " requests in flight (max_concurrent)");
+        return new Refused(new Refusal.OverCapacity(maxConcurrent));
     }
 
     /** Takes a place without waiting; false when all are taken. */

@@ -63,7 +63,8 @@ class AdaptiveAdmissionQueueTest {
             assertThat(a.shed("/r")).as("nobody was there to get a 503").isZero();
             Admission.Ticket refused = late.expire();
             assertThat(refused.admitted()).isFalse();
-            assertThat(refused.refusal()).contains("waited");
+            assertThat(why(refused)).isInstanceOf(Refusal.WaitedTooLong.class);
+            assertThat(why(refused).message()).contains("waited");
             assertThat(a.queued("/r")).isZero();
             assertThat(a.shed("/r")).isEqualTo(1);
             first.exit();
@@ -81,7 +82,7 @@ class AdaptiveAdmissionQueueTest {
             long t0 = System.nanoTime();
             first.exit();
             Admission.Ticket t = second.get(15, TimeUnit.SECONDS);
-            assertThat(t.admitted()).as("refusal: %s", t.refusal()).isTrue();
+            assertThat(t.admitted()).as("refusal: %s", t).isTrue();
             assertThat(a.inFlight("/r")).isEqualTo(1);
             assertThat(a.queued("/r")).isZero();
             t.exit();
@@ -123,7 +124,7 @@ class AdaptiveAdmissionQueueTest {
             awaitQueued(a, "/r", 1);
             other.exit();
             Admission.Ticket t = waiter.get(15, TimeUnit.SECONDS);
-            assertThat(t.admitted()).as("refusal: %s", t.refusal()).isTrue();
+            assertThat(t.admitted()).as("refusal: %s", t).isTrue();
             t.exit();
         }
     }
@@ -138,12 +139,19 @@ class AdaptiveAdmissionQueueTest {
             awaitQueued(a, "/r", 1);
             Admission.Ticket over = a.enter(request("/r"));
             assertThat(over.admitted()).isFalse();
-            assertThat(over.refusal()).contains("waiting (admission.queue)");
+            assertThat(why(over)).isInstanceOf(Refusal.QueueFull.class);
+            assertThat(why(over).message()).contains("waiting (admission.queue)");
             Admission.Ticket late = waiter.get(15, TimeUnit.SECONDS);
             assertThat(late.admitted()).isFalse();
-            assertThat(late.refusal()).contains("waited 50 ms");
+            assertThat(why(late).message()).contains("waited 50 ms");
             assertThat(a.shed("/r")).isEqualTo(2);
             held.exit();
         }
+    }
+
+    /** Why {@code t} was refused; fails the test when it was admitted. */
+    private static Refusal why(Admission.Ticket t) {
+        assertThat(t).isInstanceOf(Admission.Refused.class);
+        return ((Admission.Refused) t).why();
     }
 }
