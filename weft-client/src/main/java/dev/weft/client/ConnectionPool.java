@@ -224,6 +224,28 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         return waiting.get();
     }
 
+    /** Since when the write in progress on an HTTP/2 connection has been blocked, the longest; 0 when none is. */
+    long longestHttp2WriteNanos() {
+        long now = System.nanoTime();
+        long longest = 0;
+        for (Http2Connection c : h2) {
+            long since = c.writingSince();
+            if (since != 0) {
+                longest = Math.max(longest, now - since);
+            }
+        }
+        return longest;
+    }
+
+    /** HTTP/2 streams started (their HEADERS sent) and not ended, on every connection. */
+    int http2StreamsStarted() {
+        int n = 0;
+        for (Http2Connection c : h2) {
+            n += c.streamsStarted();
+        }
+        return n;
+    }
+
     /** Connects (TCP and TLS) in progress now. */
     int connecting() {
         return connecting.get();

@@ -123,6 +123,11 @@ public final class Transport implements AutoCloseable {
         return rt == null ? 0 : rt.inFlight();
     }
 
+    /** {@code d}'s live state, or null when no call went there yet (for the integration tests' probe). */
+    DestinationRuntime existing(Destination d) {
+        return runtimes.get(d);
+    }
+
     /** The state of {@code d}'s circuit breaker (closed when no call went there yet). */
     public CircuitBreaker.State breakerState(Destination d) {
         DestinationRuntime rt = runtimes.get(d);
