@@ -15,6 +15,24 @@ public final class ClientProbe {
         return Http2Connection.readersRunning();
     }
 
+    /** Calls queued for a connection to {@code url}'s destination now (0 before its first call). */
+    public static int waiting(Transport t, String url) {
+        ConnectionPool p = pool(t, url);
+        return p == null ? 0 : p.waiting();
+    }
+
+    /** Calls waiting for a lease of max_connections to {@code url}'s destination now. */
+    public static int waitingForLease(Transport t, String url) {
+        ConnectionPool p = pool(t, url);
+        return p == null ? 0 : p.waitingForLease();
+    }
+
+    /** Leases of max_connections held now for {@code url}'s destination. */
+    public static int leased(Transport t, String url) {
+        ConnectionPool p = pool(t, url);
+        return p == null ? 0 : p.leased();
+    }
+
     /** How long the longest write in progress on an HTTP/2 connection to {@code url}'s destination has lasted (ns). */
     public static long longestHttp2WriteNanos(Transport t, String url) {
         ConnectionPool p = pool(t, url);

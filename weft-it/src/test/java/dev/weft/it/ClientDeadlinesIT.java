@@ -3,11 +3,13 @@ package dev.weft.it;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.ClientProbe;
+import dev.weft.client.Destination;
 import dev.weft.client.DestinationConfig;
 import dev.weft.client.DestinationLimits;
 import dev.weft.client.Reason;
 import dev.weft.client.TlsOptions;
 import dev.weft.client.Transport;
+import dev.weft.client.policy.HedgePolicy;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.core.tls.Pem;
 import dev.weft.devtools.TestCerts;
@@ -137,6 +139,79 @@ class ClientDeadlinesIT {
         post.assertEndedByItsDeadline();
     }
 
+    // ---- bullet: a hedge's losing copy waiting for a lease -------------------------------------------------
+
+    @Test
+    void aHedgesLosingCopyWaitingForALeaseLeavesAtOnceAndTakesNoConnection() throws Exception {
+        Backend b = closing(Backend.plain());
+        Transport t = transport(DestinationLimits.DEFAULT.withMaxConnections(1));
+        String url = b.url("/");
+        Destination d = Destination.of(url);
+        // the hedged call's first copy takes the only connection
+        Running hedged = Running.start(t, CallRequest.builder("GET", b.url("/sleep/1500"))
+                .hedge(HedgePolicy.after(Duration.ofMillis(700))).build(), Duration.ofSeconds(10));
+        awaitCondition("the first copy's request reached the backend", () -> b.h1Requests.get() == 1);
+        // another call queues for the connection's lease first (within the hedge's delay); then the hedge's second
+        // copy queues behind it
+        Running other = Running.start(t, CallRequest.get(b.url("/sleep/2500")), Duration.ofSeconds(10));
+        awaitCondition("the other call waits for a lease", () -> t.inFlight(d) == 2);
+        assertThat(System.nanoTime() - hedged.start).as("the other call queued before the hedge's second copy")
+                .isLessThan(TimeUnit.MILLISECONDS.toNanos(700));
+        awaitCondition("the hedge's copy waits for a lease too", () -> t.inFlight(d) == 3);
+        CallResult h = hedged.await();
+        assertThat(h.ok()).as(h.toString()).isTrue(); // the first copy won; the second is cancelled
+        hedged.assertEndedByItsDeadline();
+        // the other call has the connection now (2.5 s); the cancelled copy must not hold a bulkhead place meanwhile
+        awaitCondition("the cancelled copy left the bulkhead", () -> t.inFlight(d) <= 1 || other.done());
+        assertThat(other.done()).as("the cancelled copy left while the other call still ran (before: it waited for"
+                + " the lease until then); the other call: %s", other.done() ? other.await() : "").isFalse();
+        CallResult o = other.await();
+        assertThat(o.ok()).as(o.toString()).isTrue();
+        other.assertEndedByItsDeadline();
+        // and it did not take the connection the other call gave back, only to throw it away
+        CallResult next = Running.start(t, CallRequest.get(b.url("/next")), Duration.ofSeconds(10)).await();
+        assertThat(next.ok()).as(next.toString()).isTrue();
+        assertThat(b.accepted.get()).as("one connection served every call: %s", b.log).isEqualTo(1);
+    }
+
+    // ---- bullet: a call queued under HTTP/2 meets an HTTP/1.1 connection -----------------------------------
+
+    @Test
+    void aCallQueuedUnderHttp2IsServedWhenTheBackendAnswersHttp11AndNoReleaseSpins() throws Exception {
+        // the first connection chooses h2, every later one http/1.1 (a backend whose ALPN answer changes)
+        Backend b = closing(Backend.tls(n -> n == 1 ? "h2" : "http/1.1"));
+        b.h2 = H2.SILENT;
+        Transport t = transport(DestinationLimits.DEFAULT.withMaxConnections(2).withMaxConnecting(1)
+                .withMaxStreams(1));
+        String url = b.url("/");
+        Running hold = Running.start(t, CallRequest.get(b.url("/hold")), Duration.ofSeconds(30));
+        awaitCondition("the first call holds the HTTP/2 connection's only stream (accepted " + b.accepted
+                + ", HTTP/2 requests " + b.h2Requests + ")", () -> b.h2Requests.get() == 1 || hold.done());
+        assertThat(hold.done()).as("the first call still waits: %s", hold.done() ? hold.await() : "").isFalse();
+        b.gate.drainPermits(); // later handshakes wait for the test
+        // two calls queue without a lease of max_connections (the destination speaks h2)
+        Running first = Running.start(t, CallRequest.get(b.url("/sleep/300")), Duration.ofSeconds(20));
+        awaitCondition("the first queued", () -> ClientProbe.waiting(t, url) == 1);
+        Running second = Running.start(t, CallRequest.get(b.url("/sleep/0")), Duration.ofSeconds(20));
+        awaitCondition("the second queued", () -> ClientProbe.waiting(t, url) == 2);
+        b.gate.release(); // an HTTP/1.1 connection: the first call takes it, and a lease with it
+        awaitCondition("the first call's request reached the backend", () -> b.h1Requests.get() == 1);
+        // a third call, under HTTP/1.1, takes the other lease and queues behind the second
+        Running third = Running.start(t, CallRequest.get(b.url("/sleep/0")), Duration.ofSeconds(20));
+        awaitCondition("the third queued", () -> ClientProbe.waiting(t, url) == 2);
+        b.gate.release(Integer.MAX_VALUE / 2);
+        // the next connection goes to the third (the second has no lease, and none is free); when the third gives it
+        // back, the second must get it: before, that release filed and took back the connection until the second's
+        // deadline, and the third call ended only then
+        for (Running r : new Running[] {third, first, second}) {
+            CallResult c = r.await();
+            assertThat(c.ok()).as(c.toString()).isTrue();
+            r.assertEndedByItsDeadline();
+            assertThat(r.tookMillis()).as("ended long before its deadline").isLessThan(10_000);
+        }
+        assertThat(hold.done()).isFalse();
+    }
+
     // ---- bullet: an interrupted HTTP/2 call ----------------------------------------------------------------
 
     @Test
@@ -153,6 +228,96 @@ class ClientDeadlinesIT {
         // before: it spun in its wait for the answer until its deadline, 20 s later
         assertThat(Duration.ofNanos(r.end.get() - interrupted)).as("from the interrupt to the result")
                 .isLessThan(MARGIN);
+    }
+
+    // ---- bullet: a TLS handshake dribbled a byte at a time -------------------------------------------------
+
+    @Test
+    void aDribbledTlsHandshakeEndsAtTheConnectTimeout() throws Exception {
+        Dribbler s = closing(new Dribbler());
+        Duration connectTimeout = Duration.ofSeconds(1);
+        Transport t = transport(DestinationLimits.DEFAULT.withConnectTimeout(connectTimeout).withMaxConnecting(1));
+        Running r = Running.start(t, CallRequest.get(s.url()), Duration.ofSeconds(5));
+        CallResult c = r.await();
+        assertThat(c.ok()).as(c.toString()).isFalse();
+        r.assertEndedByItsDeadline();
+        // the connector gave the connection up at connect_timeout (before: each dribbled byte restarted the timeout
+        // of one read, and the handshake, with its slot of max_connecting, went on for ever)
+        awaitCondition("the client closed the dribbled connection", () -> s.closedAfterNanos.get() > 0);
+        assertThat(Duration.ofNanos(s.closedAfterNanos.get())).isLessThan(connectTimeout.plus(MARGIN));
+        assertThat(c.reason()).as(c.toString()).isEqualTo(Reason.TIMEOUT_CONNECT);
+    }
+
+    // ---- bullet: a passed-over waiter and its lease --------------------------------------------------------
+
+    @Test
+    void aPassedOverCallGivesItsLeaseBackWhileItWaits() throws Exception {
+        Backend b = closing(Backend.tls(n -> "http/1.1"));
+        Transport t = transport(DestinationLimits.DEFAULT.withMaxConnections(2));
+        String url = b.url("/");
+        // recent exchanges of ~1.2 s: a call is handed a connection only with twice that left (the pool's estimate)
+        for (int round = 0; round < 4; round++) {
+            Running x = Running.start(t, CallRequest.get(b.url("/sleep/1200")), Duration.ofSeconds(10));
+            Running y = Running.start(t, CallRequest.get(b.url("/sleep/1200")), Duration.ofSeconds(10));
+            assertThat(x.await().ok()).isTrue();
+            assertThat(y.await().ok()).isTrue();
+        }
+        b.gate.drainPermits();
+        b.closeConnections(); // TLS close_notify on each: the client does not reuse them (bytes sent unasked)
+        // a call with too little budget for an exchange queues first, with a lease; then one with enough
+        Running poor = Running.start(t, CallRequest.get(b.url("/sleep/0")), Duration.ofMillis(1200));
+        awaitCondition("the short call queued", () -> ClientProbe.waiting(t, url) == 1);
+        Running rich = Running.start(t, CallRequest.get(b.url("/sleep/2000")), Duration.ofSeconds(10));
+        awaitCondition("the long call queued", () -> ClientProbe.waiting(t, url) == 2);
+        assertThat(ClientProbe.leased(t, url)).isEqualTo(2);
+        b.gate.release(); // one connection: the short call is passed over, the long one takes it
+        awaitCondition("the long call's request reached the backend", () -> b.paths.contains("/sleep/2000"));
+        awaitCondition("the passed-over call gave its lease back", () -> ClientProbe.leased(t, url) == 1
+                || poor.done());
+        assertThat(poor.done()).as("it gave the lease back while it still waited (before: at its deadline)")
+                .isFalse();
+        CallResult p = poor.await();
+        assertThat(p.reason()).as(p.toString()).isEqualTo(Reason.CONNECT_WAIT);
+        poor.assertEndedByItsDeadline();
+        b.gate.release(Integer.MAX_VALUE / 2);
+        CallResult q = rich.await();
+        assertThat(q.ok()).as(q.toString()).isTrue();
+        rich.assertEndedByItsDeadline();
+    }
+
+    // ---- bullet: bytes sent unasked on an idle HTTP/1.1 connection -----------------------------------------
+
+    @Test
+    void anIdleConnectionWithBytesSentUnaskedIsNotReused() throws Exception {
+        Backend b = closing(Backend.plain());
+        Transport t = transport(DestinationLimits.DEFAULT);
+        CallResult first = Running.start(t, CallRequest.get(b.url("/stray")), Duration.ofSeconds(5)).await();
+        assertThat(first.bodyText()).as(first.toString()).isEqualTo("first");
+        awaitCondition("the backend sent its stray 408", () -> b.straySent.get() == 1);
+        Running second = Running.start(t, CallRequest.get(b.url("/second")), Duration.ofSeconds(5));
+        CallResult r = second.await();
+        // before: the idle connection was reused, and the stray 408 was read as this call's answer
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        assertThat(r.bodyText()).isEqualTo("ok");
+        assertThat(b.accepted.get()).as("a new connection for the second call").isEqualTo(2);
+        second.assertEndedByItsDeadline();
+        // a connection with nothing unasked on it is reused as before
+        CallResult third = Running.start(t, CallRequest.get(b.url("/third")), Duration.ofSeconds(5)).await();
+        assertThat(third.ok()).as(third.toString()).isTrue();
+        assertThat(b.accepted.get()).isEqualTo(2);
+    }
+
+    @Test
+    void aStrayBodyAfterTheAnswerIsNotReadAsTheNextAnswer() throws Exception {
+        Backend b = closing(Backend.plain());
+        Transport t = transport(DestinationLimits.DEFAULT);
+        // the answer and more in one write: the extra bytes may already sit in the client's buffer
+        CallResult first = Running.start(t, CallRequest.get(b.url("/extra")), Duration.ofSeconds(5)).await();
+        assertThat(first.bodyText()).as(first.toString()).isEqualTo("first");
+        CallResult second = Running.start(t, CallRequest.get(b.url("/second")), Duration.ofSeconds(5)).await();
+        assertThat(second.status()).as(second.toString()).isEqualTo(200);
+        assertThat(second.bodyText()).isEqualTo("ok");
+        assertThat(b.accepted.get()).isEqualTo(2);
     }
 
     // ---- how the tests run calls and wait ------------------------------------------------------------------
@@ -428,6 +593,73 @@ class ClientDeadlinesIT {
             gate.release(Integer.MAX_VALUE / 4); // no handshake waits on the test any more
             server.close();
             closeConnections();
+        }
+    }
+
+    /**
+     * A TLS server that is not one: to each connection it sends the header of a handshake record of 16 KiB, then
+     * one byte of it every 200 ms, never the whole; it records how long after the accept the client closed.
+     */
+    static final class Dribbler implements AutoCloseable {
+        final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        final AtomicLong closedAfterNanos = new AtomicLong();
+        final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+
+        Dribbler() throws IOException {
+            Thread.ofPlatform().daemon().name("dribbler-accept").start(() -> {
+                while (!server.isClosed()) {
+                    try {
+                        Socket s = server.accept();
+                        sockets.add(s);
+                        long accepted = System.nanoTime();
+                        Thread.ofVirtual().start(() -> drain(s, accepted));
+                        Thread.ofVirtual().start(() -> dribble(s));
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+        }
+
+        String url() {
+            return "https://127.0.0.1:" + server.getLocalPort() + "/";
+        }
+
+        /** Reads what the client sends (its ClientHello) until it closes. */
+        private void drain(Socket s, long accepted) {
+            try (InputStream in = s.getInputStream()) {
+                while (in.read(new byte[4096]) >= 0) {
+                    // nothing to do with it
+                }
+            } catch (IOException e) {
+                // reset: closed too
+            }
+            closedAfterNanos.compareAndSet(0, System.nanoTime() - accepted);
+        }
+
+        private void dribble(Socket s) {
+            try {
+                OutputStream out = s.getOutputStream();
+                out.write(new byte[] {0x16, 0x03, 0x03, 0x40, 0x00}); // handshake record, TLS 1.2, 16,384 bytes
+                out.flush();
+                for (int i = 0; i < 16_000 && !s.isClosed(); i++) {
+                    Thread.sleep(200);
+                    out.write(0x02);
+                    out.flush();
+                }
+            } catch (IOException e) {
+                // the client closed
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            for (Socket s : sockets) {
+                closeQuietly(s);
+            }
         }
     }
 
