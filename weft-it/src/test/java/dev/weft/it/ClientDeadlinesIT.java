@@ -20,7 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -185,8 +184,8 @@ class ClientDeadlinesIT {
                 .withMaxStreams(1));
         String url = b.url("/");
         Running hold = Running.start(t, CallRequest.get(b.url("/hold")), Duration.ofSeconds(30));
-        awaitCondition("the first call holds the HTTP/2 connection's only stream (accepted " + b.accepted
-                + ", HTTP/2 requests " + b.h2Requests + ")", () -> b.h2Requests.get() == 1 || hold.done());
+        awaitCondition("the first call holds the HTTP/2 connection's only stream", () -> b.h2Requests.get() == 1
+                || hold.done());
         assertThat(hold.done()).as("the first call still waits: %s", hold.done() ? hold.await() : "").isFalse();
         b.gate.drainPermits(); // later handshakes wait for the test
         // two calls queue without a lease of max_connections (the destination speaks h2)
@@ -543,7 +542,7 @@ class ClientDeadlinesIT {
             InputStream in = s.getInputStream();
             OutputStream out = s.getOutputStream();
             while (true) {
-                String head = readHead(in);
+                String head = Http1ClientIT.ScriptedServer.readHead(in);
                 if (head == null) {
                     return;
                 }
@@ -571,21 +570,6 @@ class ClientDeadlinesIT {
         private static void write(OutputStream out, String s) throws IOException {
             out.write(s.getBytes(StandardCharsets.ISO_8859_1));
             out.flush();
-        }
-
-        private static String readHead(InputStream in) throws IOException {
-            ByteArrayOutputStream b = new ByteArrayOutputStream();
-            int state = 0;
-            while (state < 4) {
-                int c = in.read();
-                if (c < 0) {
-                    return null;
-                }
-                b.write(c);
-                state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3))
-                        ? state + 1 : 0;
-            }
-            return b.toString(StandardCharsets.ISO_8859_1);
         }
 
         @Override
