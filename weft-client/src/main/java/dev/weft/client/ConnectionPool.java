@@ -613,7 +613,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         }
         if (l instanceof Http2Stream s) {
             Http2Connection conn = s.connection;
-            conn.finish(s);
+            if (!conn.finish(s)) {
+                return; // its reset is queued: the place comes back once it is written (placesFreed)
+            }
             if (!closed && conn.usable()) {
                 madeFree.increment();
                 if (conn.reserved() <= conn.capacity()) {
@@ -973,6 +975,14 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         java.net.SocketTimeoutException timeout() {
             return new java.net.SocketTimeoutException("the TLS handshake with " + destination.key()
                     + " did not complete within connect_timeout (" + limits.connectTimeout().toMillis() + " ms)");
+        }
+    }
+
+    @Override
+    public void placesFreed(Http2Connection c) {
+        if (!closed && c.usable()) {
+            madeFree.increment();
+            passPlaces(c, false);
         }
     }
 

@@ -92,6 +92,12 @@ final class Http2Connection {
     interface Owner {
         /** The connection takes no new streams any more (GOAWAY, closed, ids used up). */
         void retired(Http2Connection c);
+
+        /**
+         * Places on {@code c} came back ({@link #unreserve}d) once the resets of their streams were written: the
+         * server counts a stream until its reset, so the place is not handed on before.
+         */
+        void placesFreed(Http2Connection c);
     }
 
     private final String key;
@@ -553,36 +559,40 @@ final class Http2Connection {
 
     /**
      * An exchange gives its stream back: a stream that did not end on both sides (stopped by its deadline, an
-     * answer too large, a malformed one) is reset with CANCEL, so the server stops working on it.
+     * answer too large, a malformed one) is reset with CANCEL, so the server stops working on it. Whether its place
+     * is free now; false when a reset was queued: the place comes back once it is written
+     * ({@link Owner#placesFreed}), since the server counts the stream against its limit until then.
      */
-    void finish(Http2Stream s) {
+    boolean finish(Http2Stream s) {
         int id = s.id;
         if (id == 0) {
-            return;
+            return true;
         }
         streams.remove(id);
-        if (!s.done() && !closed) {
-            resets.add(id);
-            if (resetting.compareAndSet(false, true)) {
-                Thread.ofVirtual().name("weft-h2-reset-" + key).start(this::writeResets);
-            }
+        if (s.done() || closed) {
+            return true;
         }
+        resets.add(id);
+        if (resetting.compareAndSet(false, true)) {
+            Thread.ofVirtual().name("weft-h2-reset").start(this::writeResets);
+        }
+        return false;
     }
 
     /** Writes the queued resets, in one write, until none is left (one such thread per connection at a time). */
     private void writeResets() {
         do {
+            int written = 0;
             writeLock.lock();
             try {
                 Integer id;
-                boolean any = false;
                 while ((id = resets.poll()) != null) {
+                    written++;
                     if (!closed) {
                         generator.control(frames, new ResetFrame(id, ErrorCode.CANCEL_STREAM_ERROR.code));
-                        any = true;
                     }
                 }
-                if (any && !closed) {
+                if (written > 0 && !closed) {
                     flush(CONTROL);
                 }
             } catch (IOException | HpackException e) {
@@ -591,6 +601,12 @@ final class Http2Connection {
             } finally {
                 writeLock.unlock();
                 resetting.set(false);
+                for (int i = 0; i < written; i++) {
+                    unreserve();
+                }
+                if (written > 0) {
+                    owner.placesFreed(this);
+                }
             }
             // a reset queued after the poll above, whose exchange saw this thread still running, is written here
         } while (!resets.isEmpty() && resetting.compareAndSet(false, true));
