@@ -106,7 +106,8 @@ class Http1ClientIT {
             }
         }
 
-        private static String readHead(InputStream in) throws IOException {
+        /** A request head up to its blank line, as text; null when the stream ends first. */
+        static String readHead(InputStream in) throws IOException {
             ByteArrayOutputStream b = new ByteArrayOutputStream();
             int state = 0;
             while (state < 4) {

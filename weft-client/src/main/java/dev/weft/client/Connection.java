@@ -58,6 +58,8 @@ final class Connection extends Lease {
 
     private final Socket socket;
     private final Socket raw;
+    /** The TCP socket's own stream: what it says {@link InputStream#available()} is what the kernel holds. */
+    private final InputStream rawIn;
     private final Http1Input input;
     private final OutputStream out;
     /** {@link Http1Input#totalRead()} when the current request was sent. */
@@ -75,6 +77,28 @@ final class Connection extends Lease {
         this.raw = raw;
         this.input = new Http1Input(new SocketInput(socket.getInputStream()), BUFFER_BYTES);
         this.out = socket.getOutputStream();
+        this.rawIn = raw.getInputStream();
+    }
+
+    /**
+     * Whether the backend sent bytes no request asked for, between exchanges: past the last answer in our buffer,
+     * decrypted and waiting in the TLS socket, or still in the kernel (a stray body, an idle {@code 408}, a TLS
+     * close_notify). Such a connection must not be reused: those bytes would be read as the next call's answer.
+     * Never blocks; one {@code FIONREAD} on the socket. A TLS connection that has not served an exchange is not
+     * asked the kernel: a TLS 1.3 server's session tickets may wait there until the first read.
+     */
+    boolean hasUnaskedBytes() {
+        try {
+            if (input.hasBuffered()) {
+                return true;
+            }
+            if (socket == raw) {
+                return rawIn.available() > 0;
+            }
+            return socket.getInputStream().available() > 0 || (input.totalRead() > 0 && rawIn.available() > 0);
+        } catch (IOException e) {
+            return true; // a socket that cannot say is not worth the risk
+        }
     }
 
     @Override

@@ -105,6 +105,16 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
     private final ConcurrentLinkedDeque<Waiter> waiters = new ConcurrentLinkedDeque<>();
     private final AtomicInteger waiting = new AtomicInteger();
     /**
+     * Calls waiting for a lease of {@code max_connections}, newest first ({@link #awaitLease}): a lease given back
+     * wakes the oldest, and an abort of its exchange wakes each ({@link Exchange#waiting}).
+     */
+    private final ConcurrentLinkedDeque<Waiter> leaseWaiters = new ConcurrentLinkedDeque<>();
+    /**
+     * Queued calls without a lease (they queued while the destination spoke HTTP/2): a lease given back wakes one,
+     * so that it takes the lease and an idle HTTP/1.1 connection itself once the destination speaks HTTP/1.1.
+     */
+    private final AtomicInteger leaseless = new AtomicInteger();
+    /**
      * How long an exchange holds a connection, lease to release: a moving average over the last ~8. A waiting
      * call is handed a connection only with at least {@link #BUDGET_FOR_AN_EXCHANGE} times this left.
      */
@@ -172,8 +182,11 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         final boolean fresh;
         /** System.nanoTime() at which its wait ends: its request's deadline. */
         final long until;
-        /** Whether it holds a lease of max_connections (an HTTP/1.1 connection may be handed to it). */
-        boolean lease;
+        /**
+         * Whether it holds a lease of max_connections (an HTTP/1.1 connection may be handed to it). Set by the waiting
+         * call only; read by offerers, which take a lease for a call without one ({@link WithLease}).
+         */
+        volatile boolean lease;
         final AtomicReference<Object> slot = new AtomicReference<>();
         private final AtomicInteger waiting;
 
@@ -182,12 +195,16 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             this.until = until;
             this.lease = lease;
             this.waiting = waiting;
-            waiting.incrementAndGet();
+            if (waiting != null) {
+                waiting.incrementAndGet();
+            }
         }
 
         boolean offer(Object o) {
             if (slot.compareAndSet(null, o)) {
-                waiting.decrementAndGet();
+                if (waiting != null) {
+                    waiting.decrementAndGet();
+                }
                 LockSupport.unpark(thread);
                 return true;
             }
@@ -206,22 +223,65 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         }
 
         /**
-         * Takes it out of the running for connections, without waking it: it waits out its budget and fails
-         * {@code connect-wait} then, as it would have without a connection (failing it at once would only send
-         * its caller back sooner, to a pool that has no connection for it either).
+         * Takes it out of the running for connections: it waits out its budget and fails {@code connect-wait} then,
+         * as it would have without a connection (failing it at once would only send its caller back sooner, to a
+         * pool that has no connection for it either). It is woken only to give back its lease of
+         * {@code max_connections}, which another call can use meanwhile.
          */
         boolean passOver() {
             if (slot.compareAndSet(null, PASSED_OVER)) {
-                waiting.decrementAndGet();
+                if (waiting != null) {
+                    waiting.decrementAndGet();
+                }
+                if (lease) {
+                    LockSupport.unpark(thread);
+                }
                 return true;
             }
             return false;
         }
     }
 
+    /** A snapshot of this pool (see {@link PoolState}). */
+    PoolState state() {
+        return new PoolState(waiting(), waitingForLease(), leased(), http2StreamsStarted(), longestHttp2WriteNanos());
+    }
+
     /** Calls waiting for a connection now. */
     int waiting() {
         return waiting.get();
+    }
+
+    /** Calls waiting for a lease of {@code max_connections} now. */
+    int waitingForLease() {
+        return leaseWaiters.size();
+    }
+
+    /** Leases of {@code max_connections} held now (HTTP/1.1 exchanges, and calls waiting with one). */
+    int leased() {
+        return limits.maxConnections() - leases.availablePermits();
+    }
+
+    /** Since when the write in progress on an HTTP/2 connection has been blocked, the longest; 0 when none is. */
+    long longestHttp2WriteNanos() {
+        long now = System.nanoTime();
+        long longest = 0;
+        for (Http2Connection c : h2) {
+            long since = c.writingSince();
+            if (since != 0) {
+                longest = Math.max(longest, now - since);
+            }
+        }
+        return longest;
+    }
+
+    /** HTTP/2 streams started (their HEADERS sent) and not ended, on every connection. */
+    int http2StreamsStarted() {
+        int n = 0;
+        for (Http2Connection c : h2) {
+            n += c.streamsStarted();
+        }
+        return n;
     }
 
     /** Connects (TCP and TLS) in progress now. */
@@ -264,6 +324,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         // waited for its lease shows a pool that serves its queue, even if that connection was closed (its
         // exchange cut) before this call got to the idle list.
         long freeAtStart = madeFree.sum();
+        if (exchange.stopped()) { // a hedge's loser cancelled before it got here takes nothing
+            throw new ConnectWaitException("stopped before it took a connection");
+        }
         if (!fresh) {
             Http2Stream s = takeStream();
             if (s != null) {
@@ -272,23 +335,24 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             }
         }
         boolean lease = !speaksH2;
-        if (lease && !leases.tryAcquire()) {
-            boolean got;
-            try {
-                got = leases.tryAcquire(exchange.waitStarts(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new InterruptedIOException("interrupted while waiting for a connection");
+        if (lease && !leases.tryAcquire() && !awaitLease(exchange, exchange.waitStarts())) {
+            if (closed) {
+                throw new IOException("the transport is closed");
             }
-            if (!got) {
-                throw new ConnectWaitException("all " + limits.maxConnections() + " connections to "
-                        + destination.key() + " stayed leased (max_connections)");
+            if (exchange.stopped()) {
+                throw new ConnectWaitException("stopped while it waited for one of the " + limits.maxConnections()
+                        + " connections to " + destination.key());
             }
+            throw new ConnectWaitException("all " + limits.maxConnections() + " connections to "
+                    + destination.key() + " stayed leased (max_connections)");
         }
         Waiter w = null;
         try {
             if (closed) {
                 throw new IOException("the transport is closed");
+            }
+            if (exchange.stopped()) { // it would throw a good idle connection (and its TLS session) away
+                throw new ConnectWaitException("stopped before it took a connection");
             }
             Lease c = fresh || !lease ? null : takeIdle();
             if (c == null) {
@@ -297,16 +361,75 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 c = await(exchange, w, exchange.ownBudgetEndsNanos(), freeAtStart);
                 if (c instanceof Http2Stream && w.lease) { // waited with a lease, served by HTTP/2
                     w.lease = false;
-                    leases.release();
+                    releaseLease();
                 }
             }
             c.leasedAt = System.nanoTime();
             return c;
         } catch (IOException | RuntimeException e) {
             if (w == null ? lease : w.lease) {
-                leases.release();
+                releaseLease();
             }
             throw e;
+        }
+    }
+
+    /**
+     * Waits up to {@code nanos} for a lease of {@code max_connections}; whether it took one. A lease given back
+     * wakes the oldest waiting call ({@link #releaseLease}); an abort of the exchange (its deadline, a hedge's winner,
+     * a closing transport) wakes the call, which then leaves without a lease.
+     */
+    private boolean awaitLease(Exchange exchange, long nanos) throws IOException {
+        Waiter w = new Waiter(false, System.nanoTime() + Math.max(0, nanos), false, null);
+        leaseWaiters.addFirst(w);
+        boolean got = false;
+        try {
+            exchange.waiting(w);
+            while (true) {
+                if (w.slot.get() != null || exchange.stopped() || closed) {
+                    return false;
+                }
+                if (leases.tryAcquire()) { // after it queued: a lease given back before that is seen here
+                    got = true;
+                    return true;
+                }
+                long left = w.until - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                LockSupport.parkNanos(this, left);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new InterruptedIOException("interrupted while waiting for a connection");
+                }
+            }
+        } finally {
+            exchange.waiting(null);
+            leaseWaiters.removeLastOccurrence(w); // the oldest are at the tail
+            if (!got && leases.availablePermits() > 0) {
+                wakeForLease(); // it may have been woken for a lease it leaves behind
+            }
+        }
+    }
+
+    /** Gives a lease of {@code max_connections} back and wakes a call that waits for one. */
+    private void releaseLease() {
+        leases.release();
+        wakeForLease();
+    }
+
+    private void wakeForLease() {
+        Waiter lw = leaseWaiters.peekLast();
+        if (lw != null) {
+            LockSupport.unpark(lw.thread);
+        }
+        if (leaseless.get() > 0) { // rare: calls that queued while the destination spoke HTTP/2
+            for (java.util.Iterator<Waiter> it = waiters.descendingIterator(); it.hasNext(); ) {
+                Waiter w = it.next();
+                if (!w.lease && w.slot.get() == null) {
+                    LockSupport.unpark(w.thread);
+                    return;
+                }
+            }
         }
     }
 
@@ -323,6 +446,10 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         long until = w.until;
         boolean fresh = w.fresh;
         boolean patient = ownBudgetEnds - until >= 0; // its own budget lasts the whole wait: nothing to check
+        boolean leaseless = !w.lease;
+        if (leaseless) {
+            this.leaseless.incrementAndGet();
+        }
         waiters.addFirst(w);
         // Who filled the slot unlinks the waiter: a hand-off unlinks it through its iterator (O(1)); when the
         // waiter filled it itself (an idle connection, a timeout), it unlinks itself here. A scan of the whole
@@ -341,6 +468,10 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                         }
                     }
                 }
+                if (!fresh && !w.lease && !speaksH2 && w.slot.get() == null && !idle.isEmpty()
+                        && leases.tryAcquire()) {
+                    w.lease = true; // it queued for HTTP/2 and the destination answers HTTP/1.1 now: a lease for it
+                }
                 if (!fresh && w.lease && w.slot.get() == null) {
                     Connection c = takeIdle();
                     if (c != null) {
@@ -354,6 +485,10 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 startConnectors();
                 Object got = w.slot.get();
                 if (got == PASSED_OVER) {
+                    if (w.lease) { // it will not use it: another call may, meanwhile
+                        w.lease = false;
+                        releaseLease();
+                    }
                     long left = until - System.nanoTime();
                     if (left > 0 && !closed && !exchange.stopped() && !Thread.currentThread().isInterrupted()) {
                         LockSupport.parkNanos(this, Math.min(left, RECHECK_NANOS));
@@ -387,6 +522,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                     }
                 }
                 if (got instanceof WithLease wl) {
+                    if (w.lease) {
+                        releaseLease(); // it took a lease of its own meanwhile: one is enough
+                    }
                     w.lease = true; // the offerer took the lease for this call
                     got = wl.connection();
                 }
@@ -420,6 +558,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                         + ")");
             }
         } finally {
+            if (leaseless) {
+                this.leaseless.decrementAndGet();
+            }
             self |= w.cancel(); // false when it was served or cancelled from outside
             if (self || w.slot.get() == CANCELLED) {
                 waiters.removeLastOccurrence(w); // the oldest waiters are at the tail
@@ -432,7 +573,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         long now = System.nanoTime();
         Connection c;
         while ((c = idle.pollFirst()) != null) {
-            if (!c.isClosed() && now - c.idleSince < limits.idleTimeout().toNanos()) {
+            // Bytes the backend sent on an idle connection, unasked (a stray body, an idle 408, a TLS close_notify),
+            // would be read as the next call's answer: such a connection is not reused.
+            if (!c.isClosed() && now - c.idleSince < limits.idleTimeout().toNanos() && !c.hasUnaskedBytes()) {
                 c.reused = true;
                 return c;
             }
@@ -475,7 +618,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         }
         if (l instanceof Http2Stream s) {
             Http2Connection conn = s.connection;
-            conn.finish(s);
+            if (!conn.finish(s)) {
+                return; // its reset is queued: the place comes back once it is written (placesFreed)
+            }
             if (!closed && conn.usable()) {
                 madeFree.increment();
                 if (conn.reserved() <= conn.capacity()) {
@@ -499,7 +644,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 discard(c);
             }
         } finally {
-            leases.release();
+            releaseLease();
         }
     }
 
@@ -517,7 +662,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             // there. await() queues, then looks at the idle list; this files, then looks at the queue: one of the
             // two sees the other. If a call is still unserved and c is still idle, take c back and offer it again.
             // Each further round means some call was served meanwhile, so this ends.
-            if (!unservedWaiter(brandNew) || !idle.removeFirstOccurrence(c)) {
+            if (!unservedWaiter(brandNew, true) || !idle.removeFirstOccurrence(c)) {
                 return;
             }
         }
@@ -538,7 +683,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
 
     /** Offers places on {@code c} to waiting calls, oldest first, while it has room and someone waits. */
     private void passPlaces(Http2Connection c, boolean brandNew) {
-        while (unservedWaiter(brandNew)) {
+        while (unservedWaiter(brandNew, false)) {
             Http2Stream s = c.reserve();
             if (s == null) {
                 return;
@@ -587,19 +732,25 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 return true;
             }
             if (offer instanceof WithLease) {
-                leases.release();
+                releaseLease();
             }
         }
         return false;
     }
 
-    /** Whether a queued call that could take an idle connection has not been served yet. */
-    private boolean unservedWaiter(boolean brandNew) {
+    /**
+     * Whether a queued call that could take an idle connection has not been served yet. {@code http1}: an HTTP/1.1
+     * connection, which a call without a lease can take only when a lease is free; were it counted without one,
+     * {@link #handOff} would file and take back the same connection until that call's deadline. It takes its lease
+     * and the idle connection itself once a lease comes back ({@link #wakeForLease}).
+     */
+    private boolean unservedWaiter(boolean brandNew, boolean http1) {
         if (waiters.isEmpty()) {
             return false;
         }
         for (Waiter w : waiters) {
-            if ((brandNew || !w.fresh) && w.slot.get() == null) {
+            if ((brandNew || !w.fresh) && w.slot.get() == null
+                    && (!http1 || w.lease || leases.availablePermits() > 0)) {
                 return true;
             }
         }
@@ -711,38 +862,35 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             }
             Socket socket = raw;
             if (destination.scheme().equals("https")) {
-                long left = timeout - (System.nanoTime() - start);
-                raw.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                SSLSocket ssl = (SSLSocket) tlsFactory().createSocket(raw, destination.host(), destination.port(), true);
-                SSLParameters p = ssl.getSSLParameters();
-                if (tlsOptions.verifyHostname()) {
-                    p.setEndpointIdentificationAlgorithm("HTTPS");
-                }
-                if (tlsOptions.http2()) {
-                    p.setApplicationProtocols(new String[] {"h2", "http/1.1"});
-                }
-                ssl.setSSLParameters(p);
+                // The handshake as a whole (and HTTP/2's start) is bounded by connect_timeout, not each read: a server
+                // that dribbles its handshake would otherwise hold a connector (of max_connecting) for ever.
+                ConnectGuard guard = new ConnectGuard(raw, start + timeout);
                 try {
-                    ssl.startHandshake();
-                } catch (SSLHandshakeException e) {
-                    if (e.getCause() instanceof java.io.EOFException) {
-                        // The server closed the connection in the middle of the handshake (a restart, an overload):
-                        // a reset, as a reset in the handshake already is; not a certificate problem (tls-error).
-                        throw new java.net.SocketException("the server closed the connection during the TLS"
-                                + " handshake: " + e.getMessage());
+                    SSLSocket ssl = handshake(raw);
+                    socket = ssl;
+                    if ("h2".equals(ssl.getApplicationProtocol())) {
+                        long rest = timeout - (System.nanoTime() - start);
+                        Http2Connection h = Http2Connection.open(destination.key(), ssl, raw, this, maxStreams, rest);
+                        if (!guard.done()) {
+                            h.close("connect_timeout passed");
+                            throw guard.timeout();
+                        }
+                        if (closed) {
+                            h.close("the transport is closed");
+                            throw new IOException("the transport is closed");
+                        }
+                        return h;
                     }
-                    throw handshakeFailure(e);
-                }
-                raw.setSoTimeout(0); // reads are untimed: the watchdog enforces each call's deadline
-                socket = ssl;
-                if ("h2".equals(ssl.getApplicationProtocol())) {
-                    long rest = timeout - (System.nanoTime() - start);
-                    Http2Connection h = Http2Connection.open(destination.key(), ssl, raw, this, maxStreams, rest);
-                    if (closed) {
-                        h.close("the transport is closed");
-                        throw new IOException("the transport is closed");
+                    if (!guard.done()) {
+                        throw guard.timeout();
                     }
-                    return h;
+                } catch (IOException e) {
+                    if (!guard.done()) { // the guard closed the socket under the handshake
+                        throw guard.timeout();
+                    }
+                    throw e;
+                } finally {
+                    guard.done(); // a RuntimeException: the guard's thread need not wait for the deadline
                 }
             }
             Connection c = new Connection(socket, raw);
@@ -761,6 +909,85 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             throw e;
         } finally {
             connectingSockets.remove(raw);
+        }
+    }
+
+    /** The TLS handshake on {@code raw}, offering h2 and http/1.1 by ALPN when HTTP/2 is on. */
+    private SSLSocket handshake(Socket raw) throws IOException {
+        SSLSocket ssl = (SSLSocket) tlsFactory().createSocket(raw, destination.host(), destination.port(), true);
+        SSLParameters p = ssl.getSSLParameters();
+        if (tlsOptions.verifyHostname()) {
+            p.setEndpointIdentificationAlgorithm("HTTPS");
+        }
+        if (tlsOptions.http2()) {
+            p.setApplicationProtocols(new String[] {"h2", "http/1.1"});
+        }
+        ssl.setSSLParameters(p);
+        try {
+            ssl.startHandshake();
+        } catch (SSLHandshakeException e) {
+            if (e.getCause() instanceof java.io.EOFException) {
+                // The server closed the connection in the middle of the handshake (a restart, an overload):
+                // a reset, as a reset in the handshake already is; not a certificate problem (tls-error).
+                throw new java.net.SocketException("the server closed the connection during the TLS"
+                        + " handshake: " + e.getMessage());
+            }
+            throw handshakeFailure(e);
+        }
+        return ssl;
+    }
+
+    /**
+     * Closes a connecting socket when its connect deadline passes, unless {@link #done} came first: a virtual thread
+     * per TLS connect (at most {@code max_connecting} at once), parked until then.
+     */
+    private final class ConnectGuard {
+        private final Socket raw;
+        private final long until;
+        /** 0 while the connect runs, 1 once done, 2 once the guard closed the socket. */
+        private final AtomicInteger state = new AtomicInteger();
+        private final Thread thread;
+
+        ConnectGuard(Socket raw, long until) {
+            this.raw = raw;
+            this.until = until;
+            this.thread = Thread.ofVirtual().name("weft-connect-deadline").start(this::watch);
+        }
+
+        private void watch() {
+            long left;
+            while (state.get() == 0 && (left = until - System.nanoTime()) > 0) {
+                LockSupport.parkNanos(this, left);
+            }
+            if (state.compareAndSet(0, 2)) {
+                try {
+                    raw.close();
+                } catch (IOException ignored) {
+                    // closing is all we wanted
+                }
+            }
+        }
+
+        /** The connect is over: whether it was in time (false: the guard closed its socket). */
+        boolean done() {
+            if (state.compareAndSet(0, 1)) {
+                LockSupport.unpark(thread);
+                return true;
+            }
+            return state.get() == 1;
+        }
+
+        java.net.SocketTimeoutException timeout() {
+            return new java.net.SocketTimeoutException("the TLS handshake with " + destination.key()
+                    + " did not complete within connect_timeout (" + limits.connectTimeout().toMillis() + " ms)");
+        }
+    }
+
+    @Override
+    public void placesFreed(Http2Connection c) {
+        if (!closed && c.usable()) {
+            madeFree.increment();
+            passPlaces(c, false);
         }
     }
 

@@ -184,6 +184,10 @@ final class Exchange {
             return classify(e);
         } finally {
             watchdog.unwatch(this);
+            // Forgotten before it is given back: a cancel that comes later (a hedge's winner is cancelled with the
+            // losers) must not abort the connection under the call that takes it next. One that came before has
+            // closed it, and the pool does not reuse it.
+            connection = null;
             if (c != null) {
                 pool.release(c, reusable && !timedOut && !cancelled);
             }

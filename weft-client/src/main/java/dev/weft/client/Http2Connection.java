@@ -92,6 +92,12 @@ final class Http2Connection {
     interface Owner {
         /** The connection takes no new streams any more (GOAWAY, closed, ids used up). */
         void retired(Http2Connection c);
+
+        /**
+         * Places on {@code c} came back ({@link #unreserve}d) once the resets of their streams were written: the
+         * server counts a stream until its reset, so the place is not handed on before.
+         */
+        void placesFreed(Http2Connection c);
     }
 
     private final String key;
@@ -111,6 +117,29 @@ final class Http2Connection {
     private int nextStreamId = 1;
     /** When the write in progress began ({@link System#nanoTime()}), 0 while none is. */
     private volatile long writingSince;
+    /**
+     * Who writes now: the {@link Http2Stream} whose exchange's thread writes its request, {@link #CONTROL} for a
+     * control frame (the reader's acknowledgements and credit, a reset), null while nobody writes. A socket write
+     * cannot be stopped but by closing the socket: a stream's write blocked by a server that stopped reading is
+     * ended by its exchange's deadline or cancel ({@link #aborted}), a control write by {@link #STALLED_WRITE}.
+     */
+    private volatile Object writing;
+    private static final Object CONTROL = new Object();
+    /**
+     * A control frame's write (a few bytes) blocked this long means a server that stopped reading: a stream that is
+     * stopped, or waits for the write lock, then closes the connection ({@link #closeIfStalled}).
+     */
+    static final long STALLED_WRITE = TimeUnit.SECONDS.toNanos(1);
+    /** How often a stream waiting for the write lock looks at whether its exchange was stopped meanwhile. */
+    private static final long LOCK_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /**
+     * Streams to reset (RST_STREAM CANCEL) that their exchanges gave back: written by a virtual thread of the
+     * connection ({@link #writeResets}), not by the exchange's, whose call must end at its deadline even when a
+     * write blocks (and whose socket write would close the shared connection if its thread was interrupted).
+     */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Integer> resets =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.atomic.AtomicBoolean resetting = new java.util.concurrent.atomic.AtomicBoolean();
 
     private final Parser parser;
     private final ConcurrentHashMap<Integer, Http2Stream> streams = new ConcurrentHashMap<>();
@@ -160,7 +189,7 @@ final class Http2Connection {
                 && streams.containsKey(r.getStreamId())) || window.onEvent(event));
         this.parser.getHpackDecoder().setMaxHeaderListSize(MAX_HEADER_LIST);
         this.parser.init(new Frames());
-        this.reader = Thread.ofVirtual().name("weft-h2-" + key).unstarted(this::readLoop);
+        this.reader = Thread.ofVirtual().name("weft-h2-" + key).unstarted(this::readFrames);
     }
 
     /**
@@ -181,7 +210,7 @@ final class Http2Connection {
                 settings.put(SettingsFrame.MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST);
                 c.generator.control(c.frames, new SettingsFrame(settings, false));
                 c.generator.control(c.frames, new WindowUpdateFrame(0, CONNECTION_WINDOW - DEFAULT_WINDOW));
-                c.flush();
+                c.flush(CONTROL);
             } finally {
                 c.writeLock.unlock();
             }
@@ -211,6 +240,16 @@ final class Http2Connection {
             c.close("could not start: " + e.getMessage());
             throw e;
         }
+    }
+
+    /** Streams started (HEADERS sent or being sent) that have not ended. */
+    int streamsStarted() {
+        return streams.size();
+    }
+
+    /** When the write in progress began ({@link System#nanoTime()}), 0 while none is. */
+    long writingSince() {
+        return writingSince;
     }
 
     /** Streams this connection takes at once now: ours and the server's limit, whichever is lower. */
@@ -285,7 +324,7 @@ final class Http2Connection {
     /** Sends {@code s}'s HEADERS (and its body as DATA): called once, by the exchange's thread. */
     void start(Http2Stream s, MetaData.Request request, byte[] body) throws IOException {
         boolean endStream = body == null || body.length == 0;
-        writeLock.lock();
+        lockWrites(s);
         try {
             if (closed || goingAway) {
                 throw new Http2Stream.NotProcessedException("the HTTP/2 connection to " + key
@@ -336,7 +375,7 @@ final class Http2Connection {
                 close("the HPACK encoder failed: " + e.getMessage());
                 throw new Http2Stream.HeadersTooLargeException("request not sent: " + e.getMessage());
             }
-            flush();
+            flush(s);
             if (endStream) {
                 s.requestEnded = true;
             }
@@ -384,14 +423,23 @@ final class Http2Connection {
                 windowLock.unlock();
             }
             boolean last = off + chunk == body.length;
-            writeLock.lock();
             try {
+                lockWrites(s);
+            } catch (IOException e) {
+                giveBackCredit(s, chunk); // not sent: the windows stay as the server counts them
+                throw e;
+            }
+            try {
+                if (s.isAborted()) {
+                    giveBackCredit(s, chunk);
+                    throw new IOException("the stream ended while sending the request body");
+                }
                 if (closed) {
                     throw new Connection.ClosedException("the HTTP/2 connection to " + key + " closed while sending"
                             + " the request body (" + closeReason + ")", false);
                 }
                 generator.data(frames, new DataFrame(s.id, ByteBuffer.wrap(body, off, chunk), last), chunk);
-                flush();
+                flush(s);
                 if (last) {
                     s.requestEnded = true;
                 }
@@ -399,6 +447,16 @@ final class Http2Connection {
                 writeLock.unlock();
             }
             off += chunk;
+        }
+    }
+
+    private void giveBackCredit(Http2Stream s, int n) {
+        windowLock.lock();
+        try {
+            sendWindow += n;
+            s.sendWindow += n;
+        } finally {
+            windowLock.unlock();
         }
     }
 
@@ -415,11 +473,54 @@ final class Http2Connection {
         return size;
     }
 
-    /** Writes what the generator put in {@link #frames} (under {@link #writeLock}). */
-    private void flush() throws IOException {
+    /**
+     * Takes the write lock for {@code s}'s exchange, which leaves when it is stopped meanwhile (its deadline, a cancel):
+     * a write blocked by a server that stopped reading holds the lock, and every stream of the connection waits.
+     */
+    private void lockWrites(Http2Stream s) throws IOException {
+        if (writeLock.tryLock()) {
+            return;
+        }
+        try {
+            while (!writeLock.tryLock(LOCK_RECHECK_NANOS, TimeUnit.NANOSECONDS)) {
+                if (s.isAborted()) {
+                    closeIfStalled();
+                    throw new IOException("the exchange was stopped while it waited to write on the HTTP/2 connection"
+                            + " to " + key);
+                }
+                closeIfStalled();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting to write");
+        }
+    }
+
+    /** Closes the connection when a control frame's write has blocked for {@link #STALLED_WRITE}. */
+    private void closeIfStalled() {
+        Object w = writing; // read before writingSince: a newer write's start only makes the wait look shorter
+        long since = writingSince;
+        if (w == CONTROL && since != 0 && System.nanoTime() - since > STALLED_WRITE) {
+            close("a write blocked for over " + TimeUnit.NANOSECONDS.toMillis(STALLED_WRITE) + " ms: the server"
+                    + " stopped reading");
+        }
+    }
+
+    /**
+     * Writes what the generator put in {@link #frames} (under {@link #writeLock}), for {@code by}: the stream whose
+     * request it is, or {@link #CONTROL}.
+     */
+    private void flush(Object by) throws IOException {
         ByteBuffer b = frames.getByteBuffer();
         writingSince = Math.max(1, System.nanoTime());
+        writing = by;
         try {
+            if (by instanceof Http2Stream st && st.isAborted()) {
+                // Stopped just now, and its abort may have looked before this write was marked as its own: were it to
+                // block, nothing would end it. Its frames are encoded (HPACK's table moved): the connection closes.
+                close("an exchange was stopped as it wrote");
+                throw new java.net.SocketException("the exchange was stopped as it wrote");
+            }
             if (b.hasArray()) {
                 out.write(b.array(), b.arrayOffset() + b.position(), b.remaining());
             } else {
@@ -433,6 +534,7 @@ final class Http2Connection {
             throw new Connection.ClosedException("HTTP/2 connection to " + key + " lost while writing: " + e.getMessage(),
                     false);
         } finally {
+            writing = null;
             writingSince = 0;
             frames.clear();
         }
@@ -446,7 +548,7 @@ final class Http2Connection {
                 return;
             }
             generator.control(frames, frame);
-            flush();
+            flush(CONTROL);
         } catch (IOException | HpackException e) {
             frames.clear();
             close("write failed: " + e.getMessage());
@@ -457,30 +559,72 @@ final class Http2Connection {
 
     /**
      * An exchange gives its stream back: a stream that did not end on both sides (stopped by its deadline, an
-     * answer too large, a malformed one) is reset with CANCEL, so the server stops working on it.
+     * answer too large, a malformed one) is reset with CANCEL, so the server stops working on it. Whether its place
+     * is free now; false when a reset was queued: the place comes back once it is written
+     * ({@link Owner#placesFreed}), since the server counts the stream against its limit until then.
      */
-    void finish(Http2Stream s) {
+    boolean finish(Http2Stream s) {
         int id = s.id;
         if (id == 0) {
-            return;
+            return true;
         }
         streams.remove(id);
-        if (!s.done() && !closed) {
-            control(new ResetFrame(id, ErrorCode.CANCEL_STREAM_ERROR.code));
+        if (s.done() || closed) {
+            return true;
         }
+        resets.add(id);
+        if (resetting.compareAndSet(false, true)) {
+            Thread.ofVirtual().name("weft-h2-reset").start(this::writeResets);
+        }
+        return false;
+    }
+
+    /** Writes the queued resets, in one write, until none is left (one such thread per connection at a time). */
+    private void writeResets() {
+        do {
+            int written = 0;
+            writeLock.lock();
+            try {
+                Integer id;
+                while ((id = resets.poll()) != null) {
+                    written++;
+                    if (!closed) {
+                        generator.control(frames, new ResetFrame(id, ErrorCode.CANCEL_STREAM_ERROR.code));
+                    }
+                }
+                if (written > 0 && !closed) {
+                    flush(CONTROL);
+                }
+            } catch (IOException | HpackException e) {
+                frames.clear();
+                close("write failed: " + e.getMessage());
+            } finally {
+                writeLock.unlock();
+                resetting.set(false);
+                for (int i = 0; i < written; i++) {
+                    unreserve();
+                }
+                if (written > 0) {
+                    owner.placesFreed(this);
+                }
+            }
+            // a reset queued after the poll above, whose exchange saw this thread still running, is written here
+        } while (!resets.isEmpty() && resetting.compareAndSet(false, true));
     }
 
     /**
-     * An exchange was stopped from another thread. Its own thread resets the stream when it gives it back; but
-     * if that thread is stuck in a write (a server that stopped reading), nothing else would free it, so a
-     * write that has lasted a second by then closes the connection.
+     * An exchange was stopped from another thread. A stream blocked in its own write (a server that stopped reading)
+     * can be freed only by closing the socket: the connection closes, whenever in the write the stop comes. A stream
+     * waiting for the write lock leaves by itself ({@link #lockWrites}); a control write blocked for
+     * {@link #STALLED_WRITE} closes the connection too.
      */
     void aborted(Http2Stream s) {
         wakeSenders();
-        long since = writingSince;
-        if (since != 0 && System.nanoTime() - since > TimeUnit.SECONDS.toNanos(1)) {
-            close("a write blocked for over a second: the server stopped reading");
+        if (writing == s && writingSince != 0) {
+            close("the exchange writing on it was stopped with its write blocked: the server stopped reading");
+            return;
         }
+        closeIfStalled();
     }
 
     /** Closes the connection: every stream still open fails, and the pool forgets it. */
@@ -537,22 +681,6 @@ final class Http2Connection {
 
     // ---- reading -------------------------------------------------------------------------------------------
 
-    /** Reader threads running now, in this JVM (the tests' check that none outlives its connection). */
-    private static final AtomicInteger READERS = new AtomicInteger();
-
-    static int readersRunning() {
-        return READERS.get();
-    }
-
-    private void readLoop() {
-        READERS.incrementAndGet();
-        try {
-            readFrames();
-        } finally {
-            READERS.decrementAndGet();
-        }
-    }
-
     private void readFrames() {
         byte[] buf = new byte[32 * 1024];
         ByteBuffer bb = ByteBuffer.wrap(buf);
@@ -593,7 +721,7 @@ final class Http2Connection {
                 for (WindowUpdateFrame f : credit) {
                     generator.control(frames, f);
                 }
-                flush();
+                flush(CONTROL);
             }
         } catch (IOException | HpackException e) {
             frames.clear();

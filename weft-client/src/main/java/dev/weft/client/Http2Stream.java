@@ -114,7 +114,10 @@ final class Http2Stream extends Lease {
         return bodyLength == body.length ? body : Arrays.copyOf(body, bodyLength);
     }
 
-    /** Parks until the reader or an abort changes something; throws when the stream failed or was aborted. */
+    /**
+     * Parks until the reader or an abort changes something; throws when the stream failed or was aborted, or the
+     * thread is interrupted (a park returns at once while it is: the call would spin until its deadline).
+     */
     private void awaitChange() throws IOException {
         IOException f = failure;
         if (f != null) {
@@ -123,6 +126,9 @@ final class Http2Stream extends Lease {
         if (aborted) {
             throw new IOException("the exchange was stopped");
         }
+        if (Thread.currentThread().isInterrupted()) {
+            throw new java.io.InterruptedIOException("interrupted while waiting for the answer");
+        }
         LockSupport.park(this);
         f = failure;
         if (f != null) {
@@ -130,6 +136,9 @@ final class Http2Stream extends Lease {
         }
         if (aborted) {
             throw new IOException("the exchange was stopped");
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            throw new java.io.InterruptedIOException("interrupted while waiting for the answer");
         }
     }
 

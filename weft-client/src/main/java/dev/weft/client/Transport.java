@@ -123,6 +123,12 @@ public final class Transport implements AutoCloseable {
         return rt == null ? 0 : rt.inFlight();
     }
 
+    /** A snapshot of {@code d}'s connection pool ({@link PoolState#EMPTY} when no call went there yet). */
+    public PoolState poolState(Destination d) {
+        DestinationRuntime rt = runtimes.get(d);
+        return rt == null ? PoolState.EMPTY : rt.pool().state();
+    }
+
     /** The state of {@code d}'s circuit breaker (closed when no call went there yet). */
     public CircuitBreaker.State breakerState(Destination d) {
         DestinationRuntime rt = runtimes.get(d);
