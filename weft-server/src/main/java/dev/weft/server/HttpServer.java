@@ -58,6 +58,8 @@ public final class HttpServer implements AutoCloseable {
     private Door door;
     /** Null: plain HTTP. */
     private ServerTls tls;
+    /** Null: HTTP/1.1 only. */
+    private dev.weft.server.http2.Http2Front http2;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong bodyTimeouts = new java.util.concurrent.atomic.AtomicLong();
@@ -113,12 +115,25 @@ public final class HttpServer implements AutoCloseable {
         return start(listen, limits, model, handler, tls, log, admission, null);
     }
 
-    /** The whole form: as above, and who is told of the answers given without the handler (or null). */
+    /** As below, with HTTP/2's defaults ({@link dev.weft.server.http2.Http2Limits#DEFAULT}: on). */
     public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
                                    HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
                                    Admission admission, Refusals refusals) throws IOException {
+        return start(listen, limits, model, handler, tls, log, admission, refusals,
+                dev.weft.server.http2.Http2Limits.DEFAULT);
+    }
+
+    /**
+     * The whole form: as above, who is told of the answers given without the handler (or null), and HTTP/2 (h2c with
+     * prior knowledge on plain listeners, h2 by ALPN with TLS; {@link dev.weft.server.http2.Http2Limits#DISABLED}: off).
+     */
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
+                                   Admission admission, Refusals refusals, dev.weft.server.http2.Http2Limits http2)
+            throws IOException {
         HttpServer s = new HttpServer(limits, model, handler, admission);
         s.tls = tls;
+        s.http2 = http2.enabled() ? new dev.weft.server.http2.Http2Front(http2) : null;
         s.refusals = refusals;
         boolean door = tls == null && model instanceof ExecutorModel.Virtual && admission.door();
         if (door) {
@@ -179,8 +194,13 @@ public final class HttpServer implements AutoCloseable {
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
         if (tls != null) {
             activity.bytesIn(); // the handshake is the head's start: header_timeout bounds it as a whole, not per read
-            socket = tls.handshake(socket, limits.headerTimeout()); // closing the raw socket closes this one too
+            socket = tls.handshake(socket, limits.headerTimeout(), http2 != null); // closing the raw socket closes this one too
             if (socket == null) {
+                return;
+            }
+            if (http2 != null && "h2".equals(((javax.net.ssl.SSLSocket) socket).getApplicationProtocol())) {
+                http2.serve(socket, socket.getInputStream(), false, activity, limits.maxBodyBytes(), limits.bodyTimeout(),
+                        this::admitAndHandle);
                 return;
             }
         }
@@ -193,6 +213,15 @@ public final class HttpServer implements AutoCloseable {
             // handed back (a body, or input the door leaves to this path): read on here, starting with its bytes
             socket.getChannel().configureBlocking(true);
             raw = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(read), raw);
+        }
+        if (http2 != null && tls == null) {
+            dev.weft.server.http2.Http2Front.Sniffed first = dev.weft.server.http2.Http2Front.sniff(raw, activity::bytesIn);
+            if (first.http2() || first.badPreface()) {
+                http2.serve(socket, first.rest(), first.http2(), activity, limits.maxBodyBytes(), limits.bodyTimeout(),
+                        this::admitAndHandle);
+                return;
+            }
+            raw = first.rest();
         }
         Http1Reader reader = new Http1Reader(new java.io.FilterInputStream(raw) {
             @Override
@@ -372,6 +401,11 @@ public final class HttpServer implements AutoCloseable {
         return writeTimeouts.get();
     }
 
+    /** What HTTP/2 connections have done (null when HTTP/2 is off). */
+    public dev.weft.server.http2.Http2Metrics http2Metrics() {
+        return http2 == null ? null : http2.metrics();
+    }
+
     /** Connections closed at accept because the process was out of file descriptors. */
     public long descriptorSheds() {
         return descriptorSheds.get();
@@ -395,6 +429,9 @@ public final class HttpServer implements AutoCloseable {
      */
     public boolean drain(Duration timeout) {
         draining = true;
+        if (http2 != null) {
+            http2.goAwayAll(); // before idle connections are closed: each learns which of its streams were taken
+        }
         listener.stopAccepting();
         long until = System.nanoTime() + timeout.toNanos();
         while ((inFlight.get() > 0 || listener.busy() > 0) && System.nanoTime() - until < 0) {
