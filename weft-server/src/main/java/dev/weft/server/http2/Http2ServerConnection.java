@@ -114,7 +114,7 @@ public final class Http2ServerConnection {
                           Requests requests) throws IOException {
         this.socket = socket;
         this.in = new BufferedInputStream(in, 16 * 1024);
-        this.out = new BufferedOutputStream(socket.getOutputStream(), DEFAULT_FRAME_SIZE + 9);
+        this.out = new BufferedOutputStream(new TimedOutput(socket.getOutputStream()), DEFAULT_FRAME_SIZE + 9);
         this.reader = new Http2FrameReader(this.in);
         this.limits = limits;
         this.maxBodyBytes = maxBodyBytes;
@@ -221,7 +221,6 @@ public final class Http2ServerConnection {
         try {
             writeLock.lock();
             try {
-                activity.writing(limits.writeTimeout());
                 Http2FrameWriter.goAway(out, lastStreamId, error, message);
                 out.flush();
             } finally {
@@ -656,14 +655,35 @@ public final class Http2ServerConnection {
         void write(OutputStream out) throws IOException;
     }
 
-    /** Flushes, bounded by {@code write_timeout} while a stream is open (the listener's sweep closes a stuck socket). */
     void flushLocked() throws IOException {
-        if (openStreams > 0) {
-            activity.writing(limits.writeTimeout());
-            out.flush();
-            activity.busy();
-        } else {
-            out.flush();
+        out.flush();
+    }
+
+    /**
+     * The socket's stream, each write bounded by {@code write_timeout} while a stream is open: the listener's sweep
+     * closes a socket stuck longer (a peer that reads nothing). With no stream open the idle timeout bounds it. Every
+     * write happens under {@link #writeLock}, as do the changes of {@link #openStreams}.
+     */
+    private final class TimedOutput extends java.io.FilterOutputStream {
+        TimedOutput(OutputStream socketOut) {
+            super(socketOut);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            boolean timed = openStreams > 0;
+            if (timed) {
+                activity.writing(limits.writeTimeout());
+            }
+            out.write(b, off, len);
+            if (timed) {
+                activity.busy();
+            }
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[]{(byte) b}, 0, 1);
         }
     }
 
