@@ -42,9 +42,12 @@ public final class ServerProcess {
                 dev.weft.server.ServerTls tls = dev.weft.server.ServerTls.start(
                         () -> dev.weft.core.tls.Pem.serverContext(java.nio.file.Path.of(args[1]), java.nio.file.Path.of(args[2])),
                         List.of(), null, System.err::println);
-                HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)),
-                        ServerLimits.DEFAULT.withMaxConcurrent(20_000), new ExecutorModel.Virtual(),
-                        r -> ServerResponse.json(200, BODY), tls, null);
+                ServerLimits limits = ServerLimits.DEFAULT.withMaxConcurrent(20_000);
+                // HTTP/1.1 over TLS, as this row has measured since it began: ALPN offers no h2 (the client would take it)
+                HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), limits,
+                        new ExecutorModel.Virtual(), r -> ServerResponse.json(200, BODY), tls, null,
+                        new dev.weft.server.admission.FixedAdmission(limits.maxConcurrent(), limits.maxWait()), null,
+                        dev.weft.server.http2.Http2Limits.DISABLED);
                 port = s.addresses().getFirst().getPort();
                 scheme = "https";
                 stop = s;

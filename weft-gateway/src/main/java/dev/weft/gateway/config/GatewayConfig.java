@@ -27,7 +27,17 @@ import java.util.Map;
 public record GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                             DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
                             List<RoutePlan> routes, TlsConfig tls, AdminConfig admin,
-                            LineSink.Target accessLog, ObserveReaders.Tracing tracing, AdmissionPolicy admission) {
+                            LineSink.Target accessLog, ObserveReaders.Tracing tracing, AdmissionPolicy admission,
+                            dev.weft.server.http2.Http2Limits http2) {
+    /** With HTTP/2's defaults (on: h2c on a plain listener, h2 by ALPN with TLS). */
+    public GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
+                         DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
+                         List<RoutePlan> routes, TlsConfig tls, AdminConfig admin, LineSink.Target accessLog,
+                         ObserveReaders.Tracing tracing, AdmissionPolicy admission) {
+        this(file, listen, executor, limits, destinationDefaults, destinations, routes, tls, admin, accessLog, tracing,
+                admission, dev.weft.server.http2.Http2Limits.DEFAULT);
+    }
+
     /** Plain HTTP, admin on the main port, without access log or tracing, the default admission. */
     public GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                          DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,

@@ -122,7 +122,7 @@ public final class Gateway implements AutoCloseable {
             g.server = HttpServer.start(List.of(main), config.limits(),
                     executor != null ? executor : config.executor(), g::handle, g.tls, log,
                     FrontDoor.create(config, g.registry, g::routeOf),
-                    g::refused);
+                    g::refused, config.http2());
             Deploy.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.core.Descriptors.limit());
             if (budget != null) {
@@ -376,8 +376,8 @@ public final class Gateway implements AutoCloseable {
             }
             if (!Objects.equals(next.listen(), was.listen()) || !next.limits().equals(was.limits())
                     || !next.executor().equals(was.executor()) || !Objects.equals(next.tls(), was.tls())
-                    || !Objects.equals(next.admin(), was.admin())) {
-                log.accept("reload: listen, executor, limits, tls and admin changes take effect at the next start "
+                    || !Objects.equals(next.admin(), was.admin()) || !next.http2().equals(was.http2())) {
+                log.accept("reload: listen, executor, limits, tls, admin and http2 changes take effect at the next start "
                         + "(the certificate files themselves are reloaded when they change)");
             }
             boolean sameDestinations = next.destinations().equals(was.destinations())
