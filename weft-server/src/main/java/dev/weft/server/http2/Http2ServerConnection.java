@@ -89,7 +89,13 @@ public final class Http2ServerConnection {
     private final java.util.concurrent.atomic.AtomicLong connectionReceiveWindow = new java.util.concurrent.atomic.AtomicLong(DEFAULT_WINDOW);
 
     // only the connection's thread touches these
-    private int lastStreamId;
+    /** The highest stream the client opened (read by a drain's GOAWAY on another thread). */
+    private volatile int lastStreamId;
+    /**
+     * Whether the client acknowledged this side's SETTINGS: until then a window or an HPACK table smaller than RFC
+     * 9113's initial ones is not yet in force (the client may still use the initial ones).
+     */
+    private boolean settingsAcked;
     /** Streams this side reset or answered early: frames still in flight on them are ignored (RFC 9113 section 5.1). */
     private final LinkedHashSet<Integer> resetHere = new LinkedHashSet<>();
     /** Streams the peer reset: a frame on one but PRIORITY is a stream error STREAM_CLOSED (RFC 9113 section 5.1). */
@@ -124,7 +130,7 @@ public final class Http2ServerConnection {
         this.requests = requests;
         this.remote = (InetSocketAddress) socket.getRemoteSocketAddress();
         this.decoder = new HpackDecoder(limits.maxHeaderListSize(), System::nanoTime);
-        this.decoder.setMaxTableCapacity(limits.headerTableSize());
+        this.decoder.setMaxTableCapacity(Math.max(limits.headerTableSize(), 4096));
         this.settingsRate = new Rate(limits.settingsPerSecond());
         this.pingRate = new Rate(limits.pingsPerSecond());
         this.resetRate = new Rate(limits.resetsPerSecond());
@@ -201,6 +207,8 @@ public final class Http2ServerConnection {
                     resetStream(e.streamId(), e.error());
                 }
             }
+        } catch (Gone g) {
+            // the peer went away while this side wrote
         } catch (Hostile h) {
             metrics.onHostile(h.why);
             fail(h.error, h.getMessage());
@@ -338,6 +346,10 @@ public final class Http2ServerConnection {
     private void onSettings(Http2Frame.Settings s) throws Http2Exception {
         limit(settingsRate, Http2Metrics.Hostile.SETTINGS_FLOOD, "SETTINGS");
         if (s.ack()) {
+            if (!settingsAcked) {
+                settingsAcked = true;
+                decoder.setMaxTableCapacity(limits.headerTableSize());
+            }
             return;
         }
         writeLock.lock();
@@ -463,7 +475,8 @@ public final class Http2ServerConnection {
             resetStream(id, Http2Error.REFUSED_STREAM);
             return;
         }
-        Http2ServerStream s = new Http2ServerStream(this, id, request, remote, limits.initialWindowSize());
+        Http2ServerStream s = new Http2ServerStream(this, id, request, remote,
+                settingsAcked ? limits.initialWindowSize() : Math.max(limits.initialWindowSize(), DEFAULT_WINDOW));
         s.remoteClosed = h.endStream();
         if (request.contentLength() > maxBodyBytes) {
             resetHere(id); // answered 413 at once: the body it still sends is dropped
@@ -645,9 +658,16 @@ public final class Http2ServerConnection {
         }
     }
 
-    private Http2Exception gone(IOException e) {
+    private Gone gone(IOException e) {
         closed = true;
-        return Http2Exception.connection(Http2Error.INTERNAL_ERROR, "write failed: " + e.getMessage());
+        return new Gone(e);
+    }
+
+    /** A write to the peer failed: the connection is over, nothing more is sent (and nothing counted as hostile). */
+    private static final class Gone extends RuntimeException {
+        Gone(IOException cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
     }
 
     @FunctionalInterface
