@@ -139,6 +139,9 @@ public final class HttpServer implements AutoCloseable {
         if (door) {
             s.door = new Door(admission, s.new DoorRequests(), limits.maxHeadBytes(), limits.idleTimeout(),
                     () -> !s.draining && !s.closed);
+            if (s.http2 != null && http2.upgrade()) {
+                s.door.handBackIf(dev.weft.server.http2.Http2Front::asksForH2c);
+            }
         }
         try {
             s.listener = listen(s, listen, limits, log, door);
@@ -262,6 +265,12 @@ public final class HttpServer implements AutoCloseable {
                 return;
             } finally {
                 activity.busy();
+            }
+            if (http2 != null && tls == null && http2.upgrades(head)) { // Upgrade: h2c, when http2.upgrade asks for it
+                activity.writing(limits.idleTimeout());
+                http2.serveUpgraded(socket, reader.rest(), head, body, activity, limits.maxBodyBytes(),
+                        limits.bodyTimeout(), this::admitAndHandle);
+                return;
             }
             ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));
             boolean keepAlive = head.keepAlive() && !draining && !closed;

@@ -98,7 +98,87 @@ public final class Http2Front {
                 metrics, requests);
         live.add(c);
         try {
-            c.serve(prefaceRead);
+            c.serve(prefaceRead, null);
+        } finally {
+            live.remove(c);
+        }
+    }
+
+    /**
+     * Whether an HTTP/1.1 request asks to switch to h2c (RFC 7540 section 3.2): {@code Upgrade} names {@code h2c},
+     * {@code Connection} names {@code Upgrade} and {@code HTTP2-Settings}, and one {@code HTTP2-Settings} field holds
+     * a SETTINGS payload in base64url that the frame codec accepts.
+     */
+    public static boolean asksForH2c(dev.weft.http.RequestHead head) {
+        return !head.http10() && hasToken(head, "upgrade", "h2c") && hasToken(head, "connection", "upgrade")
+                && hasToken(head, "connection", "http2-settings") && settingsOf(head) != null;
+    }
+
+    /** {@link #asksForH2c}, where {@code http2.upgrade} allows it. */
+    public boolean upgrades(dev.weft.http.RequestHead head) {
+        return limits.upgrade() && asksForH2c(head);
+    }
+
+    private static boolean hasToken(dev.weft.http.RequestHead head, String name, String token) {
+        for (java.util.Map.Entry<String, String> h : head.headers()) {
+            if (h.getKey().equals(name)) {
+                for (String t : h.getValue().split(",")) {
+                    if (t.strip().equalsIgnoreCase(token)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /** The settings of the one {@code HTTP2-Settings} field, or null when there is not exactly one valid one. */
+    static java.util.List<dev.weft.http.h2.Http2Frame.Setting> settingsOf(dev.weft.http.RequestHead head) {
+        String value = null;
+        for (java.util.Map.Entry<String, String> h : head.headers()) {
+            if (h.getKey().equals("http2-settings")) {
+                if (value != null) {
+                    return null;
+                }
+                value = h.getValue();
+            }
+        }
+        if (value == null) {
+            return null;
+        }
+        try {
+            byte[] payload = java.util.Base64.getUrlDecoder().decode(value.strip().replace("=", ""));
+            java.io.ByteArrayOutputStream frame = new java.io.ByteArrayOutputStream();
+            dev.weft.http.h2.Http2FrameWriter.frame(frame, dev.weft.http.h2.Http2Frame.TYPE_SETTINGS, 0, 0, payload, 0,
+                    payload.length);
+            dev.weft.http.h2.Http2Frame f = new dev.weft.http.h2.Http2FrameReader(
+                    new ByteArrayInputStream(frame.toByteArray())).read(Http2FrameReader.MIN_MAX_FRAME_SIZE);
+            return ((dev.weft.http.h2.Http2Frame.Settings) f).values();
+        } catch (IllegalArgumentException | IOException e) {
+            return null; // not base64url, or not a valid SETTINGS payload: no upgrade
+        }
+    }
+
+    /**
+     * Switches an HTTP/1.1 connection to h2c after {@code head} asked for it ({@link #upgrades}): answers 101, and
+     * serves the request as stream 1 of the HTTP/2 connection that follows, on the caller's thread until it ends.
+     *
+     * @param in   what follows the request on the connection
+     * @param body the request's body, read whole already
+     */
+    public void serveUpgraded(Socket socket, InputStream in, dev.weft.http.RequestHead head, byte[] body,
+                              ConnectionListener.Activity activity, long maxBodyBytes, Duration bodyTimeout,
+                              Http2ServerConnection.Requests requests) throws IOException {
+        java.util.List<dev.weft.http.h2.Http2Frame.Setting> settings = settingsOf(head);
+        java.io.OutputStream out = socket.getOutputStream();
+        out.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        out.flush();
+        Http2ServerConnection c = new Http2ServerConnection(socket, in, limits, maxBodyBytes, bodyTimeout, activity,
+                metrics, requests);
+        live.add(c);
+        try {
+            c.serve(false, new Http2ServerConnection.Upgraded(settings, head, body));
         } finally {
             live.remove(c);
         }

@@ -140,16 +140,24 @@ public final class Http2ServerConnection {
     }
 
     /**
+     * An HTTP/1.1 request that switched the connection to h2c: the client's settings from its HTTP2-Settings field
+     * (in force at once: the 101 acknowledges them), and the request itself, which becomes stream 1.
+     */
+    record Upgraded(List<Http2Frame.Setting> settings, dev.weft.http.RequestHead head, byte[] body) {
+    }
+
+    /**
      * Serves the connection until it ends, on the caller's thread; every stream's thread has been told to stop when
      * it returns (the caller then closes the socket).
      *
      * @param prefaceRead whether the client's connection preface has been read already (h2c with prior knowledge)
+     * @param upgraded    the request that switched an HTTP/1.1 connection to h2c (after the 101), or null
      */
-    void serve(boolean prefaceRead) throws IOException {
+    void serve(boolean prefaceRead, Upgraded upgraded) throws IOException {
         metrics.onConnection();
         activity.idle(); // no head is being read: the idle timeout applies while no stream is open
         try {
-            if (!prefaceRead) {
+            if (!prefaceRead && upgraded == null) {
                 reader.readPreface();
             }
             writeLock.lock();
@@ -175,6 +183,11 @@ public final class Http2ServerConnection {
                 flushLocked();
             } finally {
                 writeLock.unlock();
+            }
+            if (upgraded != null) {
+                applySettings(upgraded.settings());
+                startUpgradedStream(upgraded);
+                reader.readPreface();
             }
             Http2Frame first = reader.read(limits.maxFrameSize());
             if (first == null) {
@@ -354,7 +367,30 @@ public final class Http2ServerConnection {
         }
         writeLock.lock();
         try {
-            for (Http2Frame.Setting v : s.values()) {
+            applySettingsLocked(s.values());
+            Http2FrameWriter.settingsAck(out);
+            flushLocked();
+            windowOpened.signalAll();
+        } catch (IOException e) {
+            throw gone(e);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    private void applySettings(List<Http2Frame.Setting> values) throws Http2Exception {
+        writeLock.lock();
+        try {
+            applySettingsLocked(values);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** The client's settings, in order (a later value of the same one wins). */
+    private void applySettingsLocked(List<Http2Frame.Setting> values) throws Http2Exception {
+        {
+            for (Http2Frame.Setting v : values) {
                 switch (v.id()) {
                     case Http2FrameReader.SETTINGS_HEADER_TABLE_SIZE -> {
                         int size = (int) Math.min(v.value(), 64 * 1024);
@@ -379,14 +415,28 @@ public final class Http2ServerConnection {
                     }
                 }
             }
-            Http2FrameWriter.settingsAck(out);
-            flushLocked();
-            windowOpened.signalAll();
-        } catch (IOException e) {
-            throw gone(e);
-        } finally {
-            writeLock.unlock();
         }
+    }
+
+    /** Stream 1, half closed already: the HTTP/1.1 request that asked for the upgrade, its body read whole. */
+    private void startUpgradedStream(Upgraded u) throws Http2Exception {
+        List<Map.Entry<String, String>> fields = new ArrayList<>();
+        for (Map.Entry<String, String> h : u.head().headers()) {
+            switch (h.getKey()) {
+                case "connection", "upgrade", "http2-settings", "keep-alive", "transfer-encoding", "content-length" -> {
+                }
+                default -> fields.add(h);
+            }
+        }
+        dev.weft.http.RequestHead head = new dev.weft.http.RequestHead(u.head().method(), u.head().target(),
+                u.head().path(), u.head().query(), false, List.copyOf(fields),
+                u.body().length > 0 ? dev.weft.http.Framing.length(u.body().length) : dev.weft.http.Framing.NONE, true);
+        lastStreamId = 1;
+        Http2ServerStream s = new Http2ServerStream(this, 1, new Http2Request(head, u.body().length), remote,
+                DEFAULT_WINDOW);
+        s.remoteClosed = true;
+        s.preloaded = u.body();
+        startStream(s);
     }
 
     private void onHeaders(Http2Frame.Headers h) throws Http2Exception {

@@ -48,6 +48,8 @@ final class Http2ServerStream {
     volatile boolean discard;
     /** The peer reset it (the connection's thread writes it). */
     volatile boolean resetByPeer;
+    /** The body, read before the stream began (the request that upgraded an HTTP/1.1 connection), or null. */
+    byte[] preloaded;
     /** Body bytes received so far (the connection's thread only). */
     long received;
 
@@ -159,6 +161,9 @@ final class Http2ServerStream {
 
     /** The whole body, bounded by the server's max body and body timeout; null when the stream is over without one. */
     private byte[] readBody() throws InterruptedException, IOException {
+        if (preloaded != null) {
+            return preloaded;
+        }
         if (remoteClosed && request.head().framing().kind() == dev.weft.http.Framing.Kind.NONE) {
             return new byte[0];
         }
