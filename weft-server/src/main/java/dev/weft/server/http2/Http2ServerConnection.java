@@ -81,7 +81,12 @@ public final class Http2ServerConnection {
 
     /** Streams whose thread has not ended, by id (the connection's thread adds, a stream's thread removes). */
     final Map<Integer, Http2ServerStream> streams = new ConcurrentHashMap<>();
-    /** Streams' threads still running: what {@code max_concurrent_streams} counts. */
+    /**
+     * What {@code max_concurrent_streams} counts: streams whose answer has not been sent in full, including those
+     * reset whose thread has not ended yet (a rapid reset cannot pile up threads). A stream gives its place back just
+     * before its last frame goes out, so that a client that opens a new stream as soon as it read one's end is never
+     * refused.
+     */
     private final AtomicInteger running = new AtomicInteger();
     /** Connection window credits taken by streams and not yet given back by a WINDOW_UPDATE. */
     private final AtomicInteger connectionCredit = new AtomicInteger();
@@ -849,7 +854,7 @@ public final class Http2ServerConnection {
     /** A stream's thread is done: its place is free; after a drain's GOAWAY the last one closes the connection. */
     void streamEnded(Http2ServerStream s) {
         streams.remove(s.id, s);
-        running.decrementAndGet();
+        releasePlace(s);
         writeLock.lock();
         try {
             if (--openStreams == 0) {
@@ -865,6 +870,13 @@ public final class Http2ServerConnection {
             }
         } finally {
             writeLock.unlock();
+        }
+    }
+
+    /** The stream's place under {@code max_concurrent_streams} is free (once per stream). */
+    void releasePlace(Http2ServerStream s) {
+        if (s.placeHeld.compareAndSet(true, false)) {
+            running.decrementAndGet();
         }
     }
 

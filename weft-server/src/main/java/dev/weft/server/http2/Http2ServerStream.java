@@ -46,6 +46,8 @@ final class Http2ServerStream {
     volatile boolean remoteClosed;
     /** DATA on it is dropped (its window given back at once): reset, or answered before its body ended. */
     volatile boolean discard;
+    /** Whether it still counts under {@code max_concurrent_streams} ({@link Http2ServerConnection#releasePlace}). */
+    final java.util.concurrent.atomic.AtomicBoolean placeHeld = new java.util.concurrent.atomic.AtomicBoolean(true);
     /** The peer reset it (the connection's thread writes it). */
     volatile boolean resetByPeer;
     /** The body, read before the stream began (the request that upgraded an HTTP/1.1 connection), or null. */
@@ -245,6 +247,9 @@ final class Http2ServerStream {
                 return;
             }
             try {
+                if (noData && remoteClosed) {
+                    c.releasePlace(this); // the last frame: the client may open the next stream once it has read it
+                }
                 c.writeHeadersLocked(id, meta, noData);
                 c.flushLocked();
             } finally {
@@ -277,6 +282,9 @@ final class Http2ServerStream {
                     while (off < body.length && Math.min(sendWindow, c.connectionSendWindow) > 0) {
                         int n = (int) Math.min(Math.min(sendWindow, c.connectionSendWindow),
                                 Math.min(c.peerMaxFrameSize, body.length - off));
+                        if (off + n == body.length && remoteClosed) {
+                            c.releasePlace(this);
+                        }
                         Http2FrameWriter.data(c.out(), id, off + n == body.length, body, off, n);
                         off += n;
                         sendWindow -= n;
