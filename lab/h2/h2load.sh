@@ -3,6 +3,9 @@
 # (dev.weft.lab.ServerProcess weft: GET answers a 27-byte JSON body, h2c with prior knowledge) in a JVM of its own,
 # then h2load over ONE connection with many streams at once.
 #   usage: lab/h2/h2load.sh [STREAMS] [SECONDS] [CONNECTIONS]   (defaults 100 10 1)
+#   N=<requests>: a fixed count of requests instead of SECONDS (then the server's CPU per request compares runs)
+#   WARM=<requests>: that many requests first, unmeasured (the JIT's warm-up)
+# Prints h2load's report, then the server's CPU seconds during the measured run (user + system).
 #   H1=1: h2load speaks HTTP/1.1 instead (CONNECTIONS connections, one request at a time each), for comparison
 #   JAR: the weft-lab.jar to take the server from (default weft-cli/target/weft-lab.jar; ./mvnw -DskipTests package)
 set -euo pipefail
@@ -25,8 +28,21 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 url=$(sed -n 's/^READY //p' "$out")/lab
-if [[ "${H1:-}" == 1 ]]; then
-  "$h2load" --h1 -c "$conns" -m 1 -D "$seconds" --warm-up-time=2 "$url"
-else
-  "$h2load" -c "$conns" -m "$streams" -D "$seconds" --warm-up-time=2 "$url"
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$server/stat"; }
+h1=()
+[[ "${H1:-}" == 1 ]] && h1=(--h1)
+if [[ -n "${WARM:-}" ]]; then
+  "$h2load" "${h1[@]}" -c "$conns" -m "$([[ -n ${h1[*]} ]] && echo 1 || echo "$streams")" -n "$WARM" "$url" > /dev/null
 fi
+before=$(cpu)
+if [[ -n "${N:-}" ]]; then
+  span=(-n "$N")
+else
+  span=(-D "$seconds" --warm-up-time=2)
+fi
+if [[ "${H1:-}" == 1 ]]; then
+  "$h2load" --h1 -c "$conns" -m 1 "${span[@]}" "$url"
+else
+  "$h2load" -c "$conns" -m "$streams" "${span[@]}" "$url"
+fi
+echo "server CPU s: $(awk -v a="$before" -v b="$(cpu)" 'BEGIN {printf "%.2f", b - a}')"

@@ -60,6 +60,8 @@ public final class HttpServer implements AutoCloseable {
     private ServerTls tls;
     /** Null: HTTP/1.1 only. */
     private dev.weft.server.http2.Http2Front http2;
+    /** {@link #http2} where a plain listener takes {@code Upgrade: h2c} ({@code http2.upgrade}), else null. */
+    private dev.weft.server.http2.Http2Front h2cUpgrades;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong bodyTimeouts = new java.util.concurrent.atomic.AtomicLong();
@@ -134,6 +136,7 @@ public final class HttpServer implements AutoCloseable {
         HttpServer s = new HttpServer(limits, model, handler, admission);
         s.tls = tls;
         s.http2 = http2.enabled() ? new dev.weft.server.http2.Http2Front(http2) : null;
+        s.h2cUpgrades = s.http2 != null && tls == null && http2.upgrade() ? s.http2 : null;
         s.refusals = refusals;
         boolean door = tls == null && model instanceof ExecutorModel.Virtual && admission.door();
         if (door) {
@@ -218,14 +221,16 @@ public final class HttpServer implements AutoCloseable {
             raw = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(read), raw);
         }
         if (http2 != null && tls == null) {
-            dev.weft.server.http2.Http2Front.Sniffed first = dev.weft.server.http2.Http2Front.sniff(raw, activity::bytesIn);
-            if (first.http2() || first.badPreface()) {
-                http2.serve(socket, first.rest(), first.http2(), activity, limits.maxBodyBytes(), limits.bodyTimeout(),
-                        this::admitAndHandle);
-                return;
+            raw = http2.h2cOrHttp1(socket, raw, activity, limits.maxBodyBytes(), limits.bodyTimeout(), this::admitAndHandle);
+            if (raw == null) {
+                return; // it was h2c, and is over
             }
-            raw = first.rest();
         }
+        serveHttp1(socket, raw, activity);
+    }
+
+    /** Serves HTTP/1.1 requests from {@code raw} until the connection ends (or switches to h2c by an upgrade). */
+    private void serveHttp1(Socket socket, InputStream raw, ConnectionListener.Activity activity) throws IOException {
         Http1Reader reader = new Http1Reader(new java.io.FilterInputStream(raw) {
             @Override
             public int read(byte[] b, int off, int len) throws IOException {
@@ -266,9 +271,9 @@ public final class HttpServer implements AutoCloseable {
             } finally {
                 activity.busy();
             }
-            if (http2 != null && tls == null && http2.upgrades(head)) { // Upgrade: h2c, when http2.upgrade asks for it
+            if (h2cUpgrades != null && h2cUpgrades.upgrades(head)) { // Upgrade: h2c, where http2.upgrade asks for it
                 activity.writing(limits.idleTimeout());
-                http2.serveUpgraded(socket, reader.rest(), head, body, activity, limits.maxBodyBytes(),
+                h2cUpgrades.serveUpgraded(socket, reader.rest(), head, body, activity, limits.maxBodyBytes(),
                         limits.bodyTimeout(), this::admitAndHandle);
                 return;
             }

@@ -86,6 +86,23 @@ public final class Http2Front {
     }
 
     /**
+     * A plain connection's start: serves it as h2c on the caller's thread when it begins with the client preface (or
+     * answers a broken preface GOAWAY), until it ends.
+     *
+     * @return null when it was HTTP/2 (and is over), else what to read HTTP/1.1 from: every byte, those read here first
+     */
+    public InputStream h2cOrHttp1(Socket socket, InputStream raw, ConnectionListener.Activity activity,
+                                  long maxBodyBytes, Duration bodyTimeout, Http2ServerConnection.Requests requests)
+            throws IOException {
+        Sniffed first = sniff(raw, activity::bytesIn);
+        if (!first.http2() && !first.badPreface()) {
+            return first.rest();
+        }
+        serve(socket, first.rest(), first.http2(), activity, maxBodyBytes, bodyTimeout, requests);
+        return null;
+    }
+
+    /**
      * Serves an HTTP/2 connection on the caller's thread until it ends (the caller closes the socket).
      *
      * @param in          the connection's bytes, from the first one not yet read
