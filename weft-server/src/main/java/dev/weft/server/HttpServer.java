@@ -292,7 +292,7 @@ public final class HttpServer implements AutoCloseable {
      * (at most 256 KiB, for at most a second) before the socket is closed. Closing with unread bytes makes
      * the kernel send a reset, which can destroy the error answer before the peer reads it.
      */
-    private static void lingeringClose(Socket socket) {
+    public static void lingeringClose(Socket socket) {
         if (socket instanceof javax.net.ssl.SSLSocket) {
             return; // no half-close over TLS: the error answer has been flushed, close now
         }

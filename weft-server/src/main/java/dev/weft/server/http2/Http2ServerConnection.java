@@ -252,32 +252,9 @@ public final class Http2ServerConnection {
             } finally {
                 writeLock.unlock();
             }
-            lingeringClose();
+            dev.weft.server.HttpServer.lingeringClose(socket); // so that GOAWAY is not lost in a reset
         } catch (IOException | RuntimeException ignored) {
             // the peer is gone: nothing more to say
-        }
-    }
-
-    /** Stops sending and reads what the peer still sends (at most 64 KiB for a second), so that GOAWAY is not lost in a reset. */
-    private void lingeringClose() {
-        if (socket instanceof javax.net.ssl.SSLSocket) {
-            return;
-        }
-        try {
-            socket.shutdownOutput();
-            socket.setSoTimeout(1000);
-            byte[] sink = new byte[4096];
-            long left = 64 * 1024;
-            long until = System.nanoTime() + 1_000_000_000L;
-            while (left > 0 && System.nanoTime() - until < 0) {
-                int n = in.read(sink);
-                if (n < 0) {
-                    return;
-                }
-                left -= n;
-            }
-        } catch (IOException ignored) {
-            // gone, or time is up
         }
     }
 
