@@ -359,7 +359,9 @@ public final class HttpServer implements AutoCloseable {
                 throw e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
             }
         } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "handler failed on " + r.method() + " " + r.path(), e);
+            // an interrupted handler was cancelled (an HTTP/2 stream its client reset), not a failure worth a warning
+            LOG.log(e instanceof InterruptedException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                    "handler failed on " + r.method() + " " + r.path(), e);
             return error(500, "internal error: " + e);
         } finally {
             inFlight.decrementAndGet();

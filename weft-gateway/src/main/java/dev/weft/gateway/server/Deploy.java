@@ -61,6 +61,8 @@ final class Deploy {
         if (h2 != null) {
             FunctionCounter.builder("weft.gateway.http2.connections", h2, m -> m.connections())
                     .description("HTTP/2 connections served").register(registry);
+            io.micrometer.core.instrument.Gauge.builder("weft.gateway.http2.connections.open", h2, m -> m.openConnections())
+                    .description("HTTP/2 connections open now").register(registry);
             FunctionCounter.builder("weft.gateway.http2.streams", h2, m -> m.streams())
                     .description("HTTP/2 streams (requests) started").register(registry);
             FunctionCounter.builder("weft.gateway.http2.streams.refused", h2, m -> m.refusedStreams())

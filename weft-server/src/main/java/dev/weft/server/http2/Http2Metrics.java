@@ -25,6 +25,7 @@ public final class Http2Metrics {
     }
 
     private final LongAdder connections = new LongAdder();
+    private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
     private final LongAdder streams = new LongAdder();
     private final LongAdder refusedStreams = new LongAdder();
     private final LongAdder resetByPeer = new LongAdder();
@@ -39,6 +40,16 @@ public final class Http2Metrics {
 
     void onConnection() {
         connections.increment();
+        open.incrementAndGet();
+    }
+
+    void onConnectionEnded() {
+        open.decrementAndGet();
+    }
+
+    /** HTTP/2 connections open now (their reading thread has not ended). */
+    public int openConnections() {
+        return open.get();
     }
 
     void onStream() {

@@ -260,6 +260,7 @@ public final class Http2ServerConnection {
 
     /** The connection is over: every stream's thread is interrupted and every waiting writer woken. */
     private void end() {
+        metrics.onConnectionEnded();
         closed = true;
         for (Http2ServerStream s : streams.values()) {
             s.cancel();

@@ -179,7 +179,8 @@ class Http2HostileIT {
             }
         }
         assertThat(server.http2Metrics().hostile(kind)).as("counted as %s", kind).isEqualTo(before + 1);
-        awaitTrue(() -> active.get() == 0 && server.inFlight() == 0, "no handler left running, no admission place held");
+        awaitTrue(() -> active.get() == 0 && server.inFlight() == 0 && server.http2Metrics().openConnections() == 0,
+                "no handler left running, no admission place held, the connection's reader ended");
     }
 
     @Test
