@@ -63,6 +63,10 @@ final class Http2ServerStream {
 
     private Thread thread;
     private volatile boolean cancelled;
+    /** The thread is in its last steps: never interrupted again (under {@link #lock}). */
+    private boolean done;
+    /** Body bytes taken from the buffer but not given back to the connection's window (a reset came between). */
+    private int untaken;
     /** While true the thread is in socket I/O and is not interrupted ({@link #cancel}); under {@link #lock}. */
     private boolean writing;
 
@@ -91,7 +95,7 @@ final class Http2ServerStream {
         lock.lock();
         try {
             arrived.signalAll();
-            if (thread != null && !writing) {
+            if (thread != null && !writing && !done) {
                 thread.interrupt();
             }
         } finally {
@@ -157,8 +161,33 @@ final class Http2ServerStream {
                 c.closeQuietly();
             }
         } finally {
+            int leftover;
+            lock.lock();
+            try {
+                done = true;
+                leftover = buffered + untaken;
+                buffered = 0;
+                untaken = 0;
+            } finally {
+                lock.unlock();
+            }
+            Thread.interrupted(); // a reset's interrupt must not close the socket under the writes below
+            c.credit(null, leftover); // body bytes nobody will take: the connection's window gets them back
             c.streamEnded(this);
         }
+    }
+
+    /** A write of this stream's thread outside {@link #answer}, not interrupted by a reset; false: reset already. */
+    private boolean io(Runnable write) {
+        if (!startWriting()) {
+            return false;
+        }
+        try {
+            write.run();
+        } finally {
+            stopWriting();
+        }
+        return true;
     }
 
     /** The whole body, bounded by the server's max body and body timeout; null when the stream is over without one. */
@@ -188,20 +217,33 @@ final class Http2ServerStream {
                     return null;
                 }
                 if (buffered == 0 && !ended) {
-                    c.metrics().onBodyTimeout();
-                    discard = true;
-                    c.endedEarly(id);
-                    c.resetFromStream(id, Http2Error.CANCEL);
-                    return null;
+                    chunk = null;
+                    end = false;
+                } else {
+                    chunk = java.util.Arrays.copyOf(buffer, buffered);
+                    buffered = 0;
+                    end = ended;
                 }
-                chunk = java.util.Arrays.copyOf(buffer, buffered);
-                buffered = 0;
-                end = ended;
             } finally {
                 lock.unlock();
             }
+            if (chunk == null) { // no byte for body_timeout
+                c.metrics().onBodyTimeout();
+                discard = true;
+                c.endedEarly(id);
+                io(() -> c.resetFromStream(id, Http2Error.CANCEL));
+                return null;
+            }
             if (chunk.length > 0) {
-                c.credit(this, chunk.length);
+                if (!io(() -> c.credit(this, chunk.length))) {
+                    lock.lock();
+                    try {
+                        untaken += chunk.length; // given back as the thread ends
+                    } finally {
+                        lock.unlock();
+                    }
+                    return null;
+                }
                 if (body.size() + (long) chunk.length > c.maxBodyBytes()) {
                     answerEarly(413, "request body over " + c.maxBodyBytes() + " bytes");
                     return null;
@@ -219,8 +261,8 @@ final class Http2ServerStream {
         discard = true;
         c.endedEarly(id);
         answer(ServerResponse.json(status, "{\"error\":" + dev.weft.server.JsonText.quote(message) + "}"));
-        if (!remoteClosed && !cancelled) {
-            c.resetFromStream(id, Http2Error.NO_ERROR);
+        if (!remoteClosed) {
+            io(() -> c.resetFromStream(id, Http2Error.NO_ERROR));
         }
     }
 
