@@ -271,7 +271,7 @@ class DeployIT {
         try (SSLSocket open = (SSLSocket) trust.getSocketFactory().createSocket("127.0.0.1", gw.address().getPort())) {
             open.setSoTimeout(30_000);
             javax.net.ssl.SSLParameters alpn = open.getSSLParameters();
-            alpn.setApplicationProtocols(new String[]{"h2", "http/1.1"});
+            alpn.setApplicationProtocols(new String[]{"http/1.1"}); // this test speaks HTTP/1.1 (h2: GatewayHttp2IT)
             open.setSSLParameters(alpn);
             open.startHandshake();
             assertThat(peer(open)).isEqualTo(firstCert);

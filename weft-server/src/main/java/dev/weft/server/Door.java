@@ -91,6 +91,8 @@ final class Door implements AutoCloseable {
     /** Connections whose request waits in the admission's queue, oldest first. */
     private final java.util.ArrayDeque<Conn> queued = new java.util.ArrayDeque<>();
     private volatile boolean closed;
+    /** Heads the blocking path must read instead (an {@code Upgrade: h2c} when HTTP/2 upgrades are on), or null. */
+    private volatile java.util.function.Predicate<RequestHead> handBackIf;
     /** Written by the door's thread only ({@link Admission.DoorLoad}). */
     private volatile long requestsRead;
     private volatile long refusals;
@@ -212,6 +214,11 @@ final class Door implements AutoCloseable {
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IOException(e.getCause());
         }
+    }
+
+    /** From now on, a head {@code p} accepts hands its connection back to the blocking path. */
+    void handBackIf(java.util.function.Predicate<RequestHead> p) {
+        handBackIf = p;
     }
 
     @Override
@@ -521,8 +528,9 @@ final class Door implements AutoCloseable {
                 handBack(c); // the blocking path parses the same bytes and gives its answer
                 return;
             }
-            if (head.framing().kind() != Framing.Kind.NONE) {
-                handBack(c); // a body: read on the blocking path, with its limits
+            java.util.function.Predicate<RequestHead> back = handBackIf;
+            if (head.framing().kind() != Framing.Kind.NONE || back != null && back.test(head)) {
+                handBack(c); // a body (read on the blocking path, with its limits), or a head that path must see
                 return;
             }
             c.in.flip().position(end);

@@ -49,6 +49,22 @@ public final class Http1Reader {
         return Http1.readBody(in, head.framing(), maxBodyBytes, keep);
     }
 
+    /** What follows the last request read: bytes buffered here first, then the socket's (a protocol switch). */
+    public InputStream rest() {
+        return new InputStream() {
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                return in.read(b, off, len);
+            }
+        };
+    }
+
     /** Bytes already read from the socket but not yet consumed (a pipelined request). */
     public boolean hasBuffered() {
         return in.hasBuffered();

@@ -79,6 +79,10 @@ public final class HttpServer implements AutoCloseable {
     private Door door;
     /** Null: plain HTTP. */
     private ServerTls tls;
+    /** Null: HTTP/1.1 only. */
+    private dev.weft.server.http2.Http2Front http2;
+    /** {@link #http2} where a plain listener takes {@code Upgrade: h2c} ({@code http2.upgrade}), else null. */
+    private dev.weft.server.http2.Http2Front h2cUpgrades;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicLong headerTimeouts = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong bodyTimeouts = new java.util.concurrent.atomic.AtomicLong();
@@ -124,6 +128,7 @@ public final class HttpServer implements AutoCloseable {
         private java.util.function.Consumer<String> log;
         private Admission admission;
         private Refusals refusals;
+        private dev.weft.server.http2.Http2Limits http2 = dev.weft.server.http2.Http2Limits.DEFAULT;
 
         private Builder(HttpHandler handler) {
             this.handler = java.util.Objects.requireNonNull(handler, "handler");
@@ -177,6 +182,16 @@ public final class HttpServer implements AutoCloseable {
         }
 
         /**
+         * HTTP/2: h2c with prior knowledge on plain listeners, h2 by ALPN with TLS, {@code Upgrade: h2c} where its
+         * limits ask. Default {@link dev.weft.server.http2.Http2Limits#DEFAULT} (on);
+         * {@link dev.weft.server.http2.Http2Limits#DISABLED}: HTTP/1.1 only.
+         */
+        public Builder http2(dev.weft.server.http2.Http2Limits http2) {
+            this.http2 = java.util.Objects.requireNonNull(http2, "http2");
+            return this;
+        }
+
+        /**
          * Binds every address and starts accepting.
          *
          * @throws java.net.BindException naming the address when one cannot be bound (nothing stays open then)
@@ -185,11 +200,16 @@ public final class HttpServer implements AutoCloseable {
             Admission a = admission != null ? admission : new FixedAdmission(limits.maxConcurrent(), limits.maxWait());
             HttpServer s = new HttpServer(limits, executor, handler, a);
             s.tls = tls;
+            s.http2 = http2.enabled() ? new dev.weft.server.http2.Http2Front(http2) : null;
+            s.h2cUpgrades = s.http2 != null && tls == null && http2.upgrade() ? s.http2 : null;
             s.refusals = refusals;
             boolean door = tls == null && executor instanceof ExecutorModel.Virtual && a.door();
             if (door) {
                 s.door = new Door(a, s.new DoorRequests(), limits.maxHeadBytes(), limits.idleTimeout(),
                         () -> !s.draining && !s.closed);
+                if (s.h2cUpgrades != null) {
+                    s.door.handBackIf(dev.weft.server.http2.Http2Front::asksForH2c);
+                }
             }
             try {
                 s.listener = HttpServer.listen(s, listen, limits, log, door);
@@ -243,6 +263,16 @@ public final class HttpServer implements AutoCloseable {
                 .refusals(refusals).start();
     }
 
+    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
+    @Deprecated(forRemoval = true)
+    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
+                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
+                                   Admission admission, Refusals refusals, dev.weft.server.http2.Http2Limits http2)
+            throws IOException {
+        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
+                .refusals(refusals).http2(http2).start();
+    }
+
     private static ConnectionListener listen(HttpServer s, List<InetSocketAddress> listen, ServerLimits limits,
                                              java.util.function.Consumer<String> log, boolean door)
             throws IOException {
@@ -286,8 +316,13 @@ public final class HttpServer implements AutoCloseable {
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
         if (tls != null) {
             activity.bytesIn(); // the handshake is the head's start: header_timeout bounds it as a whole, not per read
-            socket = tls.handshake(socket, limits.headerTimeout()); // closing the raw socket closes this one too
+            socket = tls.handshake(socket, limits.headerTimeout(), http2 != null); // closing the raw socket closes this one too
             if (socket == null) {
+                return;
+            }
+            if (http2 != null && "h2".equals(((javax.net.ssl.SSLSocket) socket).getApplicationProtocol())) {
+                http2.serve(socket, socket.getInputStream(), false, activity, limits.maxBodyBytes(), limits.bodyTimeout(),
+                        this::admitAndHandle);
                 return;
             }
         }
@@ -301,6 +336,17 @@ public final class HttpServer implements AutoCloseable {
             socket.getChannel().configureBlocking(true);
             raw = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(read), raw);
         }
+        if (http2 != null && tls == null) {
+            raw = http2.h2cOrHttp1(socket, raw, activity, limits.maxBodyBytes(), limits.bodyTimeout(), this::admitAndHandle);
+            if (raw == null) {
+                return; // it was h2c, and is over
+            }
+        }
+        serveHttp1(socket, raw, activity);
+    }
+
+    /** Serves HTTP/1.1 requests from {@code raw} until the connection ends (or switches to h2c by an upgrade). */
+    private void serveHttp1(Socket socket, InputStream raw, ConnectionListener.Activity activity) throws IOException {
         Http1Reader reader = new Http1Reader(new java.io.FilterInputStream(raw) {
             @Override
             public int read(byte[] b, int off, int len) throws IOException {
@@ -341,6 +387,12 @@ public final class HttpServer implements AutoCloseable {
             } finally {
                 activity.busy();
             }
+            if (h2cUpgrades != null && h2cUpgrades.upgrades(head)) { // Upgrade: h2c, where http2.upgrade asks for it
+                activity.writing(limits.idleTimeout());
+                h2cUpgrades.serveUpgraded(socket, reader.rest(), head, body, activity, limits.maxBodyBytes(),
+                        limits.bodyTimeout(), this::admitAndHandle);
+                return;
+            }
             ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));
             boolean keepAlive = head.keepAlive() && !draining && !closed;
             activity.writing(limits.idleTimeout()); // a peer that does not take its answer does not hold the connection
@@ -356,7 +408,7 @@ public final class HttpServer implements AutoCloseable {
      * (at most 256 KiB, for at most a second) before the socket is closed. Closing with unread bytes makes
      * the kernel send a reset, which can destroy the error answer before the peer reads it.
      */
-    private static void lingeringClose(Socket socket) {
+    public static void lingeringClose(Socket socket) {
         if (socket instanceof javax.net.ssl.SSLSocket) {
             return; // no half-close over TLS: the error answer has been flushed, close now
         }
@@ -424,7 +476,9 @@ public final class HttpServer implements AutoCloseable {
                 throw e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
             }
         } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "handler failed on " + r.method() + " " + r.path(), e);
+            // an interrupted handler was cancelled (an HTTP/2 stream its client reset), not a failure worth a warning
+            LOG.log(e instanceof InterruptedException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                    "handler failed on " + r.method() + " " + r.path(), e);
             return error(500, "internal error: " + e);
         } finally {
             inFlight.decrementAndGet();
@@ -480,6 +534,11 @@ public final class HttpServer implements AutoCloseable {
         return writeTimeouts.get();
     }
 
+    /** What HTTP/2 connections have done (null when HTTP/2 is off). */
+    public dev.weft.server.http2.Http2Metrics http2Metrics() {
+        return http2 == null ? null : http2.metrics();
+    }
+
     /** Connections closed at accept because the process was out of file descriptors. */
     public long descriptorSheds() {
         return descriptorSheds.get();
@@ -503,6 +562,9 @@ public final class HttpServer implements AutoCloseable {
      */
     public boolean drain(Duration timeout) {
         draining = true;
+        if (http2 != null) {
+            http2.goAwayAll(); // before idle connections are closed: each learns which of its streams were taken
+        }
         listener.stopAccepting();
         long until = System.nanoTime() + timeout.toNanos();
         while ((inFlight.get() > 0 || listener.busy() > 0) && System.nanoTime() - until < 0) {

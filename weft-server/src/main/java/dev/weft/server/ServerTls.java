@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * Inbound TLS for {@link HttpServer}: the JDK's TLS (1.3 and 1.2, ALPN {@code http/1.1}). The handshake runs
+ * Inbound TLS for {@link HttpServer}: the JDK's TLS (1.3 and 1.2, ALPN {@code h2} when HTTP/2 is on, and
+ * {@code http/1.1}). The handshake runs
  * on the connection's own virtual thread, never on the accept loop; a failed handshake is counted
  * ({@link #handshakeFailures()}), not logged. The context is reloaded when one of its files changes
  * (checked every {@code every}): new connections get the new certificate, open ones keep theirs; a file
@@ -118,13 +119,13 @@ public final class ServerTls implements AutoCloseable {
      *
      * @return the TLS socket, or null when the handshake failed (counted)
      */
-    SSLSocket handshake(Socket raw, Duration timeout) {
+    SSLSocket handshake(Socket raw, Duration timeout, boolean http2) {
         try {
             SSLSocket s = (SSLSocket) context.getSocketFactory().createSocket(raw, null, raw.getPort(), true);
             s.setUseClientMode(false);
             SSLParameters p = s.getSSLParameters();
             p.setProtocols(PROTOCOLS);
-            p.setApplicationProtocols(new String[]{"http/1.1"});
+            p.setApplicationProtocols(http2 ? new String[]{"h2", "http/1.1"} : new String[]{"http/1.1"});
             s.setSSLParameters(p);
             int before = raw.getSoTimeout();
             s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));

@@ -104,7 +104,7 @@ public final class DescriptorBudget {
         }
         return new GatewayConfig(config.file(), config.listen(), config.executor(), limits, defaults,
                 java.util.Collections.unmodifiableMap(destinations), config.routes(), config.tls(), config.admin(),
-                config.accessLog(), config.tracing(), config.admission());
+                config.accessLog(), config.tracing(), config.admission(), config.http2());
     }
 
     /** Whether the pool {@code key} has a {@code max_connections} the file set: its own, or the defaults' it uses. */

@@ -27,12 +27,13 @@ import java.util.Map;
 public record GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                             DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
                             List<RoutePlan> routes, TlsConfig tls, AdminConfig admin,
-                            LineSink.Target accessLog, ObserveReaders.Tracing tracing, AdmissionPolicy admission) {
-    /** Plain HTTP, admin on the main port, without access log or tracing, the default admission. */
+                            LineSink.Target accessLog, ObserveReaders.Tracing tracing, AdmissionPolicy admission,
+                            dev.weft.server.http2.Http2Limits http2) {
+    /** Plain HTTP, admin on the main port, without access log or tracing, the default admission and HTTP/2. */
     public GatewayConfig(Path file, InetSocketAddress listen, ExecutorModel executor, ServerLimits limits,
                          DestinationConfig destinationDefaults, Map<String, DestinationConfig> destinations,
                          List<RoutePlan> routes) {
         this(file, listen, executor, limits, destinationDefaults, destinations, routes, null, null, null,
-                ObserveReaders.Tracing.OFF, AdmissionPolicy.DEFAULT);
+                ObserveReaders.Tracing.OFF, AdmissionPolicy.DEFAULT, dev.weft.server.http2.Http2Limits.DEFAULT);
     }
 }

@@ -106,7 +106,7 @@ public final class GatewayConfigLoader {
     private GatewayConfig read(Path file, ConfigNode root) throws ConfigException {
         Map<String, ConfigNode> top = root.entries(Set.of("listen", "executor", "limits", "defaults",
                 "destination_defaults", "destinations", "routes", "tls", "admin", "access_log", "tracing",
-                "admission"), problems);
+                "admission", "http2"), problems);
         DeployReader deploy = new DeployReader(problems, file, env);
         TlsConfig tls = top.containsKey("tls") ? deploy.tls(top.get("tls")) : null;
         AdminConfig admin = top.containsKey("admin") ? deploy.admin(top.get("admin")) : null;
@@ -170,9 +170,11 @@ public final class GatewayConfigLoader {
         dev.weft.server.admission.AdmissionPolicy admission = top.containsKey("admission")
                 ? new AdmissionReader(problems).read(top.get("admission"), routes)
                 : dev.weft.server.admission.AdmissionPolicy.DEFAULT;
+        dev.weft.server.http2.Http2Limits http2 = top.containsKey("http2")
+                ? new Http2Reader(problems).read(top.get("http2")) : dev.weft.server.http2.Http2Limits.DEFAULT;
         problems.throwIfAny();
         return DescriptorBudget.fit(new GatewayConfig(file, listen, executor, limits, destDefaults, destinations,
-                List.copyOf(routes), tls, admin, accessLog, tracing, admission), setBounds(top), descriptorLimit);
+                List.copyOf(routes), tls, admin, accessLog, tracing, admission, http2), setBounds(top), descriptorLimit);
     }
 
     // ---- routes ------------------------------------------------------------------------------------

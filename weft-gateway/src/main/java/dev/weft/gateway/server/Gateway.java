@@ -121,7 +121,7 @@ public final class Gateway implements AutoCloseable {
             }
             g.server = HttpServer.builder(g::handle).listen(main).limits(config.limits())
                     .executor(executor != null ? executor : config.executor()).tls(g.tls).log(log)
-                    .admission(GatewayAdmission.create(config, g.registry, g::routeOf)).refusals(g::refused).start();
+                    .admission(GatewayAdmission.create(config, g.registry, g::routeOf)).refusals(g::refused).http2(config.http2()).start();
             Listeners.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.os.Descriptors.limit());
             if (budget != null) {
@@ -375,8 +375,8 @@ public final class Gateway implements AutoCloseable {
             }
             if (!Objects.equals(next.listen(), was.listen()) || !next.limits().equals(was.limits())
                     || !next.executor().equals(was.executor()) || !Objects.equals(next.tls(), was.tls())
-                    || !Objects.equals(next.admin(), was.admin())) {
-                log.accept("reload: listen, executor, limits, tls and admin changes take effect at the next start "
+                    || !Objects.equals(next.admin(), was.admin()) || !next.http2().equals(was.http2())) {
+                log.accept("reload: listen, executor, limits, tls, admin and http2 changes take effect at the next start "
                         + "(the certificate files themselves are reloaded when they change)");
             }
             boolean sameDestinations = next.destinations().equals(was.destinations())

@@ -61,6 +61,27 @@ final class Listeners {
                 "connections closed because a request body did not arrive within limits.body_timeout");
         count(registry, server, "weft.gateway.connections.write_timeouts", dev.weft.server.HttpServer::writeTimeouts,
                 "connections closed because the client took no more of an answer for limits.idle_timeout");
+        dev.weft.server.http2.Http2Metrics h2 = server.http2Metrics();
+        if (h2 != null) {
+            FunctionCounter.builder("weft.gateway.http2.connections", h2, m -> m.connections())
+                    .description("HTTP/2 connections served").register(registry);
+            io.micrometer.core.instrument.Gauge.builder("weft.gateway.http2.connections.open", h2, m -> m.openConnections())
+                    .description("HTTP/2 connections open now").register(registry);
+            FunctionCounter.builder("weft.gateway.http2.streams", h2, m -> m.streams())
+                    .description("HTTP/2 streams (requests) started").register(registry);
+            FunctionCounter.builder("weft.gateway.http2.streams.refused", h2, m -> m.refusedStreams())
+                    .description("HTTP/2 streams refused (REFUSED_STREAM): http2.max_concurrent_streams were open")
+                    .register(registry);
+            FunctionCounter.builder("weft.gateway.http2.streams.reset", h2, m -> m.resetByPeer())
+                    .description("HTTP/2 streams the client reset while their handler ran (the handler was interrupted)")
+                    .register(registry);
+            for (dev.weft.server.http2.Http2Metrics.Hostile why : dev.weft.server.http2.Http2Metrics.Hostile.values()) {
+                FunctionCounter.builder("weft.gateway.http2.goaway", h2, m -> m.hostile(why))
+                        .tag("kind", why.name().toLowerCase(java.util.Locale.ROOT))
+                        .description("HTTP/2 connections closed with GOAWAY because the client misbehaved so")
+                        .register(registry);
+            }
+        }
     }
 
     private static void count(MeterRegistry registry, dev.weft.server.HttpServer server, String name,

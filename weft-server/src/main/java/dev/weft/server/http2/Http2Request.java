@@ -1,0 +1,106 @@
+package dev.weft.server.http2;
+
+import dev.weft.http.Framing;
+import dev.weft.http.RequestHead;
+import dev.weft.http.h2.Http2Error;
+import dev.weft.http.h2.Http2Exception;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.http.MetaData;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A request's header block mapped onto the head the HTTP/1.1 path hands to a handler ({@link RequestHead}), so that
+ * one {@link dev.weft.server.HttpHandler} serves both protocols: {@code :method}, {@code :path} (target, path and
+ * query), {@code :authority} as {@code host} when no {@code host} field came, {@code cookie} fields joined with
+ * {@code "; "} (RFC 9113 section 8.2.3), names in lower case as HTTP/2 sends them.
+ *
+ * @param contentLength the {@code content-length} field, or -1
+ */
+record Http2Request(RequestHead head, long contentLength) {
+
+    /**
+     * @throws Http2Exception a stream error PROTOCOL_ERROR when the block is not a well-formed request (RFC 9113
+     *                        section 8.3.1: {@code :method}, {@code :scheme} and a non-empty {@code :path}, one
+     *                        {@code content-length} of digits; CONNECT is not served)
+     */
+    static Http2Request of(int streamId, MetaData meta, boolean endStream) throws Http2Exception {
+        if (!(meta instanceof MetaData.Request r)) {
+            throw malformed(streamId, "a request's header block without :method, :scheme and :path");
+        }
+        String method = r.getMethod();
+        HttpURI uri = r.getHttpURI();
+        if (method == null || method.isEmpty()) {
+            throw malformed(streamId, "no :method");
+        }
+        if ("CONNECT".equals(method)) {
+            throw malformed(streamId, "CONNECT is not served");
+        }
+        if (uri == null || uri.getScheme() == null || uri.getScheme().isEmpty()) {
+            throw malformed(streamId, "no :scheme");
+        }
+        String path = uri.getPath();
+        if (path == null || path.isEmpty()) {
+            throw malformed(streamId, "no :path, or an empty one");
+        }
+        String query = uri.getQuery() == null ? "" : uri.getQuery();
+        String target = query.isEmpty() ? path : path + "?" + query;
+        List<Map.Entry<String, String>> headers = new ArrayList<>();
+        boolean host = false;
+        long contentLength = -1;
+        StringBuilder cookies = null;
+        for (HttpField f : r.getHttpFields()) {
+            String name = f.getLowerCaseName();
+            String value = f.getValue() == null ? "" : f.getValue();
+            switch (name) {
+                case "host" -> host = true;
+                case "content-length" -> {
+                    long n = parseLength(streamId, value);
+                    if (contentLength >= 0 && n != contentLength) {
+                        throw malformed(streamId, "two different content-length values");
+                    }
+                    contentLength = n;
+                }
+                case "cookie" -> {
+                    cookies = cookies == null ? new StringBuilder(value) : cookies.append("; ").append(value);
+                    continue;
+                }
+                default -> {
+                }
+            }
+            headers.add(Map.entry(name, value));
+        }
+        if (cookies != null) {
+            headers.add(Map.entry("cookie", cookies.toString()));
+        }
+        if (!host && uri.getAuthority() != null && !uri.getAuthority().isEmpty()) {
+            headers.add(Map.entry("host", uri.getAuthority()));
+        }
+        if (endStream && contentLength > 0) {
+            throw malformed(streamId, "content-length " + contentLength + " on a request without a body");
+        }
+        Framing framing = contentLength >= 0 ? Framing.length(contentLength) : endStream ? Framing.NONE : Framing.CHUNKED;
+        String p = "*".equals(path) ? "/" : path;
+        return new Http2Request(new RequestHead(method, target, p, query, false, List.copyOf(headers), framing, true),
+                contentLength);
+    }
+
+    private static long parseLength(int streamId, String v) throws Http2Exception {
+        if (v.isEmpty() || v.length() > 18) {
+            throw malformed(streamId, "content-length '" + v + "'");
+        }
+        for (int i = 0; i < v.length(); i++) {
+            if (v.charAt(i) < '0' || v.charAt(i) > '9') {
+                throw malformed(streamId, "content-length '" + v + "'");
+            }
+        }
+        return Long.parseLong(v);
+    }
+
+    private static Http2Exception malformed(int streamId, String why) {
+        return Http2Exception.stream(streamId, Http2Error.PROTOCOL_ERROR, "malformed request: " + why);
+    }
+}

@@ -1,0 +1,367 @@
+package dev.weft.server.http2;
+
+import dev.weft.http.h2.Http2Error;
+import dev.weft.http.h2.Http2Exception;
+import dev.weft.http.h2.Http2FrameWriter;
+import dev.weft.server.ServerRequest;
+import dev.weft.server.ServerResponse;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.http.MetaData;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One request on an HTTP/2 connection, on a virtual thread of its own: takes the body as the connection's thread
+ * hands it DATA (at most a window of it waits here; each byte taken is given back to the peer's window), runs the
+ * handler (admission included), and writes the answer through the connection's locked writer within the peer's
+ * windows. A reset (by the peer, or the connection's end) interrupts the thread, except while it writes to the
+ * socket: interrupting a virtual thread in socket I/O would close the whole connection.
+ */
+final class Http2ServerStream {
+    /** Fields HTTP/2 forbids (RFC 9113 section 8.2.2); a handler's are dropped from its answer. */
+    private static final Set<String> CONNECTION_SPECIFIC = Set.of("connection", "keep-alive", "proxy-connection",
+            "transfer-encoding", "upgrade", "content-length");
+
+    final Http2ServerConnection c;
+    final int id;
+    final Http2Request request;
+    private final InetSocketAddress remote;
+    private final long startedNanos = System.nanoTime();
+    /** Body bytes the peer may still send on this stream (the connection's thread spends, this thread credits). */
+    final AtomicInteger receiveWindow;
+    /** Credits taken and not yet given back by a WINDOW_UPDATE. */
+    final AtomicInteger credit = new AtomicInteger();
+    /** Guarded by the connection's write lock. */
+    long sendWindow;
+    /** END_STREAM (or trailers) came: written by the connection's thread. */
+    volatile boolean remoteClosed;
+    /** DATA on it is dropped (its window given back at once): reset, or answered before its body ended. */
+    volatile boolean discard;
+    /** Whether it still counts under {@code max_concurrent_streams} ({@link Http2ServerConnection#releasePlace}). */
+    final java.util.concurrent.atomic.AtomicBoolean placeHeld = new java.util.concurrent.atomic.AtomicBoolean(true);
+    /** The peer reset it (the connection's thread writes it). */
+    volatile boolean resetByPeer;
+    /** The body, read before the stream began (the request that upgraded an HTTP/1.1 connection), or null. */
+    byte[] preloaded;
+    /** Body bytes received so far (the connection's thread only). */
+    long received;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition arrived = lock.newCondition();
+    private byte[] buffer = new byte[0];
+    private int buffered;
+    private boolean ended;
+
+    private Thread thread;
+    private volatile boolean cancelled;
+    /** The thread is in its last steps: never interrupted again (under {@link #lock}). */
+    private boolean done;
+    /** Body bytes taken from the buffer but not given back to the connection's window (a reset came between). */
+    private int untaken;
+    /** While true the thread is in socket I/O and is not interrupted ({@link #cancel}); under {@link #lock}. */
+    private boolean writing;
+
+    Http2ServerStream(Http2ServerConnection c, int id, Http2Request request, InetSocketAddress remote, int window) {
+        this.c = c;
+        this.id = id;
+        this.request = request;
+        this.remote = remote;
+        this.receiveWindow = new AtomicInteger(window);
+    }
+
+    void start() {
+        Thread t = Thread.ofVirtual().name("weft-h2-stream-" + id).unstarted(this::run);
+        lock.lock();
+        try {
+            thread = t;
+        } finally {
+            lock.unlock();
+        }
+        t.start();
+    }
+
+    /** Reset or connection gone: the handler is interrupted (unless in socket I/O), its answer dropped. */
+    void cancel() {
+        cancelled = true;
+        lock.lock();
+        try {
+            arrived.signalAll();
+            if (thread != null && !writing && !done) {
+                thread.interrupt();
+            }
+        } finally {
+            lock.unlock();
+        }
+        c.writeLock.lock();
+        try {
+            c.windowOpened.signalAll();
+        } finally {
+            c.writeLock.unlock();
+        }
+    }
+
+    /** From the connection's thread: body bytes (a copy is kept), and whether the request ended. */
+    void offer(byte[] data, int off, int n, boolean end) {
+        lock.lock();
+        try {
+            if (n > 0) {
+                if (buffered + n > buffer.length) {
+                    buffer = java.util.Arrays.copyOf(buffer, Math.max(buffered + n, Math.min(2 * buffer.length + n,
+                            c.limits().initialWindowSize())));
+                }
+                System.arraycopy(data, off, buffer, buffered, n);
+                buffered += n;
+            }
+            if (end) {
+                ended = true;
+            }
+            arrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** At the request's end: the body has the length its content-length announced. */
+    void checkLengthAtEnd() throws Http2Exception {
+        if (request.contentLength() >= 0 && received != request.contentLength()) {
+            throw Http2Exception.stream(id, Http2Error.PROTOCOL_ERROR, "DATA of " + received
+                    + " bytes against content-length " + request.contentLength());
+        }
+    }
+
+    private void run() {
+        try {
+            if (request.contentLength() > c.maxBodyBytes()) {
+                answerEarly(413, "request body over " + c.maxBodyBytes() + " bytes");
+                return;
+            }
+            byte[] body = readBody();
+            if (body == null) {
+                return;
+            }
+            ServerResponse response = c.requests().handle(new ServerRequest(request.head(), body, remote, startedNanos));
+            if (cancelled) {
+                return;
+            }
+            answer(response);
+        } catch (InterruptedException e) {
+            // reset, or the connection ended
+        } catch (IOException | RuntimeException e) {
+            if (!cancelled && !c.closed()) {
+                Http2ServerConnection.log("HTTP/2 stream " + id + " failed", e);
+                c.closeQuietly();
+            }
+        } finally {
+            int leftover;
+            lock.lock();
+            try {
+                done = true;
+                leftover = buffered + untaken;
+                buffered = 0;
+                untaken = 0;
+            } finally {
+                lock.unlock();
+            }
+            Thread.interrupted(); // a reset's interrupt must not close the socket under the writes below
+            c.credit(null, leftover); // body bytes nobody will take: the connection's window gets them back
+            c.streamEnded(this);
+        }
+    }
+
+    /** A write of this stream's thread outside {@link #answer}, not interrupted by a reset; false: reset already. */
+    private boolean io(Runnable write) {
+        if (!startWriting()) {
+            return false;
+        }
+        try {
+            write.run();
+        } finally {
+            stopWriting();
+        }
+        return true;
+    }
+
+    /** The whole body, bounded by the server's max body and body timeout; null when the stream is over without one. */
+    private byte[] readBody() throws InterruptedException, IOException {
+        if (preloaded != null) {
+            return preloaded;
+        }
+        if (remoteClosed && request.head().framing().kind() == dev.weft.http.Framing.Kind.NONE) {
+            return new byte[0];
+        }
+        ByteArrayOutputStream body = new ByteArrayOutputStream(
+                (int) Math.min(c.maxBodyBytes(), request.contentLength() >= 0 ? request.contentLength() : 8192));
+        long deadline = System.nanoTime() + c.bodyTimeout().toNanos();
+        while (true) {
+            byte[] chunk;
+            boolean end;
+            lock.lock();
+            try {
+                while (buffered == 0 && !ended && !cancelled) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    arrived.awaitNanos(left);
+                }
+                if (cancelled) {
+                    return null;
+                }
+                if (buffered == 0 && !ended) {
+                    chunk = null;
+                    end = false;
+                } else {
+                    chunk = java.util.Arrays.copyOf(buffer, buffered);
+                    buffered = 0;
+                    end = ended;
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (chunk == null) { // no byte for body_timeout
+                c.metrics().onBodyTimeout();
+                discard = true;
+                c.endedEarly(id);
+                io(() -> c.resetFromStream(id, Http2Error.CANCEL));
+                return null;
+            }
+            if (chunk.length > 0) {
+                if (!io(() -> c.credit(this, chunk.length))) {
+                    lock.lock();
+                    try {
+                        untaken += chunk.length; // given back as the thread ends
+                    } finally {
+                        lock.unlock();
+                    }
+                    return null;
+                }
+                if (body.size() + (long) chunk.length > c.maxBodyBytes()) {
+                    answerEarly(413, "request body over " + c.maxBodyBytes() + " bytes");
+                    return null;
+                }
+                body.write(chunk);
+            }
+            if (end) {
+                return body.toByteArray();
+            }
+        }
+    }
+
+    /** Answers before the request's body ended: its DATA is dropped from now on, and the stream reset (NO_ERROR). */
+    private void answerEarly(int status, String message) throws IOException, InterruptedException {
+        discard = true;
+        c.endedEarly(id);
+        answer(ServerResponse.json(status, "{\"error\":" + dev.weft.server.JsonText.quote(message) + "}"));
+        if (!remoteClosed) {
+            io(() -> c.resetFromStream(id, Http2Error.NO_ERROR));
+        }
+    }
+
+    /** Writes the answer: its header block, then its body in DATA frames within the windows. */
+    private void answer(ServerResponse r) throws IOException, InterruptedException {
+        boolean head = "HEAD".equals(request.head().method());
+        byte[] body = r.body() == null ? new byte[0] : r.body();
+        boolean bodiless = r.status() == 204 || r.status() == 304;
+        boolean noData = head || bodiless || body.length == 0;
+        HttpFields.Mutable fields = HttpFields.build(r.headers().size() + 1);
+        for (Map.Entry<String, String> h : r.headers()) {
+            String name = h.getKey().toLowerCase(Locale.ROOT);
+            if (!CONNECTION_SPECIFIC.contains(name)) {
+                fields.add(name, h.getValue());
+            }
+        }
+        if (!bodiless) {
+            fields.add("content-length", Long.toString(body.length));
+        }
+        MetaData.Response meta = new MetaData.Response(r.status(), null, HttpVersion.HTTP_2, fields);
+        c.writeLock.lock();
+        try {
+            if (!startWriting()) {
+                return;
+            }
+            try {
+                if (noData && remoteClosed) {
+                    c.releasePlace(this); // the last frame: the client may open the next stream once it has read it
+                }
+                c.writeHeadersLocked(id, meta, noData);
+                c.flushLocked();
+            } finally {
+                stopWriting();
+            }
+        } finally {
+            c.writeLock.unlock();
+        }
+        if (noData) {
+            return;
+        }
+        long timeout = c.limits().writeTimeout().toNanos();
+        int off = 0;
+        while (off < body.length) {
+            c.writeLock.lock();
+            try {
+                long deadline = System.nanoTime() + timeout;
+                while (!cancelled && !c.closed() && Math.min(sendWindow, c.connectionSendWindow) <= 0) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        c.slowReader();
+                        return;
+                    }
+                    c.windowOpened.awaitNanos(left);
+                }
+                if (!startWriting()) {
+                    return;
+                }
+                try {
+                    while (off < body.length && Math.min(sendWindow, c.connectionSendWindow) > 0) {
+                        int n = (int) Math.min(Math.min(sendWindow, c.connectionSendWindow),
+                                Math.min(c.peerMaxFrameSize, body.length - off));
+                        if (off + n == body.length && remoteClosed) {
+                            c.releasePlace(this);
+                        }
+                        Http2FrameWriter.data(c.out(), id, off + n == body.length, body, off, n);
+                        off += n;
+                        sendWindow -= n;
+                        c.connectionSendWindow -= n;
+                    }
+                    c.flushLocked();
+                } finally {
+                    stopWriting();
+                }
+            } finally {
+                c.writeLock.unlock();
+            }
+        }
+    }
+
+    /** About to write to the socket: from now on a reset does not interrupt (false: reset already, write nothing). */
+    private boolean startWriting() {
+        lock.lock();
+        try {
+            if (cancelled || c.closed()) {
+                return false;
+            }
+            writing = true;
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void stopWriting() {
+        lock.lock();
+        try {
+            writing = false;
+        } finally {
+            lock.unlock();
+        }
+    }
+}
