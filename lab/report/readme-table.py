@@ -13,6 +13,7 @@ were built from: results.json's own `commit` when it has one, else --commit, els
 weft-lab's Demo.run and SystemALab.Row.json write.
 """
 import argparse
+import decimal
 import json
 import os
 import subprocess
@@ -57,7 +58,9 @@ def cell(value, fmt):
         return str(value)
     if fmt == "{:d}":
         return fmt.format(int(value))
-    return fmt.format(float(value))
+    # half up, as Java's %.0f/%.1f print it (Python's format rounds half to even: 2030.5 would print 2030)
+    places = decimal.Decimal(1).scaleb(-int(fmt[fmt.index(".") + 1]))
+    return str(decimal.Decimal(str(value)).quantize(places, rounding=decimal.ROUND_HALF_UP))
 
 
 def load(path):

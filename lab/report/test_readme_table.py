@@ -47,6 +47,12 @@ class ReadmeTableTest(unittest.TestCase):
         self.assertIn("- weft / pool-200: 0 1.00x, 100ms 3.27x, 500ms 16.48x, 1s 20.64x", out)
         self.assertIn("- weft / go: 0 1.74x, 100ms 1.62x, 500ms 1.83x, 1s 1.39x", out)
 
+    def test_halves_round_up_as_java_prints_them(self):
+        # results.json holds 2030.5 for a row the lab printed as 2031 (docs/results/runs/20261127-014446)
+        self.assertEqual("2031", rt.cell(2030.5, "{:.0f}"))
+        self.assertEqual("1315.8", rt.cell(1315.75, "{:.1f}"))
+        self.assertEqual("n/a", rt.cell(None, "{:.1f}"))
+
     def test_errors_show_their_reasons(self):
         data = rt.load(FIXTURE)
         data["results"][0]["errors"] = 3
