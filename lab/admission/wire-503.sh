@@ -4,7 +4,7 @@
 # backends, is not in them) and the gateway's G1 log with wall-clock times. lab/admission/wire503.py then gives,
 # per step, the 503s' time on the wire and how many of the slow ones (over 50 ms) had their request arrive near a
 # collector's pause or in the 600 ms after one, against the share of the step's time in those windows
-# (docs/benchmarks.md, Round 22).
+# (docs/journal/round-22.md).
 #
 #   lab/admission/wire-503.sh [weft lab overload options]
 #

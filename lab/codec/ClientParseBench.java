@@ -13,7 +13,8 @@ import java.nio.charset.StandardCharsets;
  * The client side of the codec's cost, in one process: the same 2,000 pipelined answers (a 200 with five
  * headers and a 60-byte JSON body, every fourth one chunked) read by the client's Connection of commit 3293635
  * (its own reader) and of this commit (weft-http), each loaded from its own jars, alternately; best of 300
- * passes each, 8 rounds. Arguments: the old class path, then the new one. How to run it: docs/benchmarks.md.
+ * passes each, 8 rounds. Arguments: the old class path, then the new one. How to run it:
+ * docs/journal/round-01-03.md (the strict codec's cost).
  */
 public class ClientParseBench {
     static final String BODY = "{\"id\":42,\"items\":[{\"id\":1},{\"id\":2},{\"id\":3}],\"ok\":true}";

@@ -6,7 +6,8 @@ import java.nio.charset.StandardCharsets;
  * The cost of the strict codec, measured in one process: the same 2,000 pipelined requests (three GETs with
  * five headers, then a POST with a 20-byte body, repeated) parsed by the request reader of commit 3293635
  * (before weft-http) and by weft-http's Http1, alternately; best of 300 passes each, 8 rounds. The stream
- * hands out at most 1,460 bytes a read, as a socket does. How to run it: docs/benchmarks.md.
+ * hands out at most 1,460 bytes a read, as a socket does. How to run it:
+ * docs/journal/round-01-03.md (the strict codec's cost).
  */
 public class ParseBench {
     static final byte[] ONE = ("GET /a/42?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: weft\r\n"

@@ -71,7 +71,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
      * waiter is woken by the hand-off that serves it, by a connect failure, by its deadline or its cancel; and
      * a connection filed as idle while a call queued itself is found by one of the two (see {@link #handOff}).
      * It used to be 50 ms: with 5,000 calls waiting, as at an HTTPS cold start, that cost the process 0.44-0.59 of
-     * a core on the cores the handshakes needed (lab/client/pool-wait-cpu.sh, docs/benchmarks.md, Round 9).
+     * a core on the cores the handshakes needed (lab/client/pool-wait-cpu.sh; docs/design/pool.md).
      */
     private static final long RECHECK_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final Object CANCELLED = new Object();

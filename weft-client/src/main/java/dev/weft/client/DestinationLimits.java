@@ -20,8 +20,8 @@ import java.time.Duration;
  *                       wait, within their deadline, for one of them or for a pooled connection to come
  *                       back instead of each starting its own connect. 0 (the default) means by scheme:
  *                       4 for https (a handshake costs both sides CPU), 1024 for http (a connect costs a
- *                       round trip; 64 until Round 10, when a cold start of 2,000 clients waited out
- *                       their budget behind it: docs/benchmarks.md); see {@link #maxConnectingFor}
+ *                       round trip; with 64 a cold start of 2,000 clients waited out their budget
+ *                       behind it: docs/design/pool.md); see {@link #maxConnectingFor}
  * @param minIdle        connections opened in the background at start and kept open while idle
  *                       (a warm pool), default 0; at most maxConnections
  * @param maxStreams     exchanges at once on one HTTP/2 connection (an https destination whose server chose

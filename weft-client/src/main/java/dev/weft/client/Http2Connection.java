@@ -52,7 +52,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *       first: a virtual thread it unparks goes to the scheduler's external queue, which a saturated scheduler
  *       drained late, and calls were cut at their budget with their answer in hand ({@code weft lab storm}: 28%
  *       errors in the cold window and the breaker opened; 0.6% with a virtual reader in the same run;
- *       docs/benchmarks.md, Round 13).</li>
+ *       docs/design/pool.md).</li>
  *   <li>Places: {@link #reserve()} takes one of {@code min(max_streams, the server's
  *       SETTINGS_MAX_CONCURRENT_STREAMS)} places for an exchange; the pool hands it out and gives it back
  *       ({@link ConnectionPool}).</li>

@@ -26,7 +26,7 @@ import java.util.stream.LongStream;
  * <p>Why the pauses as a histogram: a stop-the-world pause stops every thread of the process, the front door's too,
  * so a request that arrives during one waits for its end, and the door then works off what came meanwhile. At twice
  * the load one CPU serves, G1's young pauses (about 50 ms, some over 100 ms) were where the slow 503s came from
- * (docs/benchmarks.md, Rounds 22-24); {@code weft lab overload} reads this histogram for each step.
+ * (docs/design/memory.md); {@code weft lab overload} reads this histogram for each step.
  */
 public final class JvmMeters {
     /** The buckets of {@code jvm_gc_pause_seconds} and of the gateway's own latency histograms: 1 ms to 5 s. */

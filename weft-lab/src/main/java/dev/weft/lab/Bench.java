@@ -202,7 +202,7 @@ public final class Bench {
         Progress p = new Progress(progress, live, start, measureFrom);
         // Stopped by a latch, not by an interrupt: an interrupt that arrived while the reporter was inside
         // getIntervalHistogram() was lost (HdrHistogram's phase flip waits and swallows it), and the bench waited
-        // for the reporter for ever (a lab system-a run hung at the end of its measurement, Round 19).
+        // for the reporter for ever (a lab system-a run hung at the end of its measurement).
         CountDownLatch finished = new CountDownLatch(1);
         Thread reporter = Thread.ofPlatform().daemon().name("weft-bench-progress").start(() -> {
             try {
@@ -272,8 +272,8 @@ public final class Bench {
                 LockSupport.parkNanos(scheduled - now);
             }
             boolean measured = scheduled - measureFrom >= 0;
-            // room now: send it, even if the park above overslept the window's end (its slot is in the window; until
-            // Round 21 the last slot of a window was often counted unsent, and a capacity probe not clean for it)
+            // room now: send it, even if the park above overslept the window's end (its slot is in the window; else
+            // the last slot of a window was often counted unsent, and a capacity probe not clean for it)
             long wait = end - System.nanoTime();
             if (!room.tryAcquire() && (wait <= 0 || !room.tryAcquire(wait, TimeUnit.NANOSECONDS))) {
                 // the window ended while this request waited for room: it and every later one are unsent

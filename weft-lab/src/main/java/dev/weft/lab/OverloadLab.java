@@ -62,7 +62,7 @@ public final class OverloadLab {
      * @param admission more keys of the {@code weft} model's {@code admission:} block, YAML flow style (such as
      *                  {@code queue: 0, lag_target: 10ms}), or empty for the defaults
      * @param cold      no overload in the settle: the first step past 1x is the process's first overload, whose
-     *                  refusal path runs cold (docs/benchmarks.md, Round 17)
+     *                  refusal path runs cold (docs/design/lab.md)
      */
     public record Options(List<String> models, Duration latency, List<Double> factors, double capacity,
                           Duration warmup, Duration duration, int maxInFlight, CpuPin pin, String admission,
@@ -80,7 +80,7 @@ public final class OverloadLab {
      *                             ({@code jvm_gc_pause_seconds_sum}); NaN: none known
      * @param gcPauseMaxMillis     its longest pause in the step, a bucket bound ({@code jvm_gc_pause_seconds}): a
      *                             pause stops the front door too, so a 503 whose request came during it waits for its
-     *                             end (docs/benchmarks.md, Round 22)
+     *                             end (docs/design/memory.md)
      */
     public record Step(String model, double factor, double offered, Bench.Result result, double shedP99Millis,
                        long breakerOpenings, double gatewayShedP99Millis, double lagP99Millis, double lagMaxMillis,
@@ -215,7 +215,8 @@ public final class OverloadLab {
                         double most = o.factors().stream().mapToDouble(Double::doubleValue).max().orElse(1);
                         if (!o.cold() && most > 1) {
                             // A process's first overload is slower than any later one: the refusal path has never
-                            // run at volume (JIT) and the heap grows to the load (Round 17: the first 2x step after
+                            // run at volume (JIT) and the heap grows to the load (docs/design/lab.md: the first 2x
+                            // step after
                             // 1x missed the 503 target in half the runs, a 2x step after a second 1x never did)
                             progress.printf(Locale.ROOT, "lab overload: %s settling at %sx = %.0f req/s for %s (not "
                                     + "measured; --cold leaves it out) ...%n", model, most, capacity * most,
@@ -280,7 +281,8 @@ public final class OverloadLab {
 
     /**
      * The capacity: the highest rate the model serves {@link #clean cleanly}. A closed loop at
-     * {@code maxInFlight} gives the saturated rate S (what round 3 called the capacity: a rate already queueing,
+     * {@code maxInFlight} gives the saturated rate S (what the first overload lab called the capacity: a rate
+     * already queueing,
      * its p99 1.2-2.3 s with backends at 250 ms); then open-loop probes at 0.5 S, 0.6 S, ... up to 2 S, lowest
      * first, until two in a row are not clean (one can be a hiccup of a shared machine). When neither of the first
      * two is clean, the rate halves from 0.5 S until a probe is (at most four times).

@@ -285,7 +285,7 @@ public final class SystemALab {
      * The gateway config every model runs: the concurrency sizes every bound that would otherwise cap it. The
      * admission is off: this closed loop keeps {@code concurrency} callers past the CPU at low latencies, where the
      * default admission answers the excess 503 at once and each is sent again at once; the lab measures what each
-     * design carries (the admission in a closed loop: docs/benchmarks.md, Round 19; `weft lab overload`).
+     * design carries (the admission in a closed loop: docs/design/admission.md; `weft lab overload`).
      */
     static String config(List<String> b, int concurrency) {
         int n = concurrency + 100;

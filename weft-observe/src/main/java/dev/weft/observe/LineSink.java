@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * stalled terminal costs log lines, never request latency. One writer thread drains the buffer in batches
  * and flushes when it is empty. Once woken by a line it lets more gather for {@value #LINGER_MILLIS} ms before it
  * writes: woken and flushing for each line, the writer cost an access-logged 503 more than the rest of its work
- * (docs/benchmarks.md, Round 7).
+ * (docs/design/observability.md).
  */
 public final class LineSink implements AutoCloseable {
     /** Lines held for the writer before new ones are dropped. */

@@ -5,7 +5,7 @@ package dev.weft.os;
  * worker runs its whole local queue (the virtual threads that threads running on it woke) before it looks at the
  * queue that timers and the poller's master thread feed, so on one carrier a timed wait that has expired, or a
  * socket the master poller found ready, waits until the local queue runs dry: the gateway's scheduler probe saw a
- * mean lag over 100 ms in 100 ms intervals while the CPU was 13-38% idle (docs/benchmarks.md, Round 14). Two
+ * mean lag over 100 ms in 100 ms intervals while the CPU was 13-38% idle (docs/design/admission.md). Two
  * carriers on one CPU take turns, and the second takes from that queue while the first runs its own.
  */
 public final class Carriers {

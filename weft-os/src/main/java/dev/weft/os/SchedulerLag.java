@@ -79,7 +79,7 @@ public final class SchedulerLag implements AutoCloseable {
      * <p>Why less the pauses: a pause stops every thread, carriers and front door alike, whatever is admitted; it
      * is not a wait for a carrier. With 4,000 requests in flight at 1 s backends, G1 paused 100-200 ms every 0.5-2
      * s on one CPU, and most cuts of the admission limit that refused a closed loop came in the revision that saw a
-     * pause (docs/benchmarks.md, Round 20). The backlog a pause leaves behind still counts: ready threads then wait
+     * pause (docs/design/admission.md). The backlog a pause leaves behind still counts: ready threads then wait
      * for a carrier. The other readers ({@link #worstSince}, {@link #onWake}) see the whole lateness: a call that
      * timed out during a pause was starved by this process.
      */

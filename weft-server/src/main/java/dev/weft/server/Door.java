@@ -31,7 +31,7 @@ import java.util.function.BooleanSupplier;
  * answers a refusal itself; an admitted request runs on a virtual thread of its own, whose answer this thread
  * writes.
  *
- * <p>Why a platform thread (docs/benchmarks.md, Rounds 15 and 16): when the gateway is short of CPU, a connection's
+ * <p>Why a platform thread (docs/design/door.md): when the gateway is short of CPU, a connection's
  * virtual thread waits for a carrier behind all the work already queued before it can even read a request, so
  * the 503 of a refused request took as long as that queue (a p99 of 57-137 ms at twice the load one CPU serves,
  * under 0.1 ms of it inside the gateway). The operating system runs this thread beside the carriers instead.
@@ -230,11 +230,11 @@ final class Door implements AutoCloseable {
     /**
      * As the door's thread starts: asks for the admission's nice value ({@link Admission#doorNice()}) when the process
      * runs at a lower priority, so that on a CPU short of time the door reads and refuses ahead of the carriers
-     * (docs/benchmarks.md, Round 25: the 503 p99 on the wire at twice the load one CPU serves was under 100 ms in 9 of 10
+     * (docs/design/door.md: the 503 p99 on the wire at twice the load one CPU serves was under 100 ms in 9 of 10
      * steps with the door at nice -5 against 7 of 10 without, for 0.90 of the goodput). Raising it needs
      * {@code CAP_SYS_NICE}. Without that, as {@link Admission#doorFallback()} says (by default where the process is alone
      * in its CPU cgroup, {@link CpuCgroup}), the door lowers every other thread of the process by as many steps instead
-     * (lowering needs no permission; Round 26): the same lead within the process. Else it runs at the process's
+     * (lowering needs no permission): the same lead within the process. Else it runs at the process's
      * priority. Each case is said once here.
      */
     private void prioritize() {
@@ -407,7 +407,7 @@ final class Door implements AutoCloseable {
      * long)}) rather than through the selected-key set: that set is a {@link HashSet} whose table never shrinks, so
      * after thousands of connections were ready at once every later turn walked and cleared the whole table, however
      * few keys it held (a profile of {@code lab/admission/shed-cost.sh} put 62 of the door's 215 samples there; its
-     * CPU per 503 did not move beyond the spread in three alternated pairs: docs/benchmarks.md, Round 18).
+     * CPU per 503 did not move beyond the spread in three alternated pairs: docs/design/door.md).
      */
     private void ready(SelectionKey k) {
         Conn conn = (Conn) k.attachment();

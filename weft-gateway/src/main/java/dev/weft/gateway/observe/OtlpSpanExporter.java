@@ -14,7 +14,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Sends batches of spans, each already an OTLP/HTTP protobuf request ({@link OtlpTraceEncoder#request}), with
- * Weft's own HTTP client (not the JDK's: why, measured: docs/benchmarks.md), on the tracer's export thread, one
+ * Weft's own HTTP client (not the JDK's: why, measured: docs/design/observability.md), on the tracer's export
+ * thread, one
  * export at a time. A batch the receiver does not take is tried {@link #ATTEMPTS} times in all when the failure
  * may pass (no connection, 429, 502, 503, 504; a {@code Retry-After} is honoured), after pauses of 0.5-1 s and
  * 1-2 s ({@link #BACKOFF} doubling, jittered as {@link RetryPolicy} does), all within the timeout; then its spans

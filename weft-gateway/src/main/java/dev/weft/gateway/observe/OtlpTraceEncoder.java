@@ -12,7 +12,7 @@ import java.util.Map;
  * {@link #callSpan}); {@link #request} puts a batch of them into one {@code ExportTraceServiceRequest} under the
  * gateway's resource and scope, copying their bytes. Fields in number order, proto3 defaults left out, as the
  * OpenTelemetry SDK's marshaler writes them. Why the gateway writes its spans itself instead of recording them
- * with the SDK: docs/benchmarks.md, Round 8.
+ * with the SDK: docs/design/observability.md.
  */
 final class OtlpTraceEncoder {
     // Span's fields

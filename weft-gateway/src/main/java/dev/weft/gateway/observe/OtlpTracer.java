@@ -32,9 +32,9 @@ import java.util.concurrent.locks.LockSupport;
  * by the same rule agree on a trace). The calls of an unsampled request send a new span id with flags 00 and
  * record nothing.
  * <p>
- * The OpenTelemetry SDK recorded the spans until Round 8: with its span objects and its batch processor's copy of
+ * The OpenTelemetry SDK recorded the spans at first: with its span objects and its batch processor's copy of
  * each span before export, the export thread took 5x the CPU it takes now and the request's thread allocated 1.6x
- * the bytes, and the process 1.75x the CPU per recorded request (docs/benchmarks.md, Round 8).
+ * the bytes, and the process 1.75x the CPU per recorded request (docs/design/observability.md).
  */
 final class OtlpTracer implements Tracer {
     /**

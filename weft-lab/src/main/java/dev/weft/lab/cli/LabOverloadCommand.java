@@ -32,7 +32,7 @@ import java.util.List;
                 "an open-loop load (fixed schedule) at each --factors multiple of the",
                 "capacity, lowest first. Models:",
                 "  weft-static  the gateway, admission.enabled: false (only",
-                "               limits.max_concurrent: the gateway before Round 19)",
+                "               limits.max_concurrent: the gateway's old default)",
                 "  weft         the gateway, default config (the adaptive admission limit)",
                 "  go           goroutines and net/http (lab/peers/go; skipped with a note",
                 "               where there is no Go)",

@@ -37,13 +37,13 @@ import java.util.function.Function;
  * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
  * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
  * still has room: at twice the load one CPU served, the process used 71-92% of it in each second while the limit,
- * cut by those bursts, refused 59% of the requests (docs/benchmarks.md, Round 18). The CPU the front doors spend
+ * cut by those bursts, refused 59% of the requests (docs/design/admission.md). The CPU the front doors spend
  * refusing ({@link #refusingShare()}) does not count towards {@code cpuBusy}: a cut frees none of it but refuses
  * more, and clients that send a 503 again at once (a closed loop) come straight back, so the refusals kept the CPU
  * busy and lag bursts kept cutting a limit learned while the backends were fast, for up to 15 s after they slowed
- * down (docs/benchmarks.md, Rounds 19-21).
+ * down (docs/design/admission.md).
  *
- * <p>Measured (docs/benchmarks.md, Round 14): the limit of round 3 grew 10% every 100 ms at any lag under the
+ * <p>Measured (docs/design/admission.md): the first limit grew 10% every 100 ms at any lag under the
  * target, and its floor followed a rate smoothed over ~300 ms; at twice the load it served the limit swung
  * between 1,100 and 3,000, the lag between 0 and 390 ms, and a burst of completions after a stall raised the
  * limit through the floor while the lag was at its worst.
@@ -70,8 +70,8 @@ public final class AdaptiveAdmission implements Admission {
     /**
      * A limit that grows with no cut in the last {@value #RATE_INTERVALS} revisions (1 s) grows by this share per
      * interval: after the backends slow down, a route needs more in flight for the same rate (Little's law), and a
-     * limit learned while they were fast took 8 s to grow from 230 to 4,600 by {@value #GROWTH} (docs/benchmarks.md,
-     * Round 19).
+     * limit learned while they were fast took 8 s to grow from 230 to 4,600 by {@value #GROWTH}
+     * (docs/design/admission.md).
      */
     static final double CALM_GROWTH = 0.2;
     /** A lag cuts a limit to this share of it at most per revision. */
@@ -92,8 +92,8 @@ public final class AdaptiveAdmission implements Admission {
      *       {@code settling} (a no-load latency has passed since the last cut, so the cut's effect is seen), and
      *       either a lag of at most half the target or a CPU not short as above (under {@code cpuBusy} serving; in
      *       a closed loop the limit then grows until serving takes {@code cpuBusy}, refusing less; in an open loop
-     *       past the CPU a higher limit refuses no less, and the admitted work queues: docs/benchmarks.md, Round
-     *       21): grow by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the
+     *       past the CPU a higher limit refuses no less, and the admitted work queues: docs/design/admission.md):
+     *       grow by {@value #GROWTH} and one place; by {@value #CALM_GROWTH} when {@code calm} (no cut in the
      *       last second).</li>
      *   <li>Otherwise: unchanged.</li>
      * </ul>
@@ -101,7 +101,7 @@ public final class AdaptiveAdmission implements Admission {
     static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
                        boolean calm, double cpuShare, double refusingShare, double cpuBusy) {
         // the CPU spent refusing is not short for serving: a cut frees none of it but refuses more, and in a closed
-        // loop each refused caller comes straight back (docs/benchmarks.md, Rounds 20 and 21)
+        // loop each refused caller comes straight back (docs/design/admission.md)
         boolean cpuShort = (Double.isNaN(refusingShare) ? cpuShare : cpuShare - refusingShare) >= cpuBusy;
         if (lagMs > targetMs && cpuShort) {
             double from = Math.min(limit, peak / MAX_CUT);
@@ -472,8 +472,8 @@ public final class AdaptiveAdmission implements Admission {
         /** Revisions since the first that saw a completion, counted up to {@value #RATE_INTERVALS} + 1. */
         int revisionsSinceFirstDone;
         /**
-         * When the lag last cut the limit ({@link System#nanoTime()}). Before Round 19 also when the floor kept it
-         * from cutting: a closed loop's refusals brought lag bursts that then stopped the limit from growing.
+         * When the lag last cut the limit ({@link System#nanoTime()}); not when the floor kept it from cutting,
+         * since a closed loop's refusals brought lag bursts that would then stop the limit from growing.
          */
         long lastCutAt = System.nanoTime() - Long.MAX_VALUE / 2;
 
@@ -670,7 +670,7 @@ public final class AdaptiveAdmission implements Admission {
                 // Unknown (the limit: a lag holds it) until its completions have filled one rate window: before
                 // that the cost of what it admitted is not seen, and the rate understates what it serves (a
                 // cold start with 4,000 callers at 1 s backends stalled the JVM ~1 s before anything completed,
-                // and a floor of 0 let the lag cut the limit from 10,000 to 137; docs/benchmarks.md, Round 19)
+                // and a floor of 0 let the lag cut the limit from 10,000 to 137; docs/design/admission.md)
                 double floor = noLoad == Long.MAX_VALUE || revisionsSinceFirstDone <= RATE_INTERVALS
                         ? Double.POSITIVE_INFINITY : 1.1 * rate * (noLoad / 1e9) + policy.minLimit();
                 long now = System.nanoTime();

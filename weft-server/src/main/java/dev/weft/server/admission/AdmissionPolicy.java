@@ -6,22 +6,22 @@ import java.util.Map;
 /**
  * The adaptive admission limit of a server (see {@link AdaptiveAdmission}).
  *
- * @param enabled      default true (the adaptive limit; measured: docs/benchmarks.md, Round 19); false: only the
+ * @param enabled      default true (the adaptive limit; measured: docs/design/admission.md); false: only the
  *                     static {@code max_concurrent}
  * @param initialLimit each key's (route's) limit before it has learned one; default {@link #AT_CEILING}, the
  *                     ceiling ({@code max_concurrent} or the route's bound), so that nothing is refused before the
- *                     CPU is short (before Round 19: 1000, which refused a closed loop of 4,000 at 1 s backends)
+ *                     CPU is short (it was 1000, which refused a closed loop of 4,000 at 1 s backends)
  * @param minLimit     a limit never goes below this, default 10
  * @param queue        requests that may wait for a place per key, default 100; more are refused at once
  * @param maxWait      how long a request waits in the queue before it is refused, default 20ms
  * @param lagTarget    the scheduling delay the gateway accepts before it lowers its limits, default 20ms
  * @param cpuBusy      the share of its CPUs (0..1) the process must have used over the last 500 ms for serving (its
  *                     front doors' refusing left out) for a lag over the target to cut the limits, default
- *                     {@value #DEFAULT_CPU_BUSY}; 0: the lag alone decides (before Round 18)
+ *                     {@value #DEFAULT_CPU_BUSY}; 0: the lag alone decides (as at first)
  * @param routes       per key (route id such as {@code GET /orders/{id}}): a fixed upper bound of its limit
  * @param doorNice     the Linux nice value (-20..0) the front door's thread asks for as it starts, default
  *                     {@value #DEFAULT_DOOR_NICE}, so that it reads and refuses ahead of the carriers when the CPU is
- *                     short (docs/benchmarks.md, Round 25); raising it needs {@code CAP_SYS_NICE}, and without it the
+ *                     short (docs/design/door.md); raising it needs {@code CAP_SYS_NICE}, and without it the
  *                     door runs at the process's priority ({@code doorFallback}); 0 leaves it alone
  * @param doorFallback what the door does when it may not raise its thread ({@code admission.door_fallback}, default
  *                     {@link DoorFallback#AUTO})
