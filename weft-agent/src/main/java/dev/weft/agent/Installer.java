@@ -4,6 +4,7 @@ import dev.weft.agent.advice.AddWorkerFailedAdvice;
 import dev.weft.agent.advice.ConnectionPoolAdvice;
 import dev.weft.agent.advice.JettyAdvice;
 import dev.weft.agent.advice.RejectAdvice;
+import dev.weft.agent.advice.ResizeAdvice;
 import dev.weft.agent.advice.ThreadFactoryAdvice;
 import dev.weft.agent.advice.WorkerAdvice;
 import net.bytebuddy.agent.builder.AgentBuilder;
@@ -31,10 +32,11 @@ import static net.bytebuddy.matcher.ElementMatchers.isPublic;
 import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
 import static net.bytebuddy.matcher.ElementMatchers.named;
 import static net.bytebuddy.matcher.ElementMatchers.namedOneOf;
+import static net.bytebuddy.matcher.ElementMatchers.takesArguments;
 import static net.bytebuddy.matcher.ElementMatchers.takesNoArguments;
 
 /**
- * Installs the agent on JDK 24+ (called by {@link WeftAgent} once the version is checked): puts the run-time
+ * Installs the agent on JDK 25+ (called by {@link WeftAgent} once the version is checked): puts the run-time
  * helpers ({@code dev.weft.agent.boot}) on the boot class path, lets {@code java.base} read them, and adds
  * the advice to the executors' classes, retransforming those already loaded.
  */
@@ -49,6 +51,9 @@ public final class Installer {
     /** Byte Buddy's property, relocated with it by the shade plugin (net.bytebuddy.nexus.disabled). */
     private static final String NEXUS_DISABLED = net.bytebuddy.ByteBuddy.class.getPackageName() + ".nexus.disabled";
 
+    /** Set once the agent is installed in this JVM. */
+    static final String ACTIVE_PROPERTY = "dev.weft.agent.active";
+
     private Installer() {
     }
 
@@ -58,6 +63,13 @@ public final class Installer {
             options = AgentOptions.parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("weft agent: not active: " + e.getMessage() + "; the application runs unchanged");
+            return;
+        }
+        // A second -javaagent of this agent (the same jar twice, or two copies) would add a second boot jar and a
+        // second set of advice: the first one acts, the second says so and does nothing.
+        if (System.getProperties().putIfAbsent(ACTIVE_PROPERTY, "true") != null) {
+            System.err.println("weft agent: already active; this second -javaagent (options '" + (args == null ? "" : args)
+                    + "') is ignored");
             return;
         }
         // The helpers must be visible from the boot loader before the first transform: the JDK's executor calls them.
@@ -122,7 +134,9 @@ public final class Installer {
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(Advice.to(RejectAdvice.class).on(named("reject")))
                         .visit(Advice.to(AddWorkerFailedAdvice.class).on(named("addWorkerFailed")))
-                        .visit(Advice.to(ThreadFactoryAdvice.class).on(named("getThreadFactory").and(takesNoArguments()))))
+                        .visit(Advice.to(ThreadFactoryAdvice.class).on(named("getThreadFactory").and(takesNoArguments())))
+                        .visit(Advice.to(ResizeAdvice.class).on(namedOneOf("setCorePoolSize", "setMaximumPoolSize")
+                                .and(takesArguments(int.class)))))
                 .type(namedOneOf(HIKARI, APACHE_POOL))
                 .transform((builder, type, loader, module, domain) -> builder.visit(Advice.to(ConnectionPoolAdvice.class)
                         .on(namedOneOf("getConnection", "lease").and(isPublic()))))

@@ -73,6 +73,54 @@ class AgentIT {
     }
 
     @Test
+    void whatAFactoryBuildsAroundTheTaskAndItsThreadGroupStay() throws Exception {
+        try (ChildJvm app = ChildJvm.app("", PoolsApp.class, "wrapped", "group", "platformfactory", "started")) {
+            Map<String, String> f = app.facts();
+            // the factory's own Runnable around the Worker runs, on the virtual worker
+            assertThat(f).containsEntry("wrapped.task", "wrapped-1 virtual")
+                    .containsEntry("wrapped.log", "[wrapper on wrapped-1 virtual]");
+            // a ThreadGroup subclass's uncaughtException is called, as on a platform thread of that group
+            assertThat(f).containsEntry("group.handlerCalled", "true").containsEntry("group.caught", "grouped-1 virtual: boom");
+            // Thread.ofPlatform().factory() is the JDK's public API: the application's pool is converted
+            assertThat(f).containsEntry("platformfactory.thread", "plat-1 virtual");
+            // a thread the factory started itself is not converted: the executor refuses it, as without the agent
+            assertThat(f).containsEntry("started.outcome", "refused IllegalThreadStateException");
+        }
+    }
+
+    @Test
+    void anApplicationThatResizesAPoolUnderConcurrencyNKeepsWorking() throws Exception {
+        try (ChildJvm app = ChildJvm.app("concurrency=50", PoolsApp.class, "resize")) {
+            Map<String, String> f = app.facts();
+            // setMaximumPoolSize(3) below the raised core (50) no longer throws, and the bound stays
+            assertThat(f).containsEntry("resize.error", "none").containsEntry("resize.together", "50")
+                    .containsEntry("resize.max", "50").containsEntry("resize.belowCore", "refused");
+        }
+    }
+
+    @Test
+    void droppedPoolsLeaveNoMBeanAndOneLinePerShape() throws Exception {
+        try (ChildJvm app = ChildJvm.app("", PoolsApp.class, "churn")) {
+            Map<String, String> f = app.facts();
+            assertThat(f).containsEntry("churn.registeredAfterUse", "true").containsEntry("churn.left", "0");
+            // 200 pools named pool-K-thread-N: one line
+            assertThat(app.stderr().lines().filter(l -> l.matches("weft agent: pool-\\d+-thread-N .*")).count()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aSecondJavaagentOfTheAgentIsIgnoredWithOneLine() throws Exception {
+        try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "", List.of("-javaagent:" + ChildJvm.agentJar() + "=verbose"),
+                ChildJvm.testClasses(), PoolsApp.class.getName(), List.of("fixed"))) {
+            Map<String, String> f = app.facts();
+            assertThat(f.get("fixed.threads")).contains("virtual").doesNotContain("platform");
+            assertThat(app.stderr().lines().filter(l -> l.startsWith("weft agent: already active")).toList())
+                    .containsExactly("weft agent: already active; this second -javaagent (options 'verbose') is ignored");
+            assertThat(app.stderr()).doesNotContain("weft agent: transforming");
+        }
+    }
+
+    @Test
     void withoutTheAgentTheSameApplicationRunsOnPlatformThreads() throws Exception {
         // The control: the facts above are the agent's doing, not the application's.
         try (ChildJvm app = ChildJvm.start(ChildJvm.java(), null, List.of(), ChildJvm.testClasses(),
@@ -88,6 +136,8 @@ class AgentIT {
     @Test
     void aPoolOfNonDaemonThreadsKeepsTheJvmAliveUntilItIsShutDown() throws Exception {
         try (ChildJvm app = ChildJvm.app("", KeepAliveApp.class)) {
+            // the keep-alive thread does not hold main's context class loader (an app's, kept from unloading)
+            assertThat(app.awaitLine("keepalive loader")).isEqualTo("keepalive loader null");
             // main has returned; the pool's worker is a virtual (daemon) thread, and the JVM is still here
             assertThat(app.awaitLine("main ended")).isEqualTo("main ended; task on virtual daemon=true");
             app.send("go");
@@ -157,8 +207,8 @@ class AgentIT {
             app.drained();
             assertThat(app.stdout()).containsExactly("app ran on pool-1-thread-1 java 17");
             assertThat(app.stderr().lines().toList()).containsExactly("weft agent: not active: this JVM is Java 17; the agent "
-                    + "needs JDK 24 or newer (JEP 491: before it, synchronized pins a virtual thread's carrier); the "
-                    + "application runs unchanged");
+                    + "needs JDK 25 or newer (JEP 491, in 24: before it, synchronized pins a virtual thread's carrier; its "
+                    + "classes are of release 25); the application runs unchanged");
         }
     }
 

@@ -8,7 +8,7 @@ public final class AddWorkerFailedAdvice {
     private AddWorkerFailedAdvice() {
     }
 
-    @Advice.OnMethodEnter
+    @Advice.OnMethodEnter(suppress = Throwable.class)
     static void enter(@Advice.Argument(0) Object worker) {
         Pools.workerFailed(worker);
     }

@@ -8,7 +8,7 @@ public final class ConnectionPoolAdvice {
     private ConnectionPoolAdvice() {
     }
 
-    @Advice.OnMethodEnter
+    @Advice.OnMethodEnter(suppress = Throwable.class)
     static void enter(@Advice.This Object pool) {
         Pools.connectionPoolUsed(pool);
     }

@@ -8,7 +8,7 @@ public final class JettyAdvice {
     private JettyAdvice() {
     }
 
-    @Advice.OnMethodEnter
+    @Advice.OnMethodEnter(suppress = Throwable.class)
     static void enter(@Advice.This Object pool) {
         Pools.jettyStarting(pool);
     }

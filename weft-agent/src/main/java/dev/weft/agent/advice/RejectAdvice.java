@@ -8,7 +8,7 @@ public final class RejectAdvice {
     private RejectAdvice() {
     }
 
-    @Advice.OnMethodEnter
+    @Advice.OnMethodEnter(suppress = Throwable.class)
     static void enter(@Advice.This Object executor) {
         Pools.rejected(executor);
     }

@@ -14,7 +14,7 @@ public final class ThreadFactoryAdvice {
     private ThreadFactoryAdvice() {
     }
 
-    @Advice.OnMethodExit
+    @Advice.OnMethodExit(suppress = Throwable.class)
     static void exit(@Advice.This Object executor, @Advice.Return(readOnly = false) ThreadFactory factory) {
         factory = Pools.threadFactory(executor, factory);
     }

@@ -12,7 +12,7 @@ public final class WorkerAdvice {
     private WorkerAdvice() {
     }
 
-    @Advice.OnMethodExit
+    @Advice.OnMethodExit(suppress = Throwable.class)
     static void exit(@Advice.This Runnable worker, @Advice.FieldValue("this$0") Object executor,
                      @Advice.FieldValue(value = "thread", readOnly = false) Thread thread) {
         thread = Pools.worker(executor, thread, worker);

@@ -29,7 +29,12 @@ final class KeepAlive {
             live++;
             if (!keeping) {
                 keeping = true;
-                Thread.ofPlatform().name("weft-agent-keepalive").daemon(false).start(KeepAlive::hold);
+                // It lives past the worker that made it: it must not hold that thread's inheritable thread
+                // locals or its context class loader (a web application's, kept from being unloaded).
+                Thread t = Thread.ofPlatform().name("weft-agent-keepalive").daemon(false)
+                        .inheritInheritableThreadLocals(false).unstarted(KeepAlive::hold);
+                t.setContextClassLoader(null);
+                t.start();
             }
         }
     }

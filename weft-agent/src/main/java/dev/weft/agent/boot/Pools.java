@@ -64,8 +64,9 @@ public final class Pools {
      * returns the thread the Worker keeps.
      */
     public static Thread worker(Object executor, Thread fromFactory, Runnable worker) {
-        if (fromFactory == null || executor == null || fromFactory.isVirtual()) {
-            return fromFactory; // virtual already: the factory's own, or this agent attached twice
+        if (fromFactory == null || executor == null || fromFactory.isVirtual()
+                || fromFactory.getState() != Thread.State.NEW) {
+            return fromFactory; // virtual already (the factory's own), or started already: the factory's own business
         }
         try {
             Pool pool = pool(executor, fromFactory);
@@ -155,46 +156,57 @@ public final class Pools {
         if (seen != null) {
             return seen instanceof Pool p ? p : null;
         }
+        if (executor instanceof ScheduledThreadPoolExecutor) {
+            return null; // its threads keep the timer; decided without the lock (it never becomes a Pool)
+        }
         if (DECIDING.get() != null) {
             return null;
         }
         DECIDING.set(Boolean.TRUE);
-        Pool created;
         try {
+            // The executor's and factory's own code (getThreadFactory may be overridden) runs outside the lock.
+            String why = leaveAlone(executor, first);
+            Pool created = why == null ? new Pool(executor, pattern(first.getName())) : null;
             synchronized (SEEN) {
                 seen = SEEN.get(executor);
                 if (seen != null) {
                     return seen instanceof Pool p ? p : null;
                 }
-                String why = leaveAlone(executor, first);
-                if (why != null) {
-                    SEEN.put(executor, LEFT_ALONE);
-                    if (verbose) {
-                        System.err.println("weft agent: left on platform threads: " + pattern(first.getName()) + " ("
-                                + executor.getClass().getName() + "): " + why);
-                    }
-                    return null;
-                }
-                created = new Pool(executor, pattern(first.getName()));
-                SEEN.put(executor, created); // before the bound changes: that may start workers, which come back here
-                created.bound(concurrency);
+                // before the bound changes: that may start workers, which come back here
+                SEEN.put(executor, created == null ? LEFT_ALONE : created);
             }
-            // outside the lock: the first MBean starts the platform MBean server
-            created.announce();
+            if (created == null) {
+                if (verbose) {
+                    System.err.println("weft agent: left on platform threads: " + pattern(first.getName()) + " ("
+                            + executor.getClass().getName() + "): " + why);
+                }
+                return null;
+            }
+            created.bound(concurrency);
+            // the first MBean starts the platform MBean server
+            created.announce(executor);
             return created;
         } finally {
             DECIDING.remove();
         }
     }
 
-    /** The converted pools whose executor is still reachable and not terminated. */
+    /** The converted pools whose executor is still reachable and not terminated; a terminated one's MBean goes. */
     static List<PoolMXBean> live() {
-        List<PoolMXBean> live = new java.util.ArrayList<>();
+        List<Pool> pools = new java.util.ArrayList<>();
         synchronized (SEEN) {
             for (Object v : SEEN.values()) {
-                if (v instanceof Pool p && p.alive()) {
-                    live.add(p);
+                if (v instanceof Pool p) {
+                    pools.add(p);
                 }
+            }
+        }
+        List<PoolMXBean> live = new java.util.ArrayList<>();
+        for (Pool p : pools) { // the executors' methods outside the lock
+            if (p.alive()) {
+                live.add(p);
+            } else {
+                p.unregister();
             }
         }
         return live;
@@ -211,7 +223,7 @@ public final class Pools {
         if (isJdk(type) && !type.getName().equals(JDK_EXECUTOR)) {
             return "a JDK-internal pool";
         }
-        if (factoryType != null && isJdk(factoryType)
+        if (factoryType != null && isJdk(factoryType) && !PUBLIC_JDK_FACTORIES.contains(factoryType.getName())
                 && !factoryType.getName().startsWith("java.util.concurrent.Executors$")) {
             return "a JDK-internal pool (factory " + factoryType.getName() + ")";
         }
@@ -226,6 +238,9 @@ public final class Pools {
         }
         return null;
     }
+
+    /** JDK factory classes an application gets from public API: its pools are the application's. */
+    private static final List<String> PUBLIC_JDK_FACTORIES = List.of("java.lang.ThreadBuilders$PlatformThreadFactory");
 
     private static boolean isJdk(Class<?> c) {
         ClassLoader l = c.getClassLoader();
@@ -302,6 +317,46 @@ public final class Pools {
         }
     }
 
+    /** MBean instance numbers per thread-name pattern (instance=2 and up), never reused. */
+    private static final Map<String, java.util.concurrent.atomic.AtomicInteger> INSTANCES = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The thread-name shapes (every number as N) whose conversion line was said: one line per shape. */
+    private static final java.util.Set<String> SAID = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static volatile java.lang.ref.Cleaner cleaner;
+
+    private static java.lang.ref.Cleaner cleaner() {
+        java.lang.ref.Cleaner c = cleaner;
+        if (c == null) {
+            synchronized (INSTANCES) {
+                c = cleaner;
+                if (c == null) {
+                    c = java.lang.ref.Cleaner.create(r -> {
+                        Thread t = new Thread(null, r, "weft-agent-cleaner", 0, false);
+                        t.setDaemon(true);
+                        t.setContextClassLoader(null);
+                        return t;
+                    });
+                    cleaner = c;
+                }
+            }
+        }
+        return c;
+    }
+
+    /** {@code pool-12-thread-N} -> {@code pool-N-thread-N}: pools made alike are said once. */
+    static String shape(String pattern) {
+        return pattern.replaceAll("\\d+", "N");
+    }
+
+    /** Called at the start of a converted executor class's {@code setCorePoolSize} / {@code setMaximumPoolSize}. */
+    public static int resized(Object executor, int requested, boolean maximum) {
+        try {
+            return SEEN.get(executor) instanceof Pool p ? p.resized(requested, maximum) : requested;
+        } catch (Throwable t) {
+            failed(t);
+            return requested;
+        }
+    }
+
     /** One converted pool. Holds its executor weakly: the agent never keeps a pool alive. */
     static final class Pool implements PoolMXBean {
         private final WeakReference<Object> executor;
@@ -310,7 +365,14 @@ public final class Pools {
         private final Ops ops;
         final LongAdder rejected = new LongAdder();
         private volatile int originalMax;
-        private volatile ObjectName name;
+        /** The MBean's name while registered; whoever takes it (last worker, Cleaner, sweep) unregisters. */
+        private final java.util.concurrent.atomic.AtomicReference<ObjectName> name = new java.util.concurrent.atomic.AtomicReference<>();
+        /** concurrency=N when applied (0: the pool keeps its own bound), and whether the core was raised with it. */
+        private volatile int applied;
+        private volatile boolean coreRaised;
+        /** What the application asked for (its own sizes before the bound, then its later set*PoolSize calls). */
+        private volatile int askedCore;
+        private volatile int askedMax;
 
         Pool(Object executor, String pattern) {
             this.executor = new WeakReference<>(executor);
@@ -327,6 +389,8 @@ public final class Pools {
             int core = (int) ops.core.invoke(e);
             int max = (int) ops.max.invoke(e);
             originalMax = max;
+            askedCore = core;
+            askedMax = max;
             String bound;
             if (concurrency > 0 && max == 1) {
                 bound = "1 task at once (a single-thread pool keeps its order; concurrency=" + concurrency + " not applied)";
@@ -338,7 +402,9 @@ public final class Pools {
                 ops.setMax.invoke(e, concurrency);
                 if (!ops.tomcat && (core == max || unbounded)) {
                     ops.setCore.invoke(e, concurrency);
+                    coreRaised = true;
                 }
+                applied = concurrency; // after the calls above: the resize advice lets them through unchanged
                 bound = concurrency + " tasks at once (concurrency=" + concurrency + "; was " + max + ")";
             } else {
                 bound = max == Integer.MAX_VALUE ? "unbounded (as before)"
@@ -348,10 +414,41 @@ public final class Pools {
                     + "; core " + core + ", max " + (max == Integer.MAX_VALUE ? "unbounded" : max) + " platform threads before";
         }
 
-        /** Says what {@link #bound} did, registers the MBean and the JFR event. */
-        void announce() {
-            System.err.println(line);
+        /**
+         * The size the application's {@code setCorePoolSize} / {@code setMaximumPoolSize} call really sets:
+         * under {@code concurrency=N} never below the bound (else a later {@code setMaximumPoolSize(x < N)} below
+         * the raised core would throw); what the application asked for is kept. A request the executor would
+         * have refused before (core above its maximum, maximum below its core) is still refused.
+         */
+        int resized(int requested, boolean maximum) {
+            int n = applied;
+            if (maximum) {
+                if (n == 0 || requested <= 0 || requested < askedCore) {
+                    return requested;
+                }
+                askedMax = requested;
+                return Math.max(requested, n);
+            }
+            if (n == 0 || requested < 0) {
+                return requested;
+            }
+            if (requested > askedMax) {
+                return -1; // the executor refuses it, as it did before the bound (core above maximum)
+            }
+            askedCore = requested;
+            return coreRaised ? Math.max(requested, n) : requested;
+        }
+
+        /** Says what {@link #bound} did (once per thread-name shape), registers the MBean and the JFR event. */
+        void announce(Object executor) {
+            if (SAID.add(shape(pattern) + " (" + executorClass + ")") || verbose) {
+                System.err.println(line);
+            }
             register();
+            // A pool dropped without shutdown (its workers timed out: cached, allowCoreThreadTimeOut) never
+            // terminates: its MBean goes when the executor is collected. The action holds the name only.
+            java.util.concurrent.atomic.AtomicReference<ObjectName> n = name;
+            cleaner().register(executor, () -> unregister(n));
             try {
                 PoolEvent.register(Pools::live);
             } catch (Throwable t) { // a runtime without jdk.jfr
@@ -365,7 +462,9 @@ public final class Pools {
             boolean daemon = fromFactory.isDaemon();
             Thread.Builder.OfVirtual b = Thread.ofVirtual().name(fromFactory.getName());
             Thread.UncaughtExceptionHandler h = fromFactory.getUncaughtExceptionHandler();
-            if (h != null && h != fromFactory.getThreadGroup()) { // the group is what a virtual thread uses anyway
+            // The plain ThreadGroup only passes on to the default handler, as a virtual thread's group does;
+            // a subclass (its own uncaughtException) is kept as the handler.
+            if (h != null && (h != fromFactory.getThreadGroup() || h.getClass() != ThreadGroup.class)) {
                 b.uncaughtExceptionHandler(h);
             }
             Thread v = b.unstarted(() -> {
@@ -373,7 +472,9 @@ public final class Pools {
                     KeepAlive.started(worker);
                 }
                 try {
-                    worker.run();
+                    // Thread.run() of the unstarted thread runs its target: the Runnable the factory built around
+                    // the Worker (its logging, MDC, monitoring), and TaskThread's wrapper, then the Worker.
+                    fromFactory.run();
                 } finally {
                     if (!daemon) {
                         KeepAlive.release();
@@ -399,15 +500,23 @@ public final class Pools {
 
         /** After each worker's end: a terminated pool's MBean goes. */
         private void exited() {
-            Object e = executor.get();
-            try {
-                if (name != null && (e == null || (boolean) ops.terminated.invoke(e))) {
-                    ObjectName n = name;
-                    name = null;
+            if (name.get() != null && !alive()) {
+                unregister();
+            }
+        }
+
+        void unregister() {
+            unregister(name);
+        }
+
+        private static void unregister(java.util.concurrent.atomic.AtomicReference<ObjectName> name) {
+            ObjectName n = name.getAndSet(null); // one of several racing callers gets it
+            if (n != null) {
+                try {
                     ManagementFactory.getPlatformMBeanServer().unregisterMBean(n);
+                } catch (Throwable t) {
+                    // gone already
                 }
-            } catch (Throwable t) {
-                // gone already
             }
         }
 
@@ -415,12 +524,10 @@ public final class Pools {
             try {
                 MBeanServer server = ManagementFactory.getPlatformMBeanServer();
                 String base = "dev.weft.agent:type=Pool,name=" + ObjectName.quote(pattern);
-                ObjectName n = new ObjectName(base);
-                for (int i = 2; server.isRegistered(n); i++) {
-                    n = new ObjectName(base + ",instance=" + i);
-                }
+                int i = INSTANCES.computeIfAbsent(pattern, k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                ObjectName n = new ObjectName(i == 1 ? base : base + ",instance=" + i);
                 server.registerMBean(this, n);
-                name = n;
+                name.set(n);
             } catch (Throwable t) {
                 if (verbose) {
                     System.err.println("weft agent: no MBean for " + pattern + ": " + t);

@@ -16,10 +16,22 @@ public final class KeepAliveApp {
 
     public static void main(String[] args) {
         Thread main = Thread.currentThread();
+        main.setContextClassLoader(new ClassLoader(KeepAliveApp.class.getClassLoader()) {
+            @Override
+            public String toString() {
+                return "main's-loader";
+            }
+        });
         ExecutorService pool = Executors.newFixedThreadPool(2);
         pool.execute(() -> {
             try {
                 main.join();
+                // the keep-alive thread starts with no context class loader, whatever main's was
+                for (Thread t : Thread.getAllStackTraces().keySet()) {
+                    if (t.getName().equals("weft-agent-keepalive")) {
+                        System.out.println("keepalive loader " + t.getContextClassLoader());
+                    }
+                }
                 System.out.println("main ended; task on " + (Thread.currentThread().isVirtual() ? "virtual" : "platform")
                         + " daemon=" + Thread.currentThread().isDaemon());
                 String line = new BufferedReader(new InputStreamReader(System.in)).readLine();

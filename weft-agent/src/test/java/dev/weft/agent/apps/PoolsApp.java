@@ -48,6 +48,12 @@ public final class PoolsApp {
                 case "excluded" -> excluded();
                 case "concurrency" -> concurrency();
                 case "jfr" -> jfr();
+                case "wrapped" -> wrapped();
+                case "group" -> group();
+                case "platformfactory" -> platformFactory();
+                case "started" -> started();
+                case "resize" -> resize();
+                case "churn" -> churn();
                 default -> throw new IllegalArgumentException(s);
             }
         }
@@ -377,5 +383,119 @@ public final class PoolsApp {
         }
         print("concurrency", "singleMostAtOnce", most.get());
         single.shutdown();
+    }
+
+    /** A factory that wraps the task in its own Runnable (logging, MDC, monitoring): the wrapper runs. */
+    static void wrapped() throws Exception {
+        List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ExecutorService e = Executors.newFixedThreadPool(1, r -> new Thread(() -> {
+            log.add("wrapper on " + describe(Thread.currentThread()));
+            r.run();
+        }, "wrapped-1"));
+        print("wrapped", "task", e.submit(() -> describe(Thread.currentThread())).get());
+        print("wrapped", "log", log);
+        e.shutdown();
+        e.awaitTermination(30, TimeUnit.SECONDS);
+    }
+
+    /** A factory whose threads belong to a ThreadGroup subclass that handles uncaught exceptions. */
+    static void group() throws Exception {
+        AtomicReference<String> caught = new AtomicReference<>();
+        CountDownLatch handled = new CountDownLatch(1);
+        ThreadGroup g = new ThreadGroup("app-group") {
+            @Override
+            public void uncaughtException(Thread t, Throwable ex) {
+                caught.set(describe(t) + ": " + ex.getMessage());
+                handled.countDown();
+            }
+        };
+        ExecutorService e = Executors.newFixedThreadPool(1, r -> new Thread(g, r, "grouped-1"));
+        e.execute(() -> {
+            throw new IllegalStateException("boom");
+        });
+        print("group", "handlerCalled", handled.await(30, TimeUnit.SECONDS));
+        print("group", "caught", caught.get());
+        e.shutdown();
+        e.awaitTermination(30, TimeUnit.SECONDS);
+    }
+
+    /** A pool whose factory is the JDK's public Thread.ofPlatform().factory(). */
+    static void platformFactory() throws Exception {
+        ExecutorService e = Executors.newFixedThreadPool(1, Thread.ofPlatform().name("plat-", 1).factory());
+        print("platformfactory", "thread", e.submit(() -> describe(Thread.currentThread())).get());
+        e.shutdown();
+        e.awaitTermination(30, TimeUnit.SECONDS);
+    }
+
+    /** A factory that returns a thread it started itself (it runs the task there): left as it is. */
+    static void started() throws Exception {
+        CountDownLatch ran = new CountDownLatch(1);
+        AtomicReference<String> on = new AtomicReference<>();
+        ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "prestarted-1");
+            t.setDaemon(true); // the executor drops its Worker; the thread may wait in getTask for good
+            t.start();
+            return t;
+        });
+        try {
+            e.execute(() -> {
+                on.set(describe(Thread.currentThread()));
+                ran.countDown();
+            });
+            print("started", "outcome", ran.await(30, TimeUnit.SECONDS) ? "ran on " + on.get() : "never ran");
+        } catch (IllegalThreadStateException x) {
+            print("started", "outcome", "refused " + x.getClass().getSimpleName()); // what the JDK does by itself
+        }
+        e.shutdownNow();
+    }
+
+    /** The application resizes its pool later, as Spring's ThreadPoolTaskExecutor.setMaxPoolSize does. */
+    static void resize() throws Exception {
+        ThreadPoolExecutor e = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+        e.submit(() -> { }).get(); // the first worker: the pool is converted (and bounded) now
+        String error = "none";
+        try {
+            e.setMaximumPoolSize(3);
+            e.setCorePoolSize(3);
+        } catch (IllegalArgumentException x) {
+            error = x.toString();
+        }
+        print("resize", "error", error);
+        print("resize", "together", together(e, Integer.getInteger("tasks", 50)).size());
+        print("resize", "max", e.getMaximumPoolSize());
+        String refused;
+        try {
+            e.setMaximumPoolSize(1); // below its core (3): refused, as without the agent
+            refused = "accepted";
+        } catch (IllegalArgumentException x) {
+            refused = "refused";
+        }
+        print("resize", "belowCore", refused);
+        e.shutdown();
+        e.awaitTermination(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Pools created and dropped without shutdown, their workers timing out (as a cached pool's do): once they
+     * are collected no MBean of theirs is left.
+     */
+    static void churn() throws Exception {
+        int pools = Integer.getInteger("pools", 200);
+        for (int i = 0; i < pools; i++) {
+            ThreadPoolExecutor e = new ThreadPoolExecutor(1, 1, 10, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>());
+            e.allowCoreThreadTimeOut(true);
+            e.submit(() -> { }).get();
+        }
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        ObjectName all = new ObjectName("dev.weft.agent:type=Pool,*");
+        print("churn", "registeredAfterUse", server.queryNames(all, null).size() > 0);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        int left = server.queryNames(all, null).size();
+        while (left > 0 && System.nanoTime() < end) {
+            System.gc();
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // a poll, not a guess
+            left = server.queryNames(all, null).size();
+        }
+        print("churn", "left", left);
     }
 }

@@ -13,6 +13,12 @@ class PoolsTest {
     }
 
     @Test
+    void poolsMadeAlikeHaveOneShape() {
+        assertThat(Pools.shape("pool-12-thread-N")).isEqualTo("pool-N-thread-N").isEqualTo(Pools.shape("pool-3-thread-N"));
+        assertThat(Pools.shape("http-nio-8080-exec-N")).isEqualTo("http-nio-N-exec-N");
+    }
+
+    @Test
     void globs() {
         assertThat(Glob.matches("batch-*", "batch-1")).isTrue();
         assertThat(Glob.matches("batch-*", "api-1")).isFalse();
