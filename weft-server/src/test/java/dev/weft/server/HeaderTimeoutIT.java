@@ -75,6 +75,44 @@ class HeaderTimeoutIT {
         }
     }
 
+    /**
+     * A connection the sweep closed stays in the listener's table until its thread notices (through the front door,
+     * up to a door sweep later, and longer on a loaded machine): each timeout is counted once, not once per sweep.
+     */
+    @Test
+    void aTimeoutIsCountedOnceWhileItsThreadHasNotYetNoticedTheClose() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger headerTimeouts = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CountDownLatch notice = new java.util.concurrent.CountDownLatch(1);
+        try (ConnectionListener l = ConnectionListener.start(
+                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), 10, Duration.ofSeconds(60),
+                Duration.ofMillis(40), "sweep-test", (socket, activity) -> {
+                    activity.idle();
+                    if (socket.getInputStream().read() >= 0) {
+                        activity.bytesIn(); // a head has begun and never ends
+                    }
+                    try {
+                        notice.await(); // a thread slow to notice the close, as a loaded machine makes it
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, new ConnectionListener.Events() {
+                    @Override
+                    public void headerTimeout() {
+                        headerTimeouts.incrementAndGet();
+                    }
+                });
+             Socket s = new Socket(InetAddress.getLoopbackAddress(), l.addresses().getFirst().getPort())) {
+            s.getOutputStream().write('G');
+            assertThat(closedByThePeer(s)).as("closed at the header timeout").isTrue();
+            // the sweep runs every 10 ms here: let it run about 20 times more while the thread has not noticed
+            // (this pause is the condition under test, not a wait for state)
+            Thread.sleep(200);
+            assertThat(headerTimeouts.get()).as("one head, one timeout").isEqualTo(1);
+            notice.countDown();
+        }
+        assertThat(headerTimeouts.get()).isEqualTo(1);
+    }
+
     private static HttpServer server(ServerLimits limits, boolean door, HttpHandler handler) throws Exception {
         List<InetSocketAddress> at = List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         return door ? HttpServer.start(at, limits, new ExecutorModel.Virtual(), handler,
