@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The deadlines of a request's parts over real sockets: a head trickled past header_timeout, a body stopped past
@@ -53,7 +54,7 @@ class HeaderTimeoutIT {
                 for (byte b : head) { // one byte every 200 ms: the whole head would take about 12 s
                     out.write(b);
                     out.flush();
-                    Thread.sleep(200);
+                    Thread.sleep(200); // the trickle under test
                     if (System.nanoTime() - start > 8_000_000_000L) {
                         break;
                     }
@@ -183,10 +184,8 @@ class HeaderTimeoutIT {
                 stalled.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort()));
                 stalled.getOutputStream().write("GET /big HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                 // never read: before, the answer's write waited for ever and the connection stayed busy
-                long until = System.nanoTime() + 15_000_000_000L;
-                while (server.writeTimeouts() == 0 && System.nanoTime() < until) {
-                    Thread.sleep(20);
-                }
+                await("the answer not taken is closed (door: " + door + ")").atMost(Duration.ofSeconds(15))
+                        .pollInterval(Duration.ofMillis(20)).until(() -> server.writeTimeouts() > 0);
                 assertThat(server.writeTimeouts()).as("answers not taken, closed (door: %s)", door).isEqualTo(1);
                 assertThat(closedByThePeer(stalled)).isTrue();
                 answersOk(server);
