@@ -73,16 +73,20 @@ public final class ThisJvm implements ThreadSource {
      * later starts open only the chunk file (about 5 ms), right after {@link #startRecording}'s check.
      */
     public static void initializeRecorder() {
-        if (descriptorShortage() != null) {
+        if (RECORDER_STARTED.get() || descriptorShortage() != null) {
             return;
         }
         try (Recording r = new Recording()) {
             r.start();
             r.stop();
+            RECORDER_STARTED.set(true); // once a JVM: every gateway started in it after the first skips this
         } catch (RuntimeException e) {
             // JFR is not available here: each recording reports its own failure
         }
     }
+
+    private static final java.util.concurrent.atomic.AtomicBoolean RECORDER_STARTED =
+            new java.util.concurrent.atomic.AtomicBoolean();
 
     /** @throws ShortOfDescriptors while {@link #descriptorShortage()} says so; nothing is started then */
     @Override
