@@ -8,6 +8,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 class TickWheelTest {
     /** An item due at a fixed time; records when the wheel fired it. */
@@ -41,11 +42,10 @@ class TickWheelTest {
                 removed++;
             }
         }
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (seen.size() < n - removed && System.nanoTime() < until) {
-            Thread.sleep(10);
-        }
-        Thread.sleep(200); // any removed item that would (wrongly) fire has had its time
+        int kept = n - removed;
+        await("the items not removed have fired").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10))
+                .until(() -> seen.size() >= kept);
+        Thread.sleep(200); // the condition under test: any removed item that would (wrongly) fire has had its time
         assertThat(seen).hasSize(n - removed);
         for (int i = 0; i < n; i++) {
             if (seen.containsKey(items[i])) {
@@ -61,7 +61,7 @@ class TickWheelTest {
         CountDownLatch fired = new CountDownLatch(1);
         TickWheel<Item> wheel = new TickWheel<>("test-wheel-idle", Duration.ofMillis(1), 16, i -> i.due,
                 i -> fired.countDown());
-        Thread.sleep(50); // nothing filed: the sweeper parks
+        Thread.sleep(50); // the condition under test: nothing filed, the sweeper parks
         wheel.add(new Item(System.nanoTime()));
         assertThat(fired.await(30, TimeUnit.SECONDS)).isTrue();
     }

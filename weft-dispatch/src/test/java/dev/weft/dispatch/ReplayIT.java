@@ -82,7 +82,7 @@ class ReplayIT {
                 assertThat(TestKafka.await(Duration.ofSeconds(60), () -> flakyIds.size() >= 12)).isTrue();
                 assertThat(Set.copyOf(flakyIds)).as("source replays carry the ids the records always had")
                         .isEqualTo(deadIds);
-                Thread.sleep(1000);
+                Thread.sleep(1000); // an absence under test: time for a wrong delivery to the other endpoint to arrive
                 assertThat(otherRequests.get()).as("the other endpoint gets nothing again").isEqualTo(otherBefore);
                 assertThat(Replay.run(cfg, TestKafka.bootstrap(), "flaky", false, before, null, false,
                         System.out::println).replayed()).isZero();

@@ -159,14 +159,13 @@ final class TestKafka {
     }
 
     /** Waits until {@code done} holds (checked every 50 ms); false after {@code timeout}. */
-    static boolean await(Duration timeout, BooleanSupplier done) throws InterruptedException {
-        long end = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < end) {
-            if (done.getAsBoolean()) {
-                return true;
-            }
-            Thread.sleep(50);
+    static boolean await(Duration timeout, BooleanSupplier done) {
+        try {
+            org.awaitility.Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(50))
+                    .until(done::getAsBoolean);
+            return true;
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            return false;
         }
-        return done.getAsBoolean();
     }
 }

@@ -85,6 +85,8 @@ public final class InProcess {
         Doctor.Options o = Doctor.Options.DEFAULT.withWindow(Duration.ofSeconds(1)).withCensus(false);
         // loads what a skip needs while descriptors are free (run from class files, loading a class takes one)
         ThisJvm.descriptorShortage();
+        // JFR's first start is slow, and running out of descriptors during it stops the JVM: done now, while free
+        ThisJvm.initializeRecorder();
         Thread t = Thread.ofPlatform().daemon().name("weft-runaway-watch").start(() -> {
             while (!Thread.currentThread().isInterrupted()) {
                 try {

@@ -9,20 +9,13 @@ import java.time.Duration;
 import java.util.Arrays;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** The JVM's meters: the collector's pauses as a histogram with the documented buckets, and a handle that stops. */
 class JvmMetersTest {
 
     private static long pauses(SimpleMeterRegistry r) {
         return r.find("jvm.gc.pause").timers().stream().mapToLong(Timer::count).sum();
-    }
-
-    private static void await(String what, java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - until).as("still not so after 10 s: " + what).isNegative();
-            Thread.sleep(5);
-        }
     }
 
     @Test
@@ -32,7 +25,8 @@ class JvmMetersTest {
         try (AutoCloseable k = JvmMeters.bind(kept)) {
             AutoCloseable c = JvmMeters.bind(closed);
             System.gc(); // stop-the-world with every collector the tests may run on
-            await("a pause seen by both", () -> pauses(kept) >= 1 && pauses(closed) >= 1);
+            await("a pause seen by both").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> pauses(kept) >= 1 && pauses(closed) >= 1);
             Timer t = kept.find("jvm.gc.pause").timers().iterator().next();
             double[] bounds = Arrays.stream(t.takeSnapshot().histogramCounts())
                     .mapToDouble(b -> b.bucket(java.util.concurrent.TimeUnit.MILLISECONDS)).toArray();
@@ -45,7 +39,8 @@ class JvmMetersTest {
             long before = pauses(closed);
             long keptBefore = pauses(kept);
             System.gc();
-            await("the next pause seen by the handle still open", () -> pauses(kept) > keptBefore);
+            await("the next pause seen by the handle still open").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> pauses(kept) > keptBefore);
             assertThat(pauses(closed)).as("the closed handle no longer listens").isEqualTo(before);
         }
         assertThat(kept.find("jvm.memory.used").gauges()).isNotEmpty();

@@ -34,7 +34,11 @@ final class Targets {
         }
     }
 
-    /** Virtual threads that block (sleep 300 ms) inside class initializers: pinned on JDK 25 too. */
+    /**
+     * Virtual threads that block (sleep 300 ms) inside class initializers, pinned on JDK 25 too: once weft doctor's
+     * recording runs, not at a time counted from READY (attaching takes longer than that on a loaded machine, and a
+     * pin before the recording is not seen).
+     */
     static final class Pin {
         static final class Slow1 {
             static {
@@ -55,23 +59,42 @@ final class Targets {
         }
 
         public static void main(String[] args) throws Exception {
+            CountDownLatch recording = whenRecording();
             ready();
-            Thread.sleep(1000);
+            recording.await();
             Thread.ofVirtual().name("pinned-1").start(Slow1::touch).join();
-            Thread.sleep(1000);
             Thread.ofVirtual().name("pinned-2").start(Slow2::touch).join();
             sleepLong();
         }
     }
 
-    /** Exits 1.5 s after it is ready. */
+    /**
+     * Exits while weft doctor is attached: half a second into its recording (not at a time counted from READY:
+     * on a loaded machine the attach took longer, and the target was gone before it).
+     */
     static final class Exit {
         public static void main(String[] args) throws Exception {
             Thread.ofVirtual().start(Targets::sleepLong);
+            CountDownLatch recording = whenRecording();
             ready();
-            Thread.sleep(1500);
+            recording.await();
+            Thread.sleep(500); // inside the recording's window (5 s), so that it is cut short
             System.exit(0);
         }
+    }
+
+    /** A latch opened when a JFR recording (weft doctor's, started through the attach API) runs in this JVM. */
+    static CountDownLatch whenRecording() {
+        CountDownLatch running = new CountDownLatch(1);
+        jdk.jfr.FlightRecorder.addListener(new jdk.jfr.FlightRecorderListener() {
+            @Override
+            public void recordingStateChanged(jdk.jfr.Recording r) {
+                if (r.getState() == jdk.jfr.RecordingState.RUNNING) {
+                    running.countDown();
+                }
+            }
+        });
+        return running;
     }
 
     static void ready() {

@@ -28,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** The admission at the gateway's front door, in-process, against a weft-sim backend over loopback. */
 class AdmissionIT {
@@ -69,11 +70,8 @@ class AdmissionIT {
     private CompletableFuture<HttpResponse<String>> slowInFlight() throws InterruptedException {
         CompletableFuture<HttpResponse<String>> first = http.sendAsync(
                 HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (sim.stats().requests("/a") < 1) {
-            assertThat(System.nanoTime() - until).as("the first request reached the backend").isNegative();
-            Thread.sleep(5);
-        }
+        await("the first request reached the backend").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(5))
+                .until(() -> sim.stats().requests("/a") >= 1);
         return first;
     }
 

@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** Inbound TLS and the admin listener, over real sockets: the gateway in-process, weft-sim behind it. */
 class DeployIT {
@@ -143,14 +144,11 @@ class DeployIT {
                 s.getOutputStream().flush();
                 s.getInputStream().readAllBytes(); // ends when the gateway closes it
             }
-            double failures = 0;
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (failures < 1 && System.nanoTime() - until < 0) {
-                failures = Scrape.value(get(c, gw.url() + "/-/metrics").body(),
-                        "weft_gateway_tls_handshake_failures_total");
-                Thread.sleep(20);
-            }
-            assertThat(failures).isEqualTo(1.0);
+            await("the failed handshake is counted").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> Scrape.value(get(c, gw.url() + "/-/metrics").body(),
+                            "weft_gateway_tls_handshake_failures_total") >= 1);
+            assertThat(Scrape.value(get(c, gw.url() + "/-/metrics").body(), "weft_gateway_tls_handshake_failures_total"))
+                    .isEqualTo(1.0);
             assertThat(log).noneMatch(l -> l.contains("handshake"));
         }
         // the real curl, when the machine has one
@@ -282,10 +280,8 @@ class DeployIT {
 
             // a broken file first: the old certificate stays, the reason is logged
             Files.writeString(dir.resolve("tls/cert.pem"), "garbage\n");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (log.stream().noneMatch(l -> l.contains("reload refused")) && System.nanoTime() - until < 0) {
-                Thread.sleep(20);
-            }
+            await("the broken certificate's reload is refused").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> log.stream().anyMatch(l -> l.contains("reload refused")));
             assertThat(log).anyMatch(l -> l.contains("reload refused") && l.contains("cert.pem"));
             try (SSLSocket s = (SSLSocket) trust.getSocketFactory().createSocket("127.0.0.1", gw.address().getPort())) {
                 s.setSoTimeout(30_000);
@@ -295,18 +291,18 @@ class DeployIT {
 
             Files.copy(second.key(), dir.resolve("tls/key.pem"), StandardCopyOption.REPLACE_EXISTING);
             Files.copy(second.cert(), dir.resolve("tls/cert.pem"), StandardCopyOption.REPLACE_EXISTING);
-            X509Certificate seen = firstCert;
-            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!seen.equals(secondCert) && System.nanoTime() - until < 0) {
-                try (SSLSocket s = (SSLSocket) trust.getSocketFactory().createSocket("127.0.0.1", gw.address().getPort())) {
-                    s.setSoTimeout(30_000);
-                    s.startHandshake();
-                    seen = peer(s);
-                    assertThat(request(s, s.getInputStream())).isEqualTo("HTTP/1.1 200 OK");
-                }
-                Thread.sleep(20);
-            }
-            assertThat(seen).isEqualTo(secondCert);
+            // new connections get the second certificate once the reload has happened
+            await("new connections get the second certificate").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> {
+                        try (SSLSocket s = (SSLSocket) trust.getSocketFactory().createSocket("127.0.0.1",
+                                gw.address().getPort())) {
+                            s.setSoTimeout(30_000);
+                            s.startHandshake();
+                            X509Certificate seen = peer(s);
+                            assertThat(request(s, s.getInputStream())).isEqualTo("HTTP/1.1 200 OK");
+                            return seen.equals(secondCert);
+                        }
+                    });
             // the connection opened before the change still works, with its own certificate
             assertThat(request(open, open.getInputStream())).isEqualTo("HTTP/1.1 200 OK");
             assertThat(peer(open)).isEqualTo(firstCert);

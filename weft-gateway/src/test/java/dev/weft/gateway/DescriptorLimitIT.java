@@ -30,6 +30,7 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The gateway in a child JVM whose open-file limit is low: connections beyond it are closed at accept
@@ -75,12 +76,9 @@ class DescriptorLimitIT {
         }
     }
 
-    private void awaitLog(String part) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!logged(part) && System.nanoTime() - until < 0) {
-            Thread.sleep(20);
-        }
-        assertThat(logged(part)).as("the gateway logged '" + part + "'; it logged " + log).isTrue();
+    private void awaitLog(String part) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).untilAsserted(() ->
+                assertThat(logged(part)).as("the gateway logged '" + part + "'; it logged " + log).isTrue());
     }
 
     @Test
@@ -158,16 +156,14 @@ class DescriptorLimitIT {
             // the connections leave: the gateway serves again
             held.forEach(DescriptorLimitIT::closeQuietly);
             held.clear();
-            int status = 0;
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (status != 200 && System.nanoTime() - until < 0) {
-                try {
-                    status = http.send(p, HttpResponse.BodyHandlers.ofString()).statusCode();
-                } catch (IOException e) {
-                    Thread.sleep(50);
-                }
-            }
-            assertThat(status).isEqualTo(200);
+            await("the gateway serves again").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> {
+                        try {
+                            return http.send(p, HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+                        } catch (IOException e) {
+                            return false;
+                        }
+                    });
             String metrics = http.send(HttpRequest.newBuilder(base.resolve("/-/metrics")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
             assertThat(Scrape.value(metrics, "weft_gateway_connections_shed_descriptors_total")).isGreaterThan(0);

@@ -16,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -156,25 +158,22 @@ class DoorFallbackIT {
 
     /** Removes {@code group} once its processes have left it (at most 10 s). */
     private static void removeCgroup(Path group) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (true) {
-            try {
-                Files.delete(group);
-                return;
-            } catch (IOException busy) {
-                if (System.nanoTime() - until > 0) {
-                    throw new IOException("could not remove the test's cgroup " + group, busy);
-                }
-                Thread.sleep(100);
-            }
-        }
+        await("the test's cgroup " + group + " is empty and removed").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(100)).until(() -> {
+                    try {
+                        Files.delete(group);
+                        return true;
+                    } catch (IOException busy) {
+                        return false;
+                    }
+                });
     }
 
     private void leavesEveryThreadAtTheProcesssNice(String admission, String label) throws Exception {
         int base = startChild(admission);
         URI url = URI.create(child.ready());
         load(url);
-        Thread.sleep(1500); // a sweep of the door's (every second) would have lowered them by now
+        Thread.sleep(1500); // an absence under test: a sweep of the door's (every second) would have lowered them by now
         Map<String, Integer> threads = threads(child.pid());
         System.out.println("DoorFallbackIT, " + label + ": the child's threads and their nice values " + threads);
         threads.forEach((name, nice) -> assertThat(nice).as(name).isEqualTo(base));
@@ -248,13 +247,12 @@ class DoorFallbackIT {
     /** The threads of {@code pid} as {@code comm tid}, each with its nice, once {@code done} holds (at most 10 s). */
     private static Map<String, Integer> awaitThreads(long pid, java.util.function.Predicate<Map<String, Integer>> done)
             throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        Map<String, Integer> t = threads(pid);
-        while (!done.test(t) && System.nanoTime() - until < 0) {
-            Thread.sleep(100);
-            t = threads(pid);
+        try {
+            return await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> threads(pid), done);
+        } catch (org.awaitility.core.ConditionTimeoutException late) {
+            return threads(pid); // the caller's assertions name what is not so
         }
-        return t;
     }
 
     /** Every thread of {@code pid} as {@code comm tid}, with its nice value ({@code /proc/PID/task/TID/stat}). */

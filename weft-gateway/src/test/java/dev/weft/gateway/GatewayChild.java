@@ -43,6 +43,7 @@ public final class GatewayChild {
     }
 
     public static void main(String[] args) throws Exception {
+        loadClassesFromDirectories();
         List<String> early = new ArrayList<>();
         Object lock = new Object();
         boolean[] ready = {false};
@@ -64,6 +65,36 @@ public final class GatewayChild {
             System.out.flush();
             ready[0] = true;
         }
-        Thread.sleep(Long.MAX_VALUE);
+        Thread.sleep(Long.MAX_VALUE); // runs until the test kills it
+    }
+
+    /**
+     * Loads (without initializing) every class of the class path's directories. The product runs from a jar, held
+     * open, so a class loads without a new descriptor; this child runs from the modules' class directories, where
+     * each class not yet loaded needs one, and a test that uses up the descriptors then fails with
+     * NoClassDefFoundError in whatever path loads a class first (the client's {@code ResponseHead} did).
+     */
+    private static void loadClassesFromDirectories() throws java.io.IOException {
+        ClassLoader loader = GatewayChild.class.getClassLoader();
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            Path dir = Path.of(entry);
+            if (!java.nio.file.Files.isDirectory(dir)) {
+                continue;
+            }
+            try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir)) {
+                for (Path f : (Iterable<Path>) files.filter(x -> x.toString().endsWith(".class"))::iterator) {
+                    String name = dir.relativize(f).toString();
+                    name = name.substring(0, name.length() - ".class".length()).replace(java.io.File.separatorChar, '.');
+                    if (name.endsWith("module-info") || name.endsWith("package-info")) {
+                        continue;
+                    }
+                    try {
+                        Class.forName(name, false, loader);
+                    } catch (ClassNotFoundException | LinkageError e) {
+                        // a test class whose dependency the child does not need: its own code path never loads it
+                    }
+                }
+            }
+        }
     }
 }

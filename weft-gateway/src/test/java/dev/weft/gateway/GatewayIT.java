@@ -33,6 +33,7 @@ import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** The gateway in-process, against weft-sim backends over loopback, driven by the JDK HTTP client. */
 class GatewayIT {
@@ -81,23 +82,6 @@ class GatewayIT {
         return JSON.readTree(r.body());
     }
 
-    /** A condition that may throw (one that sends a request, say). */
-    @FunctionalInterface
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    /** Waits until {@code condition} holds, checking every few milliseconds; fails after {@code within}. */
-    private static void await(String what, Duration within, Condition condition) throws Exception {
-        long until = System.nanoTime() + within.toNanos();
-        while (!condition.holds()) {
-            if (System.nanoTime() - until > 0) {
-                throw new AssertionError("still not so after " + within + ": " + what);
-            }
-            Thread.sleep(5);
-        }
-    }
-
     @Test
     void callsWithoutNeedsRunInParallel() throws Exception {
         start("""
@@ -110,8 +94,8 @@ class GatewayIT {
                 """);
         CompletableFuture<HttpResponse<String>> pending = http.sendAsync(
                 HttpRequest.newBuilder(URI.create(gw.url() + "/p")).build(), HttpResponse.BodyHandlers.ofString());
-        await("both calls reached the backend", Duration.ofSeconds(10),
-                () -> sim.stats().requests("/a") == 1 && sim.stats().requests("/b") == 1);
+        await("both calls reached the backend").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(() -> sim.stats().requests("/a") == 1 && sim.stats().requests("/b") == 1);
         // In turn, the second call would reach the backend only after the first was answered.
         assertThat(sim.stats().answered("/a", "200") + sim.stats().answered("/b", "200"))
                 .as("both calls were in flight at once: neither was answered before the other was sent").isZero();
@@ -170,7 +154,8 @@ class GatewayIT {
         HttpResponse<String> r = get("/h");
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         assertThat(sim.stats().requests("/h")).isEqualTo(2);
-        await("the losing copy was cancelled", Duration.ofSeconds(10), () -> sim.stats().aborted() >= 1);
+        await("the losing copy was cancelled").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(() -> sim.stats().aborted() >= 1);
         assertThat(sim.stats().aborted()).as("only the losing copy").isEqualTo(1);
     }
 
@@ -221,7 +206,8 @@ class GatewayIT {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(504);
         assertThat(sim.stats().answered("/drip", "200"))
                 .as("the answer came at the route's deadline, before the dripping body was whole").isZero();
-        await("the gateway hung up on the dripping call", Duration.ofSeconds(10), () -> sim.stats().aborted() >= 1);
+        await("the gateway hung up on the dripping call").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(() -> sim.stats().aborted() >= 1);
         JsonNode e = json(r);
         assertThat(e.get("call").asText()).isEqualTo("drip");
         assertThat(e.get("reason").asText()).isEqualTo("timeout-body");
@@ -320,7 +306,8 @@ class GatewayIT {
 
         CompletableFuture<HttpResponse<String>> first = http.sendAsync(
                 HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
-        await("the first request is in flight", Duration.ofSeconds(5), () -> sim.stats().requests("/a") >= 1);
+        await("the first request is in flight").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+                .until(() -> sim.stats().requests("/a") >= 1);
         HttpResponse<String> over = get("/slow");
         assertThat(over.statusCode()).isEqualTo(503);
         assertThat(over.headers().firstValue("retry-after")).contains("1");
@@ -395,8 +382,8 @@ class GatewayIT {
                     calls: { a: { url: "SIM/x" } }
                 """);
         System.gc(); // a stop-the-world collection of this JVM, the gateway's: told to the gateway's listener
-        await("a collector pause in /-/metrics", Duration.ofSeconds(10),
-                () -> get("/-/metrics").body().contains("jvm_gc_pause_seconds_count"));
+        await("a collector pause in /-/metrics").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(() -> get("/-/metrics").body().contains("jvm_gc_pause_seconds_count"));
         String metrics = get("/-/metrics").body();
         assertThat(Scrape.sum(metrics, "jvm_gc_pause_seconds_count", "")).isGreaterThanOrEqualTo(1);
         // the documented buckets, 1 ms to 5 s, and the pause counted in the last
@@ -505,8 +492,8 @@ class GatewayIT {
         // The same size, and on a coarse file system perhaps the same modification time: set a later one
         // rather than wait for the clock to move past the file system's resolution.
         Files.setLastModifiedTime(f, FileTime.fromMillis(before.toMillis() + 2_000));
-        await("the changed file was loaded", Duration.ofSeconds(10),
-                () -> json(get("/one")).at("/a/path").asText().equals("/two"));
+        await("the changed file was loaded").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(() -> json(get("/one")).at("/a/path").asText().equals("/two"));
         assertThat(log).anyMatch(l -> l.startsWith("reloaded "));
     }
 
@@ -521,7 +508,8 @@ class GatewayIT {
                 """);
         CompletableFuture<HttpResponse<String>> inFlight = http.sendAsync(
                 HttpRequest.newBuilder(URI.create(gw.url() + "/slow")).build(), HttpResponse.BodyHandlers.ofString());
-        await("the request is in flight", Duration.ofSeconds(5), () -> sim.stats().requests("/a") >= 1);
+        await("the request is in flight").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+                .until(() -> sim.stats().requests("/a") >= 1);
         String url = gw.url();
         assertThat(gw.drain()).as("every request finished within the drain timeout").isTrue();
         assertThat(inFlight.get().statusCode()).isEqualTo(200);

@@ -128,7 +128,7 @@ class BenchIT {
                 Runtime.getRuntime().availableProcessors());
         Thread holder = Thread.ofPlatform().start(() -> {
             try {
-                Thread.sleep(500);
+                Thread.sleep(500); // the scenario's pacing: the window's first 500 ms run undisturbed
             } catch (InterruptedException e) {
                 return;
             }

@@ -6,9 +6,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The probe against the JDK's real scheduler: every carrier thread is kept busy by virtual threads that spin, so a
@@ -18,17 +19,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SchedulerLagTest {
     @Test
     void aWaitForACarrierShowsInTheWindowThatHoldsItAndNotInALaterOne() throws Exception {
-        try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10))) {
-            Thread.sleep(100); // the probe runs
+        AtomicLong woke = new AtomicLong(System.nanoTime());
+        try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10));
+             AutoCloseable w = lag.onWake(late -> woke.set(System.nanoTime()))) {
+            awaitWakeAfter(woke, System.nanoTime()); // the probe runs
             long before = System.nanoTime();
             for (Thread t : Spinners.occupyEveryCarrier(Duration.ofMillis(600))) {
                 t.join();
             }
             assertThat(lag.worstSince(before)).as("the probe could not run while every carrier spun")
                     .isGreaterThan(Duration.ofMillis(300).toNanos());
-            Thread.sleep(150); // the probe wakes and records its lateness, then runs on time again
-            long after = System.nanoTime();
-            Thread.sleep(100);
+            // the probe wakes and records its lateness, which counts for the 50 ms slot it came in: the later
+            // window starts in the slot after that
+            long wake = awaitWakeAfter(woke, System.nanoTime());
+            long after = (Math.floorDiv(wake, SLOT_NANOS) + 1) * SLOT_NANOS;
+            Thread.sleep(Duration.ofNanos(Math.max(0, after - System.nanoTime())));
+            Thread.sleep(100); // the window under test: the probe runs on time again
             assertThat(lag.worstSince(after)).as("a window after the spin does not hold it")
                     .isLessThan(Duration.ofMillis(300).toNanos());
         }
@@ -36,11 +42,13 @@ class SchedulerLagTest {
 
     @Test
     void aProbeThatHasNotWokenYetCountsItsWait() throws Exception {
-        try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10))) {
-            Thread.sleep(100);
+        AtomicLong woke = new AtomicLong(System.nanoTime());
+        try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10));
+             AutoCloseable w = lag.onWake(late -> woke.set(System.nanoTime()))) {
+            awaitWakeAfter(woke, System.nanoTime()); // the probe runs
             long before = System.nanoTime();
             List<Thread> spinners = Spinners.occupyEveryCarrier(Duration.ofMillis(600));
-            Thread.sleep(400); // this platform thread runs; the probe cannot
+            Thread.sleep(400); // the condition under test: this platform thread runs; the probe cannot
             assertThat(lag.worstSince(before)).as("asked while the probe still waits for a carrier")
                     .isGreaterThan(Duration.ofMillis(250).toNanos());
             for (Thread t : spinners) {
@@ -55,15 +63,17 @@ class SchedulerLagTest {
         // pause (a counter that grows a second at every read): only the first shows in takeMillis()
         java.util.concurrent.atomic.AtomicLong paused = new java.util.concurrent.atomic.AtomicLong();
         for (boolean pause : new boolean[] {false, true}) {
+            AtomicLong woke = new AtomicLong(System.nanoTime());
             try (SchedulerLag lag = new SchedulerLag(Duration.ofMillis(10),
-                    () -> pause ? paused.addAndGet(1000) : 0)) {
-                Thread.sleep(100);
+                    () -> pause ? paused.addAndGet(1000) : 0);
+                 AutoCloseable w = lag.onWake(late -> woke.set(System.nanoTime()))) {
+                awaitWakeAfter(woke, System.nanoTime()); // the probe runs
                 long before = System.nanoTime();
                 lag.takeMillis();
                 for (Thread t : Spinners.occupyEveryCarrier(Duration.ofMillis(600))) {
                     t.join();
                 }
-                Thread.sleep(50); // the probe wakes and records its lateness
+                awaitWakeAfter(woke, System.nanoTime()); // the probe wakes and records its lateness
                 double mean = lag.takeMillis();
                 assertThat(lag.worstSince(before)).as("the worst wake-up counts a pause too (pause %s)", pause)
                         .isGreaterThan(Duration.ofMillis(300).toNanos());
@@ -76,6 +86,16 @@ class SchedulerLagTest {
                 }
             }
         }
+    }
+
+    /** SchedulerLag's record: the worst wake-up of each 50 ms slot. */
+    private static final long SLOT_NANOS = 50_000_000L;
+
+    /** Waits until the probe has woken after {@code t} ({@code nanoTime}); returns when it last woke. */
+    private static long awaitWakeAfter(AtomicLong woke, long t) {
+        await("the probe woke").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(2))
+                .until(() -> woke.get() - t > 0);
+        return woke.get();
     }
 
     @Test

@@ -90,6 +90,12 @@ public final class ConnectionListener implements AutoCloseable {
         /** While busy: when the body being read or the answer being written must be done ({@code nanoTime}), or 0. */
         private volatile long busyUntil;
         private volatile int busyFor;
+        /**
+         * The sweep has closed this connection (and counted why): its entry stays until the connection's thread
+         * notices, which through the front door takes up to a door sweep and longer on a loaded machine; later
+         * sweeps must not count the same timeout again.
+         */
+        private volatile boolean swept;
 
         public void idle() {
             lastActive = System.nanoTime();
@@ -346,6 +352,9 @@ public final class ConnectionListener implements AutoCloseable {
             pause(closeIdleAtOnce ? 10 : tick);
             long now = System.nanoTime();
             open.forEach((socket, a) -> {
+                if (a.swept) {
+                    return;
+                }
                 if (!a.idle) {
                     long until = a.busyUntil;
                     if (until != 0 && now - until > 0) {
@@ -354,6 +363,7 @@ public final class ConnectionListener implements AutoCloseable {
                         } else {
                             events.writeTimeout();
                         }
+                        a.swept = true;
                         Closing.quietly(socket);
                     }
                     return;
@@ -361,6 +371,7 @@ public final class ConnectionListener implements AutoCloseable {
                 long head = a.headStarted;
                 if (head != 0 && now - head > headNanos) {
                     events.headerTimeout();
+                    a.swept = true;
                     Closing.quietly(socket);
                 } else if (head == 0 && (closeIdleAtOnce || now - a.lastActive > idleNanos)) {
                     Closing.quietly(socket);

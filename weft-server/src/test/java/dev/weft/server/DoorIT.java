@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The front door ({@link Door}): plain HTTP/1.1 read on one selector thread when the admission asks for it.
@@ -94,10 +95,8 @@ class DoorIT {
                 ServerLimits.DEFAULT);
              Socket first = connect(server); Socket second = connect(server)) {
             send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (slowCalls.get() == 0 && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> slowCalls.get() > 0);
             assertThat(slowCalls.get()).as("the first /slow runs").isEqualTo(1);
 
             send(second, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
@@ -129,10 +128,8 @@ class DoorIT {
                 admission(Map.of("/slow", 1), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
              Socket first = connect(server)) {
             send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (slowCalls.get() == 0 && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> slowCalls.get() > 0);
             assertThat(slowCalls.get()).as("the first /slow runs").isEqualTo(1);
 
             // no virtual thread runs for 5 s: neither an accept loop nor the new connection's own thread could
@@ -160,16 +157,14 @@ class DoorIT {
         AtomicInteger slowCalls = new AtomicInteger();
         HttpHandler handler = holding("/slow", release, slowCalls);
         // one /slow in flight, one more may wait up to 10 s for its place
-        try (HttpServer server = start(handler, admission(Map.of("/slow", 1), 1, Duration.ofSeconds(10)), null,
-                ServerLimits.DEFAULT);
+        AdaptiveAdmission admission = (AdaptiveAdmission) admission(Map.of("/slow", 1), 1, Duration.ofSeconds(10));
+        try (HttpServer server = start(handler, admission, null, ServerLimits.DEFAULT);
              Socket first = connect(server); Socket waiting = connect(server); Socket other = connect(server)) {
             send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (slowCalls.get() == 0 && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> slowCalls.get() > 0);
             send(waiting, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
-            Thread.sleep(200); // it is now waiting in the queue
+            await("the second waits in the queue").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> admission.queued("/slow") == 1);
 
             // the door is not held up by the waiting request: another connection is answered
             send(other, "GET /fast HTTP/1.1\r\n" + H + "\r\n");
@@ -198,18 +193,18 @@ class DoorIT {
             }
             return ServerResponse.json(200, "{}");
         };
-        try (HttpServer server = start(handler, admission(Map.of("/q", 1), 3, Duration.ofSeconds(10)), null,
+        AdaptiveAdmission admission = (AdaptiveAdmission) admission(Map.of("/q", 1), 3, Duration.ofSeconds(10));
+        try (HttpServer server = start(handler, admission, null,
                 ServerLimits.DEFAULT);
              Socket first = connect(server); Socket a = connect(server); Socket b = connect(server);
              Socket c = connect(server)) {
             send(first, "GET /q?0 HTTP/1.1\r\n" + H + "\r\n");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (entered.isEmpty() && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> !entered.isEmpty());
+            int sent = 0;
             for (Socket q : List.of(a, b, c)) {
                 send(q, "GET /q?" + (q == a ? 1 : q == b ? 2 : 3) + " HTTP/1.1\r\n" + H + "\r\n");
-                Thread.sleep(100); // queued in this order
+                int n = ++sent;
+                await("queued in this order").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> admission.queued("/q") == n);
             }
             assertThat(entered).containsExactly("0");
             release.countDown();
@@ -224,17 +219,19 @@ class DoorIT {
     void aQueuedRequestIsRefusedOnTheDoorsThreadWhenItsWaitEnds() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         ConcurrentLinkedQueue<String> refusedOn = new ConcurrentLinkedQueue<>();
-        HttpHandler handler = holding("/slow", release, new AtomicInteger());
+        AtomicInteger slowCalls = new AtomicInteger();
+        HttpHandler handler = holding("/slow", release, slowCalls);
+        AdaptiveAdmission admission = (AdaptiveAdmission) admission(Map.of("/slow", 1), 1, Duration.ofMillis(300));
         // one /slow in flight, one more may wait 300 ms
-        try (HttpServer server = start(handler, admission(Map.of("/slow", 1), 1, Duration.ofMillis(300)),
+        try (HttpServer server = start(handler, admission,
                 (r, remote, answer, by) -> refusedOn.add(by + " on " + Thread.currentThread().getName()),
                 ServerLimits.DEFAULT);
              Socket first = connect(server); Socket waiting = connect(server); Socket third = connect(server)) {
             send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
-            Thread.sleep(200);
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> slowCalls.get() > 0);
             long sent = System.nanoTime();
             send(waiting, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
-            Thread.sleep(50);
+            await("the second waits in the queue").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> admission.queued("/slow") == 1);
             send(third, "GET /slow HTTP/1.1\r\n" + H + "\r\n"); // the queue (1) is full: refused at once
             ServerConformanceIT.Answer full = ServerConformanceIT.Answer.read(third.getInputStream());
             assertThat(full.status()).isEqualTo(503);
@@ -254,11 +251,12 @@ class DoorIT {
     @Test
     void pipelinedRequestsThatEachWaitInTheQueueAreRefusedInTurnAndTheDoorGoesOn() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        try (HttpServer server = start(holding("/slow", release, new AtomicInteger()),
+        AtomicInteger slowCalls = new AtomicInteger();
+        try (HttpServer server = start(holding("/slow", release, slowCalls),
                 admission(Map.of("/slow", 1), 1, Duration.ofMillis(200)), null, ServerLimits.DEFAULT);
              Socket first = connect(server); Socket piped = connect(server); Socket other = connect(server)) {
             send(first, "GET /slow HTTP/1.1\r\n" + H + "\r\n");
-            Thread.sleep(200);
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> slowCalls.get() > 0);
             // the first waits in the queue and is refused at max_wait; the second then waits in its turn
             send(piped, "GET /slow HTTP/1.1\r\n" + H + "\r\nGET /slow HTTP/1.1\r\n" + H + "\r\n");
             InputStream in = piped.getInputStream();
@@ -274,12 +272,13 @@ class DoorIT {
     @Test
     void pipelinedRequestsAreAnsweredInOrderAndARefusalAmongThemToo() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        HttpHandler handler = holding("/hold", release, new AtomicInteger());
+        AtomicInteger holds = new AtomicInteger();
+        HttpHandler handler = holding("/hold", release, holds);
         try (HttpServer server = start(handler, admission(Map.of("/hold", 1), 0, Duration.ZERO), null,
                 ServerLimits.DEFAULT);
              Socket holder = connect(server); Socket piped = connect(server)) {
             send(holder, "GET /hold HTTP/1.1\r\n" + H + "\r\n");
-            Thread.sleep(200);
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> holds.get() > 0);
             // three requests in one write: the middle one is refused (/hold is full)
             send(piped, "GET /a HTTP/1.1\r\n" + H + "\r\nGET /hold HTTP/1.1\r\n" + H + "\r\nGET /c HTTP/1.1\r\n" + H
                     + "\r\n");
@@ -305,12 +304,11 @@ class DoorIT {
                 ServerLimits.DEFAULT);
              Socket c = connect(server)) {
             send(c, "GET /hold HTTP/1.1\r\n" + H + "\r\n");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (calls.get() == 0 && System.nanoTime() - until < 0) {
-                Thread.sleep(5);
-            }
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> calls.get() > 0);
             send(c, "GET /next HTTP/1.1\r\n" + H + "\r\n");
-            Thread.sleep(200); // the door has seen it by now
+            // the door has read it by now: not observable from outside, and what follows holds either way
+            Thread.sleep(200);
             release.countDown();
             InputStream in = c.getInputStream();
             ServerConformanceIT.Answer first = ServerConformanceIT.Answer.read(in);
@@ -341,7 +339,7 @@ class DoorIT {
                 assertThat(ServerConformanceIT.Answer.read(in).body()).isEqualTo("{\"path\":\"/n" + i + "\"}");
             }
             send(c, "GET /big HTTP/1.1\r\n" + H + "\r\n");
-            Thread.sleep(300); // the socket's buffers fill; the door writes the rest as they drain
+            Thread.sleep(300); // the condition under test: the socket's buffers fill; the door writes the rest as they drain
             ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(in);
             assertThat(a.status()).isEqualTo(200);
             assertThat(a.body().length()).isEqualTo(big.length);
@@ -367,7 +365,7 @@ class DoorIT {
             assertThat(handled.await(5, TimeUnit.SECONDS)).isTrue();
             java.util.concurrent.CompletableFuture<Boolean> drained = java.util.concurrent.CompletableFuture.supplyAsync(
                     () -> server.drain(Duration.ofSeconds(10)));
-            Thread.sleep(300); // the handler is done; the answer waits in the door for the client to read
+            Thread.sleep(300); // the condition under test: the answer waits in the door, the drain waits for it
             ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(c.getInputStream());
             assertThat(a.status()).isEqualTo(200);
             assertThat(a.body().length()).isEqualTo(big.length);
@@ -474,11 +472,12 @@ class DoorIT {
 
     /** The door's nice as it reported it (NaN until its thread has started), waited for up to 5 s. */
     private static double doorNice(AdaptiveAdmission a) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (Double.isNaN(a.doorNiceNow()) && System.nanoTime() - until < 0) {
-            Thread.sleep(10);
+        try {
+            return await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+                    .until(a::doorNiceNow, n -> !Double.isNaN(n));
+        } catch (org.awaitility.core.ConditionTimeoutException late) {
+            return a.doorNiceNow(); // NaN: the caller's assertion says so
         }
-        return a.doorNiceNow();
     }
 
     @Test
@@ -574,11 +573,7 @@ class DoorIT {
     }
 
     private static void awaitZero(java.util.function.IntSupplier n, String what) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (n.getAsInt() != 0 && System.nanoTime() < until) {
-            Thread.sleep(5);
-        }
-        assertThat(n.getAsInt()).as(what).isZero();
+        await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> n.getAsInt() == 0);
     }
 
     @Test
@@ -607,10 +602,8 @@ class DoorIT {
              Socket first = connect(server); Socket second = connect(server)) {
             admission.server.set(server);
             send(first, "GET /closing HTTP/1.1\r\n" + H + "\r\n"); // takes the route's one place
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (calls.get() == 0 && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> calls.get() > 0);
             assertThat(calls.get()).as("the first /closing runs").isEqualTo(1);
             send(second, "GET /closing HTTP/1.1\r\n" + H + "\r\n"); // queued; the server closes meanwhile
             assertThat(second.getInputStream().read()).as("closed with no answer").isEqualTo(-1);

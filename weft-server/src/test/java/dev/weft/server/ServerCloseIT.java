@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** What close() leaves behind, over real sockets. */
 class ServerCloseIT {
@@ -41,17 +42,13 @@ class ServerCloseIT {
             first.getOutputStream().write("GET /a HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             assertThat(running.await(10, TimeUnit.SECONDS)).as("the first request runs on the pool's one thread").isTrue();
             second.getOutputStream().write("GET /b HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (server.inFlight() < 2 && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
-            assertThat(server.inFlight()).as("the second request waits in the pool's queue").isEqualTo(2);
+            await("the second request waits in the pool's queue").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> server.inFlight() >= 2);
+            assertThat(server.inFlight()).isEqualTo(2);
 
             server.close();
-            until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while ((server.inFlight() > 0 || admission.inFlight() > 0) && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            await("requests and admission places let go after close").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> server.inFlight() == 0 && admission.inFlight() == 0);
             assertThat(server.inFlight()).as("requests in flight after close").isZero();
             assertThat(admission.inFlight()).as("admission places held after close").isZero();
             assertThat(calls.get()).as("the queued request never ran").isEqualTo(1);

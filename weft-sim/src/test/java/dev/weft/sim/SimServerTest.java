@@ -22,6 +22,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** weft-sim over real loopback HTTP, driven by the JDK's own client (independent of weft-core's). */
 class SimServerTest {
@@ -178,7 +179,9 @@ class SimServerTest {
             var out = c.getOutputStream();
             out.write(ascii("GET /first?latency=400ms HTTP/1.1\r\nHost: x\r\n\r\n"));
             out.flush();
-            Thread.sleep(100); // the first is read and waiting for its latency before the second arrives
+            // the first is read and waiting for its latency before the second arrives
+            await("the sim has read /first").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                    .until(() -> sim.stats().snapshot(false).toString().contains("/first"));
             out.write(ascii("GET /second?latency=0ms HTTP/1.1\r\nHost: x\r\n\r\n"));
             out.flush();
             String both = readUntil(c, "/second");
@@ -192,16 +195,12 @@ class SimServerTest {
         try (java.net.Socket c = new java.net.Socket("127.0.0.1", sim.addresses().getFirst().getPort())) {
             c.getOutputStream().write(ascii("GET /left?latency=5s HTTP/1.1\r\nHost: x\r\n\r\n"));
             c.getOutputStream().flush();
-            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (sim.stats().snapshot(false).toString().indexOf("/left") < 0 && System.nanoTime() < until) {
-                Thread.sleep(10); // until the request has been read
-            }
+            await("the sim has read /left").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> sim.stats().snapshot(false).toString().contains("/left"));
         }
-        long until = System.nanoTime() + Duration.ofSeconds(4).toNanos();
-        while (sim.stats().aborted() == 0 && System.nanoTime() < until) {
-            Thread.sleep(10);
-        }
-        assertThat(sim.stats().aborted()).as("seen before the 5 s latency passed").isEqualTo(1);
+        await("the abort is seen before the 5 s latency passed").atMost(Duration.ofSeconds(4))
+                .pollInterval(Duration.ofMillis(10)).until(() -> sim.stats().aborted() > 0);
+        assertThat(sim.stats().aborted()).isEqualTo(1);
     }
 
     private static byte[] ascii(String s) {
@@ -229,15 +228,19 @@ class SimServerTest {
                 s.addresses().getFirst().getPort())) {
             c.setSoTimeout(10_000);
             byte[] req = "GET /slow?latency=600ms HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            // The server's idle clock starts when it has written the answer, which it cannot do before the
+            // request is sent plus its 600 ms latency: measured from the send, not from when this thread
+            // happens to wake with the answer (a loaded machine wakes it late and the gap looks short).
+            long sent = System.nanoTime();
             c.getOutputStream().write(req);
             byte[] answer = new byte[4096];
             int n = c.getInputStream().read(answer);
             assertThat(new String(answer, 0, n, java.nio.charset.StandardCharsets.US_ASCII))
                     .as("a request slower than the idle timeout is not cut").startsWith("HTTP/1.1 200 ");
-            long t0 = System.nanoTime();
             int eof = c.getInputStream().read(answer);
             assertThat(eof).as("then the idle connection is closed by the server").isEqualTo(-1);
-            assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(Duration.ofMillis(200).toNanos());
+            assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("closed no sooner than latency + idle timeout")
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(600 + 200));
         }
     }
 

@@ -16,9 +16,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /** A lane against a real endpoint on loopback (answering 500): a failed attempt's errors never cost a worker. */
 class LaneTest {
@@ -50,14 +50,6 @@ class LaneTest {
         }
     }
 
-    static boolean await(BooleanSupplier done) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < end && !done.getAsBoolean()) {
-            Thread.sleep(20);
-        }
-        return done.getAsBoolean();
-    }
-
     @Test
     void errorsAfterAFailedAttemptDeadLetterTheDeliveryAndTheWorkerGoesOn() throws Exception {
         AtomicInteger requests = new AtomicInteger();
@@ -82,7 +74,8 @@ class LaneTest {
                 assertThat(lane.offer(new Delivery("a", t1, "msg_1", null, "{}".getBytes(StandardCharsets.UTF_8),
                         List.of(), Integer.MAX_VALUE, "events/0/0"))).isTrue();
                 t1.done();
-                assertThat(await(() -> copies.dead.size() == 1)).as("dead-lettered, not lost").isTrue();
+                await("dead-lettered, not lost").atMost(Duration.ofSeconds(20))
+                        .until(() -> copies.dead.size() == 1);
                 assertThat(copies.dead.peek()).startsWith("msg_1 attempts=2147483647 ");
                 // 2: parking the failed attempt throws (a bug): dead-lettered with both errors, the worker goes on
                 copies.parkFails = new IllegalStateException("no park");
@@ -91,7 +84,8 @@ class LaneTest {
                 assertThat(lane.offer(new Delivery("a", t2, "msg_2", null, "{}".getBytes(StandardCharsets.UTF_8),
                         List.of(), 0, "events/0/1"))).isTrue();
                 t2.done();
-                assertThat(await(() -> copies.dead.size() == 2)).isTrue();
+                await("copies.dead.size() == 2").atMost(Duration.ofSeconds(20))
+                        .until(() -> copies.dead.size() == 2);
                 assertThat(copies.dead).element(1).asString().startsWith("msg_2 attempts=0 internal error: ")
                         .contains("no park");
                 // 3: the one worker still works
@@ -101,9 +95,11 @@ class LaneTest {
                 assertThat(lane.offer(new Delivery("a", t3, "msg_3", null, "{}".getBytes(StandardCharsets.UTF_8),
                         List.of(), 0, "events/0/2"))).isTrue();
                 t3.done();
-                assertThat(await(() -> copies.parked.size() == 1)).as("the lane's worker is alive").isTrue();
+                await("the lane's worker is alive").atMost(Duration.ofSeconds(20))
+                        .until(() -> copies.parked.size() == 1);
                 assertThat(copies.parked.peek()).isEqualTo("msg_3 g.retry.1000 attempts=1");
-                assertThat(await(() -> tracker.outstanding() == 0)).as("every delivery settled").isTrue();
+                await("every delivery settled").atMost(Duration.ofSeconds(20))
+                        .until(() -> tracker.outstanding() == 0);
                 assertThat(requests.get()).isEqualTo(3);
             } finally {
                 lane.stop(Duration.ofSeconds(1));

@@ -21,6 +21,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link OtlpTracer} against a real OTLP/HTTP receiver on loopback (the JDK's HTTP server, decoding with the
@@ -152,10 +153,8 @@ class OtlpTracerTest {
         for (int i = 0; i < 5; i++) {
             request(null); // 20 spans: two batches of 8, and 4 left
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (received.size() < 16 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        await("two full batches received").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> received.size() >= 16);
         assertThat(batches).containsExactly(8, 8);
         tracer.close();
         assertThat(batches).containsExactly(8, 8, 4);
@@ -167,11 +166,8 @@ class OtlpTracerTest {
         hold = true; // the receiver holds the first export: the queue behind it fills
         tracer = new OtlpTracer(receiver(), 1.0, "svc", 10, 4, Duration.ofHours(1));
         request(null); // 4 spans: one batch, taken by the export thread, held by the receiver
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (tracer.queued() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(tracer.queued()).as("the first batch was taken").isZero();
+        await("the first batch was taken").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> tracer.queued() == 0);
         long t0 = System.nanoTime();
         for (int i = 0; i < 10; i++) {
             request(null); // 40 more spans while the export is held: 10 fit in the queue

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The admission queue hands a freed place to a waiter: by a signal when the waiter's own route was full, by
@@ -40,12 +41,9 @@ class AdaptiveAdmissionQueueTest {
         return f;
     }
 
-    private static void awaitQueued(AdaptiveAdmission a, String key, int n) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (a.queued(key) < n) {
-            assertThat(System.nanoTime() - until).as("requests queued on " + key).isNegative();
-            Thread.sleep(5);
-        }
+    private static void awaitQueued(AdaptiveAdmission a, String key, int n) {
+        await(n + " requests queued on " + key).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(() -> a.queued(key) >= n);
     }
 
     @Test
