@@ -110,6 +110,20 @@ final class PartitionFlow {
         trackers.put(tp, new PartitionTracker(tp, position));
     }
 
+    /**
+     * The consumer was sought to {@code offset} after its position left the log. A tracker already past it (a log
+     * truncated, a topic created again) starts again there, so the records now below its old position are taken
+     * instead of refused as taken again; a tracker at or below it keeps its records in flight.
+     */
+    void sought(TopicPartition tp, long offset) {
+        PartitionTracker t = trackers.get(tp);
+        if (t != null && t.next() > offset) {
+            forget(List.of(tp));
+            assigned(tp, offset);
+            partitions.resume(List.of(tp));
+        }
+    }
+
     /** The partitions went to another consumer (or were lost): their trackers are revoked and forgotten. */
     void forget(Collection<TopicPartition> tps) {
         for (TopicPartition tp : tps) {
@@ -161,6 +175,11 @@ final class PartitionFlow {
                 recordErrors.incrementAndGet();
                 log.accept("ERROR: record " + tp + "@" + rec.offset() + ": " + e + "; dead-lettered");
                 if (ticket == null) {
+                    if (rec.offset() < t.next()) { // refused by the tracker itself: taking it again would throw again
+                        log.accept("ERROR: record " + tp + "@" + rec.offset() + " is below the partition's next offset "
+                                + t.next() + "; skipped");
+                        continue;
+                    }
                     ticket = t.take(rec.offset());
                 }
                 ticket.add();
