@@ -598,6 +598,15 @@ public final class Dispatcher implements AutoCloseable {
         return failure;
     }
 
+    /**
+     * Liveness: false only when the process cannot work (the consumer stopped) or is stopping. A stuck delivery
+     * keeps it (restarting would not fix the cause, and the other endpoints go on): {@link #health} says failed
+     * and why, {@link #readiness} says not ready.
+     */
+    public boolean live() {
+        return failure == null && running;
+    }
+
     /** What {@code /-/health} shows. */
     public DispatcherHealth health() {
         String f = failure != null ? failure : stuck;
