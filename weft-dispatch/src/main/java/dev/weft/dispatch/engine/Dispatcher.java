@@ -79,6 +79,7 @@ public final class Dispatcher implements AutoCloseable {
     private volatile int groupPartitions = 1; // of every subscribed topic: the denominator of rate_limit shares
     private volatile StateTopic state;
     private long lastCommit; // consumer thread only
+    private final Set<String> retiredKnown = ConcurrentHashMap.newKeySet(); // as the state topic says
     private final Set<TopicPartition> unpositioned = new java.util.HashSet<>(); // consumer thread only
     private final Rebalance rebalance = new Rebalance();
 
@@ -233,12 +234,46 @@ public final class Dispatcher implements AutoCloseable {
             l.stateOut((f, v) -> d.state.publishLater(l.id(), f, v));
         }
         d.lanes.values().forEach(Lane::start);
-        d.flow.retire(retired);
-        all.addAll(retired);
+        List<String> reading = d.retired(retired);
+        d.flow.retire(reading);
+        all.addAll(reading);
         d.consumer.subscribe(all, d.rebalance);
         d.thread.start();
         d.probe.start();
         return d;
+    }
+
+    /**
+     * The retired parking topics to read: those given (a reload's) and those kept on the state topic by earlier
+     * starts, less those this config uses again and those deleted since. A change is written back to the state
+     * topic ({@code *group*}/retired) before the first poll, so a restart reads them too.
+     */
+    private List<String> retired(Collection<String> given) throws DispatchException {
+        Set<String> want = new TreeSet<>(retiredKnown);
+        want.addAll(given);
+        cfg.parkingTopics().forEach(want::remove);
+        if (!want.isEmpty()) {
+            Set<String> exist;
+            try {
+                exist = consumer.listTopics(Duration.ofSeconds(15)).keySet();
+            } catch (org.apache.kafka.common.KafkaException e) {
+                close();
+                throw new DispatchException("listing topics on " + bootstrap + ": " + e.getMessage(), e);
+            }
+            want.retainAll(exist);
+        }
+        if (!want.equals(new TreeSet<>(retiredKnown))) {
+            try {
+                state.publish(StateTopic.GROUP, StateTopic.Field.RETIRED, List.copyOf(want));
+            } catch (java.io.IOException e) {
+                close();
+                throw new DispatchException("writing the retired parking topics to " + cfg.stateTopic() + ": "
+                        + e.getMessage(), e);
+            }
+            log.accept("retired parking topics read until they are deleted: " + (want.isEmpty() ? "none" : want)
+                    + " (kept on " + cfg.stateTopic() + ")");
+        }
+        return List.copyOf(want);
     }
 
     /**
@@ -525,6 +560,12 @@ public final class Dispatcher implements AutoCloseable {
     // ---- endpoint state -----------------------------------------------------------------------------
 
     private void applyState(String endpoint, StateTopic.Field field, Object value) {
+        if (field == StateTopic.Field.RETIRED) {
+            if (StateTopic.GROUP.equals(endpoint) && value instanceof List<?> topics) {
+                topics.forEach(t -> retiredKnown.add((String) t));
+            }
+            return;
+        }
         Lane l = lanes.get(endpoint);
         if (l != null) {
             l.apply(field, value);
