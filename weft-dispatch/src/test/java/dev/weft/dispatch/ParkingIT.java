@@ -237,6 +237,74 @@ class ParkingIT {
         }
     }
 
+    /** An endpoint that answers 503 with Retry-After: 3600 once, then 200; it records the webhook-ids it took. */
+    static HttpServer onceRetryAfter(java.util.Set<String> seen, java.util.Set<String> delivered) throws Exception {
+        return HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
+                new ExecutorModel.Virtual(), r -> {
+                    String id = r.header("webhook-id");
+                    if (seen.add(id)) {
+                        return ServerResponse.json(503, new byte[0]).withHeader("Retry-After", "3600");
+                    }
+                    delivered.add(id);
+                    return ServerResponse.json(200, new byte[0]);
+                });
+    }
+
+    /** A record parked on the wait topic by a Retry-After of an hour is delivered as soon as the endpoint is enabled. */
+    @Test
+    void aRetryAfterParkWaitsNoLongerThanTheThrottleAfterEnable() throws Exception {
+        String topic = TestKafka.topic("raenable", 1);
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Set<String> delivered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        try (HttpServer a = onceRetryAfter(seen, delivered)) {
+            String yaml = DispatchIT.source(topic, "g-raenable") + "endpoints:\n  - { id: a, url: \"" + a.url()
+                    + "\", retry: [200ms] }\n";
+            try (Dispatcher d = start(yaml, new ConcurrentLinkedQueue<>())) {
+                TestKafka.produce(topic, List.of("{\"n\":1}"), null);
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> DispatchIT.endpoint(d, "a").parkedRetry() == 1
+                        && DispatchIT.endpoint(d, "a").state() == EndpointStatus.State.THROTTLED)).isTrue();
+                assertThat(delivered).isEmpty();
+                d.control("a", Dispatcher.Action.ENABLE);
+                assertThat(TestKafka.await(Duration.ofSeconds(30), () -> delivered.size() == 1))
+                        .as("delivered after ENABLE, not after the hour").isTrue();
+                assertThat(TestKafka.awaitCommitted("g-raenable", "g-raenable.wait.a", 1, Duration.ofSeconds(30)))
+                        .isTrue();
+            }
+        }
+    }
+
+    /** A record parked by a Retry-After of an hour is dead-lettered at once when its endpoint is disabled meanwhile. */
+    @Test
+    void aRetryAfterParkOfAnEndpointDisabledMeanwhileIsDeadLetteredAtOnce() throws Exception {
+        String topic = TestKafka.topic("radisabled", 1);
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Set<String> delivered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        try (HttpServer a = onceRetryAfter(seen, delivered)) {
+            String yaml = DispatchIT.source(topic, "g-radisabled") + "endpoints:\n  - { id: a, url: \"" + a.url()
+                    + "\", retry: [200ms] }\n";
+            try (Dispatcher d = start(yaml, new ConcurrentLinkedQueue<>())) {
+                TestKafka.produce(topic, List.of("{\"n\":1}"), null);
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> DispatchIT.endpoint(d, "a").parkedRetry() == 1))
+                        .isTrue();
+                // as another instance's 410 would: written to the group's state topic
+                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(),
+                        ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                    p.send(new ProducerRecord<>("g-radisabled.state", "a/disabled".getBytes(StandardCharsets.UTF_8),
+                            "{\"reason\":\"410 Gone from another instance\"}".getBytes(StandardCharsets.UTF_8)))
+                            .get(30, TimeUnit.SECONDS);
+                }
+                long t0 = System.nanoTime();
+                List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-radisabled.dlq", 1);
+                assertThat(dead).singleElement().satisfies(r -> assertThat(TestKafka.header(r, "weft-reason"))
+                        .isEqualTo("410 Gone from another instance"));
+                assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMinutes(1));
+                assertThat(delivered).isEmpty();
+            }
+        }
+    }
+
     // ---- item 3: produce errors Kafka will never accept --------------------------------------------
 
     /**

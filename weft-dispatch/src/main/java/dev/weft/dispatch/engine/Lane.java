@@ -392,7 +392,8 @@ public final class Lane implements Outlet {
         return paused;
     }
 
-    long throttledUntil() {
+    @Override
+    public long throttledUntil() {
         return throttledUntil;
     }
 
