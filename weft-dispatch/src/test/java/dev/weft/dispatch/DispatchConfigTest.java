@@ -83,11 +83,14 @@ class DispatchConfigTest {
     }
 
     @Test
-    void brokerUnreadyAfterIsADurationFromOneSecondToTenMinutes() throws Exception {
+    void brokerUnreadyAfterIsADurationFromFiveSecondsToTenMinutes() throws Exception {
         String base = "source: { topics: [events], group: g }\nendpoints: [{ id: a, url: \"http://127.0.0.1:1/\", allow_private: true }]\n";
         assertThat(DispatchConfigLoader.parse("x.yaml", base).brokerUnreadyAfter()).isEqualTo(Duration.ofSeconds(10));
         assertThat(DispatchConfigLoader.parse("x.yaml", base + "broker_unready_after: 30s\n").brokerUnreadyAfter())
                 .isEqualTo(Duration.ofSeconds(30));
+        assertThatThrownBy(() -> DispatchConfigLoader.parse("x.yaml", base + "broker_unready_after: 4s\n"))
+                .as("a 1 s probe that may take 3 s must not flap readiness").isInstanceOf(ConfigException.class)
+                .hasMessageContaining("x.yaml:3:");
         assertThatThrownBy(() -> DispatchConfigLoader.parse("x.yaml", base + "broker_unready_after: 0s\n"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("x.yaml:3:");
         assertThatThrownBy(() -> DispatchConfigLoader.parse("x.yaml", base + "broker_unready_after: 11m\n"))

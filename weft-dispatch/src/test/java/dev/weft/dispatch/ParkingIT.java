@@ -237,6 +237,74 @@ class ParkingIT {
         }
     }
 
+    /** An endpoint that answers 503 with Retry-After: 3600 once, then 200; it records the webhook-ids it took. */
+    static HttpServer onceRetryAfter(java.util.Set<String> seen, java.util.Set<String> delivered) throws Exception {
+        return HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
+                new ExecutorModel.Virtual(), r -> {
+                    String id = r.header("webhook-id");
+                    if (seen.add(id)) {
+                        return ServerResponse.json(503, new byte[0]).withHeader("Retry-After", "3600");
+                    }
+                    delivered.add(id);
+                    return ServerResponse.json(200, new byte[0]);
+                });
+    }
+
+    /** A record parked on the wait topic by a Retry-After of an hour is delivered as soon as the endpoint is enabled. */
+    @Test
+    void aRetryAfterParkWaitsNoLongerThanTheThrottleAfterEnable() throws Exception {
+        String topic = TestKafka.topic("raenable", 1);
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Set<String> delivered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        try (HttpServer a = onceRetryAfter(seen, delivered)) {
+            String yaml = DispatchIT.source(topic, "g-raenable") + "endpoints:\n  - { id: a, url: \"" + a.url()
+                    + "\", retry: [200ms] }\n";
+            try (Dispatcher d = start(yaml, new ConcurrentLinkedQueue<>())) {
+                TestKafka.produce(topic, List.of("{\"n\":1}"), null);
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> DispatchIT.endpoint(d, "a").parkedRetry() == 1
+                        && DispatchIT.endpoint(d, "a").state() == EndpointStatus.State.THROTTLED)).isTrue();
+                assertThat(delivered).isEmpty();
+                d.control("a", Dispatcher.Action.ENABLE);
+                assertThat(TestKafka.await(Duration.ofSeconds(30), () -> delivered.size() == 1))
+                        .as("delivered after ENABLE, not after the hour").isTrue();
+                assertThat(TestKafka.awaitCommitted("g-raenable", "g-raenable.wait.a", 1, Duration.ofSeconds(30)))
+                        .isTrue();
+            }
+        }
+    }
+
+    /** A record parked by a Retry-After of an hour is dead-lettered at once when its endpoint is disabled meanwhile. */
+    @Test
+    void aRetryAfterParkOfAnEndpointDisabledMeanwhileIsDeadLetteredAtOnce() throws Exception {
+        String topic = TestKafka.topic("radisabled", 1);
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.Set<String> delivered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        try (HttpServer a = onceRetryAfter(seen, delivered)) {
+            String yaml = DispatchIT.source(topic, "g-radisabled") + "endpoints:\n  - { id: a, url: \"" + a.url()
+                    + "\", retry: [200ms] }\n";
+            try (Dispatcher d = start(yaml, new ConcurrentLinkedQueue<>())) {
+                TestKafka.produce(topic, List.of("{\"n\":1}"), null);
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> DispatchIT.endpoint(d, "a").parkedRetry() == 1))
+                        .isTrue();
+                // as another instance's 410 would: written to the group's state topic
+                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(),
+                        ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                    p.send(new ProducerRecord<>("g-radisabled.state", "a/disabled".getBytes(StandardCharsets.UTF_8),
+                            "{\"reason\":\"410 Gone from another instance\"}".getBytes(StandardCharsets.UTF_8)))
+                            .get(30, TimeUnit.SECONDS);
+                }
+                long t0 = System.nanoTime();
+                List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-radisabled.dlq", 1);
+                assertThat(dead).singleElement().satisfies(r -> assertThat(TestKafka.header(r, "weft-reason"))
+                        .isEqualTo("410 Gone from another instance"));
+                assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMinutes(1));
+                assertThat(delivered).isEmpty();
+            }
+        }
+    }
+
     // ---- item 3: produce errors Kafka will never accept --------------------------------------------
 
     /**
@@ -261,8 +329,11 @@ class ParkingIT {
         })).isTrue();
     }
 
+    /** A JSON record of about {@code bytes} that does not compress (the parking producer compresses with lz4). */
     static String big(int bytes) {
-        return "{\"big\":\"" + "x".repeat(bytes) + "\"}";
+        byte[] random = new byte[bytes * 3 / 4];
+        new java.util.Random(bytes).nextBytes(random);
+        return "{\"big\":\"" + java.util.Base64.getEncoder().encodeToString(random) + "\"}";
     }
 
     /**
@@ -295,8 +366,70 @@ class ParkingIT {
     }
 
     /**
-     * When the dead-letter topic refuses the copy too, the endpoint is paused, /-/health says failed and why, the
-     * log names the record, and its offset is not committed.
+     * When the dead-letter topic refuses the copy for its size too, a dead letter of the headers only (where the
+     * record is, why, for which endpoint) goes there: a size alone never leaves a delivery stuck.
+     */
+    @Test
+    void aDeadLetterTooLargeForItsTopicIsWrittenWithItsHeadersOnly() throws Exception {
+        String topic = TestKafka.topic("stub", 1);
+        ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+        try (Endpoint broken = Endpoint.start(500)) {
+            String yaml = DispatchIT.source(topic, "g-stub") + "endpoints:\n  - { id: a, url: \"" + broken.url()
+                    + "\", retry: [200ms] }\n";
+            try (Dispatcher d = start(yaml, log)) {
+                shrink(List.of("g-stub.retry.200", "g-stub.dlq"), 20_000);
+                TestKafka.produce(topic, List.of(big(50_000)), null);
+                List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-stub.dlq", 1);
+                assertThat(dead).hasSize(1);
+                ConsumerRecord<byte[], byte[]> stub = dead.getFirst();
+                assertThat(stub.value()).isNull();
+                assertThat(stub.key()).isNull();
+                assertThat(TestKafka.header(stub, "weft-headers-only")).isEqualTo("1");
+                assertThat(TestKafka.header(stub, "weft-endpoint")).isEqualTo("a");
+                assertThat(TestKafka.header(stub, "weft-origin")).isEqualTo(topic + "/0/0");
+                assertThat(TestKafka.header(stub, "weft-reason")).startsWith("cannot park on g-stub.retry.200: "
+                        + "RecordTooLargeException").contains("only the headers are kept");
+                assertThat(TestKafka.awaitCommitted("g-stub", topic, 1, Duration.ofSeconds(30))).isTrue();
+                assertThat(d.health().status()).isEqualTo(DispatcherHealth.Status.UP);
+            }
+        }
+    }
+
+    /**
+     * A source record produced compressed (lz4) may be larger than its topic takes once uncompressed: it is parked
+     * and dead-lettered compressed, in full, never stuck.
+     */
+    @Test
+    void aCompressedRecordLargerThanItsTopicTakesUncompressedIsParkedInFull() throws Exception {
+        String topic = TestKafka.topic("compressed", 1);
+        String body = "{\"events\":[" + "{\"type\":\"order.created\",\"amount\":12},".repeat(60_000) + "{}]}";
+        assertThat(body.length()).isGreaterThan(2_000_000);
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(), ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4", ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 8 * 1024 * 1024,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            p.send(new ProducerRecord<>(topic, body.getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+        }
+        ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+        try (Endpoint broken = Endpoint.start(500)) {
+            String yaml = DispatchIT.source(topic, "g-compressed") + "endpoints:\n  - { id: a, url: \"" + broken.url()
+                    + "\", retry: [200ms] }\n";
+            try (Dispatcher d = start(yaml, log)) {
+                List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-compressed.dlq", 1);
+                assertThat(dead).hasSize(1);
+                assertThat(new String(dead.getFirst().value(), StandardCharsets.UTF_8)).isEqualTo(body);
+                assertThat(TestKafka.header(dead.getFirst(), "weft-attempts")).isEqualTo("2");
+                assertThat(TestKafka.awaitCommitted("g-compressed", topic, 1, Duration.ofSeconds(30))).isTrue();
+                assertThat(d.health().status()).isEqualTo(DispatcherHealth.Status.UP);
+            }
+        }
+    }
+
+    /**
+     * When the dead-letter topic refuses even the headers, the endpoint is paused, /-/health says failed and why
+     * but answers 200 (restarting would not help; the other endpoints go on), /-/ready answers 503 with the reason,
+     * the log names the record, and its offset is not committed.
      */
     @Test
     void whenTheDeadLetterTopicRefusesItTooTheEndpointPausesAndHealthSaysFailed() throws Exception {
@@ -305,8 +438,12 @@ class ParkingIT {
         try (Endpoint broken = Endpoint.start(500)) {
             String yaml = DispatchIT.source(topic, "g-stuck") + "endpoints:\n  - { id: a, url: \"" + broken.url()
                     + "\", retry: [200ms] }\n";
-            try (Dispatcher d = start(yaml, log)) {
-                shrink(List.of("g-stuck.retry.200", "g-stuck.dlq"), 20_000);
+            try (Dispatcher d = start(yaml, log);
+                 dev.weft.dispatch.status.StatusServer s = dev.weft.dispatch.status.StatusServer.start(
+                         new InetSocketAddress("127.0.0.1", 0), d, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+                         null)) {
+                shrink(List.of("g-stuck.retry.200"), 20_000);
+                shrink(List.of("g-stuck.dlq"), 64);
                 TestKafka.produce(topic, List.of(big(50_000)), null);
                 assertThat(TestKafka.await(Duration.ofSeconds(60),
                         () -> d.health().status() == DispatcherHealth.Status.FAILED)).isTrue();
@@ -316,7 +453,14 @@ class ParkingIT {
                 assertThat(DispatchIT.endpoint(d, "a").state()).isEqualTo(EndpointStatus.State.PAUSED);
                 assertThat(log).anySatisfy(l -> assertThat(l).startsWith("ERROR: record " + topic + "-0@0 ")
                         .contains("is paused here"));
-                assertThat(DispatchIT.committed("g-stuck", new TopicPartition(topic, 0))).isEqualTo(0);
+                assertThat(DispatchIT.committed("g-stuck", new TopicPartition(topic, 0)))
+                        .as("not committed past the record (-1: nothing committed yet)").isLessThan(1);
+                java.net.http.HttpResponse<String> health = ReadinessIT.get(s.url() + "/-/health", null);
+                assertThat(health.statusCode()).as("liveness: the process works").isEqualTo(200);
+                assertThat(health.body()).contains("\"status\":\"failed\"").contains("can be neither parked");
+                java.net.http.HttpResponse<String> ready = ReadinessIT.get(s.url() + "/-/ready", null);
+                assertThat(ready.statusCode()).isEqualTo(503);
+                assertThat(ready.body()).contains("failed: record " + topic + "-0@0");
             }
         }
     }

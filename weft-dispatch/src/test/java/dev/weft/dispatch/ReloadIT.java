@@ -92,4 +92,41 @@ class ReloadIT {
             }
         }
     }
+
+    /**
+     * A parking topic retired by a reload is still read after a process restart (the retired set is kept on the
+     * state topic): work parked there for the removed endpoint, and a retry topic whose delay was removed, are
+     * dead-lettered or delivered, not stranded.
+     */
+    @Test
+    void aRestartStillReadsTheTopicsAReloadRetired(@TempDir Path dir) throws Exception {
+        String topic = TestKafka.topic("reload3", 1);
+        try (EndpointStateIT.Receiver a = EndpointStateIT.Receiver.start(204);
+             EndpointStateIT.Receiver b = EndpointStateIT.Receiver.start(204)) {
+            Path file = dir.resolve("dispatch.yaml");
+            String both = EndpointStateIT.config(topic, "g-reload3", List.of("a", "b"),
+                    List.of(a.server().url(), b.server().url()));
+            Files.writeString(file, both);
+            String onlyA = DispatchIT.source(topic, "g-reload3") + "endpoints:\n  - { id: a, url: \"" + a.server().url()
+                    + "\", retry: [300ms], allow_private: true }\n";
+            try (DispatchService svc = DispatchService.start(DispatchConfigLoader.load(file),
+                    new InetSocketAddress("127.0.0.1", 0), dir.resolve("kafka"), line -> System.out.println("dispatch: " + line))) {
+                Files.writeString(file, onlyA);
+                assertThat(svc.reload()).as("b and the 200ms retry topic retired").isTrue();
+            }
+            try (DispatchService svc = DispatchService.start(DispatchConfigLoader.load(file),
+                    new InetSocketAddress("127.0.0.1", 0), dir.resolve("kafka"), line -> System.out.println("dispatch: " + line))) {
+                TestKafka.produceParked("g-reload3.wait.b", "b", "msg_after_restart_for_b");
+                TestKafka.produceParked("g-reload3.retry.200", "a", "msg_after_restart_for_a");
+                List<ConsumerRecord<byte[], byte[]>> dead = TestKafka.readAll("g-reload3.dlq", 1);
+                assertThat(dead).singleElement().satisfies(r -> {
+                    assertThat(TestKafka.header(r, "webhook-id")).isEqualTo("msg_after_restart_for_b");
+                    assertThat(TestKafka.header(r, "weft-reason")).isEqualTo("endpoint 'b' is not in the config any more");
+                });
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> a.ids().contains("msg_after_restart_for_a")))
+                        .as("a's record parked on the retired retry topic is delivered").isTrue();
+                assertThat(b.ids()).isEmpty();
+            }
+        }
+    }
 }

@@ -144,7 +144,7 @@ public final class DispatchConfigLoader {
         }
         Duration unreadyAfter = DispatchConfig.DEFAULT_BROKER_UNREADY_AFTER;
         if (top.containsKey("broker_unready_after")) {
-            unreadyAfter = guard(() -> duration(top.get("broker_unready_after"), Duration.ofSeconds(1),
+            unreadyAfter = guard(() -> duration(top.get("broker_unready_after"), Duration.ofSeconds(5),
                     Duration.ofMinutes(10)), unreadyAfter);
         }
         String tokenEnv = null;

@@ -79,6 +79,9 @@ public final class Dispatcher implements AutoCloseable {
     private volatile int groupPartitions = 1; // of every subscribed topic: the denominator of rate_limit shares
     private volatile StateTopic state;
     private long lastCommit; // consumer thread only
+    private final Set<String> retiredKnown = ConcurrentHashMap.newKeySet(); // as the state topic says
+    private final Set<TopicPartition> unpositioned = new java.util.HashSet<>(); // consumer thread only
+    private final Rebalance rebalance = new Rebalance();
 
     private final AttemptLog attemptLog;
 
@@ -231,12 +234,46 @@ public final class Dispatcher implements AutoCloseable {
             l.stateOut((f, v) -> d.state.publishLater(l.id(), f, v));
         }
         d.lanes.values().forEach(Lane::start);
-        d.flow.retire(retired);
-        all.addAll(retired);
-        d.consumer.subscribe(all, d.new Rebalance());
+        List<String> reading = d.retired(retired);
+        d.flow.retire(reading);
+        all.addAll(reading);
+        d.consumer.subscribe(all, d.rebalance);
         d.thread.start();
         d.probe.start();
         return d;
+    }
+
+    /**
+     * The retired parking topics to read: those given (a reload's) and those kept on the state topic by earlier
+     * starts, less those this config uses again and those deleted since. A change is written back to the state
+     * topic ({@code *group*}/retired) before the first poll, so a restart reads them too.
+     */
+    private List<String> retired(Collection<String> given) throws DispatchException {
+        Set<String> want = new TreeSet<>(retiredKnown);
+        want.addAll(given);
+        cfg.parkingTopics().forEach(want::remove);
+        if (!want.isEmpty()) {
+            Set<String> exist;
+            try {
+                exist = consumer.listTopics(Duration.ofSeconds(15)).keySet();
+            } catch (org.apache.kafka.common.KafkaException e) {
+                close();
+                throw new DispatchException("listing topics on " + bootstrap + ": " + e.getMessage(), e);
+            }
+            want.retainAll(exist);
+        }
+        if (!want.equals(new TreeSet<>(retiredKnown))) {
+            try {
+                state.publish(StateTopic.GROUP, StateTopic.Field.RETIRED, List.copyOf(want));
+            } catch (java.io.IOException e) {
+                close();
+                throw new DispatchException("writing the retired parking topics to " + cfg.stateTopic() + ": "
+                        + e.getMessage(), e);
+            }
+            log.accept("retired parking topics read until they are deleted: " + (want.isEmpty() ? "none" : want)
+                    + " (kept on " + cfg.stateTopic() + ")");
+        }
+        return List.copyOf(want);
     }
 
     /**
@@ -314,6 +351,7 @@ public final class Dispatcher implements AutoCloseable {
                     consumer.seekToBeginning(e.partitions());
                     continue;
                 }
+                rebalance.position();
                 for (TopicPartition tp : batch.partitions()) {
                     flow.take(tp, batch.records(tp));
                 }
@@ -344,29 +382,65 @@ public final class Dispatcher implements AutoCloseable {
      * The committed position of a partition is no longer in its log: records were deleted (retention, or by hand)
      * before they were read. What is lost is named (topic, partition, offsets) in an ERROR line, counted
      * ({@code weft_dispatch_records_lost_total}, {@code records_lost} in {@code /-/health}), and the partition goes
-     * on from its first record; a position past the log's end (a log truncated by an unclean leader election)
-     * goes on from the end.
+     * on from its first record; a position past the log's end (a log truncated by an unclean leader election, or a
+     * topic deleted and created again) goes on from the end; a position inside the log (it moved between the error
+     * and the lookups) goes on from there. The partition's tracker starts again at the new position (records taken
+     * below it are never taken twice by the old one). A broker that does not answer the lookups leaves the position
+     * as it is: the next poll fails the same way and the lookups are tried again.
      */
     private void outOfRange(Map<TopicPartition, Long> positions) {
-        Map<TopicPartition, Long> begin = consumer.beginningOffsets(positions.keySet());
-        Map<TopicPartition, Long> end = consumer.endOffsets(positions.keySet());
+        Map<TopicPartition, Long> begin;
+        Map<TopicPartition, Long> end;
+        try {
+            begin = consumer.beginningOffsets(positions.keySet(), BROKER_CALL_TIMEOUT);
+            end = consumer.endOffsets(positions.keySet(), BROKER_CALL_TIMEOUT);
+        } catch (org.apache.kafka.common.KafkaException e) {
+            log.accept("looking up the offsets of " + positions.keySet() + " failed (" + e + "); trying again");
+            pauseBriefly();
+            return;
+        }
         positions.forEach((tp, at) -> {
-            long first = begin.get(tp);
-            long last = end.get(tp);
+            Long firstOrNull = begin.get(tp);
+            Long lastOrNull = end.get(tp);
+            if (firstOrNull == null || lastOrNull == null) {
+                return; // not answered for this partition: the next poll fails again and it is looked up again
+            }
+            long first = firstOrNull;
+            long last = lastOrNull;
             String kind = flow.isParking(tp.topic()) ? "parking topic" : "source topic";
+            long to;
             if (at < first) {
                 lost.addAndGet(first - at);
                 lastLoss = kind + " " + tp + ": offsets " + at + " to " + (first - 1) + " (" + (first - at)
                         + " records) were deleted before they were read";
                 log.accept("ERROR: " + lastLoss + " (retention.ms, or records deleted by hand); going on from "
                         + first);
-                consumer.seek(tp, first);
-            } else {
+                to = first;
+            } else if (at > last) {
                 log.accept("ERROR: " + kind + " " + tp + ": position " + at + " is past the log's end " + last
-                        + " (the log was truncated); going on from " + last);
-                consumer.seek(tp, last);
+                        + " (the log was truncated, or the topic deleted and created again: then its records " + first
+                        + " to " + (last - 1) + " were not read); going on from " + last);
+                to = last;
+            } else {
+                log.accept(kind + " " + tp + ": position " + at + " is in the log again (" + first + " to " + last
+                        + "); going on from " + at);
+                to = at;
             }
+            consumer.seek(tp, to);
+            flow.sought(tp, to);
         });
+    }
+
+    /** How long a broker call on the consumer thread may wait (a blip is tried again on the next loop). */
+    static final Duration BROKER_CALL_TIMEOUT = Duration.ofSeconds(10);
+
+    private void pauseBriefly() {
+        try {
+            Thread.sleep(500); // a failed broker call: not a busy loop of them
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running = false;
+        }
     }
 
     /** Commits what is done in {@code tps} (all assigned partitions when null). */
@@ -418,19 +492,47 @@ public final class Dispatcher implements AutoCloseable {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-            // a partition this group never committed starts at its beginning (a new group, a new parking topic);
-            // auto.offset.reset=none makes any other missing position an error instead of a silent jump
-            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(partitions));
-            List<TopicPartition> fresh = partitions.stream().filter(tp -> committed.get(tp) == null).toList();
-            if (!fresh.isEmpty()) {
-                consumer.seekToBeginning(fresh);
+            unpositioned.addAll(partitions);
+            position();
+        }
+
+        /**
+         * Gives the partitions assigned and not yet positioned their position and tracker. A partition this group
+         * never committed starts at its beginning (a new group, a new parking topic); auto.offset.reset=none makes
+         * any other missing position an error instead of a silent jump. When the broker does not answer (a blip),
+         * the partitions stay paused and this is tried again on the next loop: a failure here would otherwise
+         * come out of poll() and stop the consumer.
+         */
+        void position() {
+            if (unpositioned.isEmpty()) {
+                return;
             }
-            for (TopicPartition tp : partitions) {
-                flow.assigned(tp, consumer.position(tp));
-                lagGauges.put(tp, Gauge.builder("weft.dispatch.consumer.lag", lag, m -> m.getOrDefault(tp, 0L))
-                        .tag("topic", tp.topic()).tag("partition", Integer.toString(tp.partition()))
+            List<TopicPartition> todo = List.copyOf(unpositioned);
+            Map<TopicPartition, Long> at = new HashMap<>();
+            try {
+                Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(todo),
+                        BROKER_CALL_TIMEOUT);
+                List<TopicPartition> fresh = todo.stream().filter(tp -> committed.get(tp) == null).toList();
+                if (!fresh.isEmpty()) {
+                    consumer.seekToBeginning(fresh);
+                }
+                for (TopicPartition tp : todo) {
+                    at.put(tp, consumer.position(tp, BROKER_CALL_TIMEOUT));
+                }
+            } catch (org.apache.kafka.common.KafkaException e) {
+                log.accept("positioning " + todo + " failed (" + e + "); they wait and it is tried again");
+                consumer.pause(todo);
+                return;
+            }
+            for (TopicPartition tp : todo) {
+                flow.assigned(tp, at.get(tp));
+                lagGauges.computeIfAbsent(tp, k -> Gauge.builder("weft.dispatch.consumer.lag", lag,
+                                m -> m.getOrDefault(k, 0L))
+                        .tag("topic", k.topic()).tag("partition", Integer.toString(k.partition()))
                         .description("records in the partition after the consumer's position").register(registry));
             }
+            unpositioned.removeAll(todo);
+            consumer.resume(todo);
             assigned = flow.assigned().size();
             shareRates();
         }
@@ -441,6 +543,7 @@ public final class Dispatcher implements AutoCloseable {
         }
 
         private void forget(Collection<TopicPartition> partitions) {
+            unpositioned.removeAll(partitions);
             flow.forget(partitions);
             for (TopicPartition tp : partitions) {
                 lag.remove(tp);
@@ -457,6 +560,12 @@ public final class Dispatcher implements AutoCloseable {
     // ---- endpoint state -----------------------------------------------------------------------------
 
     private void applyState(String endpoint, StateTopic.Field field, Object value) {
+        if (field == StateTopic.Field.RETIRED) {
+            if (StateTopic.GROUP.equals(endpoint) && value instanceof List<?> topics) {
+                topics.forEach(t -> retiredKnown.add((String) t));
+            }
+            return;
+        }
         Lane l = lanes.get(endpoint);
         if (l != null) {
             l.apply(field, value);
@@ -528,6 +637,15 @@ public final class Dispatcher implements AutoCloseable {
     /** Null while the consumer runs; otherwise why it stopped. */
     public String failure() {
         return failure;
+    }
+
+    /**
+     * Liveness: false only when the process cannot work (the consumer stopped) or is stopping. A stuck delivery
+     * keeps it (restarting would not fix the cause, and the other endpoints go on): {@link #health} says failed
+     * and why, {@link #readiness} says not ready.
+     */
+    public boolean live() {
+        return failure == null && running;
     }
 
     /** What {@code /-/health} shows. */

@@ -164,7 +164,9 @@ public final class KafkaAdmin {
             return max;
         } catch (ExecutionException e) {
             throw new IOException("reading the configs of " + topics + " on " + bootstrap + ": "
-                    + e.getCause().getMessage(), e.getCause());
+                    + e.getCause().getMessage() + (e.getCause() instanceof org.apache.kafka.common.errors.AuthorizationException
+                    ? " (the dispatcher's principal needs DescribeConfigs on the source topics: it sizes the parking "
+                    + "topics by their max.message.bytes)" : ""), e.getCause());
         } catch (InterruptedException | TimeoutException e) {
             throw new IOException("reading the configs of " + topics + " on " + bootstrap + ": no answer in 30 s", e);
         }

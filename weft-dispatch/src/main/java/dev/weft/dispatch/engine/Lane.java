@@ -375,6 +375,7 @@ public final class Lane implements Outlet {
                 throttledUntil = until;
                 throttlePublished = Math.max(throttlePublished, until);
             }
+            case RETIRED -> { } // the group's, not a lane's
         }
     }
 
@@ -391,7 +392,8 @@ public final class Lane implements Outlet {
         return paused;
     }
 
-    long throttledUntil() {
+    @Override
+    public long throttledUntil() {
         return throttledUntil;
     }
 

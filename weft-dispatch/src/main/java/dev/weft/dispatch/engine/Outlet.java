@@ -9,6 +9,11 @@ interface Outlet {
 
     boolean hasRoom();
 
+    /** Until when (epoch ms) a Retry-After throttles it; 0 when it does not. */
+    default long throttledUntil() {
+        return 0;
+    }
+
     /** Takes {@code d} when there is room (it is then the outlet's to settle); false: not taken. */
     boolean offer(Delivery d);
 

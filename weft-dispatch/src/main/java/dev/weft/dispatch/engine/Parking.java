@@ -3,10 +3,18 @@ package dev.weft.dispatch.engine;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -19,14 +27,21 @@ import java.util.function.Consumer;
  * Moves deliveries to Kafka topics: the retry and wait topics (parked work) and the dead-letter topic.
  * Produced with acks=all and idempotence; a delivery counts as done only when Kafka acknowledged its
  * copy. A produce that fails with a retriable error (Kafka's {@link RetriableException}: a broker away, a
- * leader moving, a timeout) is tried again every {@link #RETRY_PAUSE} until it succeeds, so nothing is done
+ * leader moving, a timeout), or an authorization error (an ACL slip), is tried again every {@link #RETRY_PAUSE} until it succeeds, so nothing is done
  * before it is durable (meanwhile its partition's commit waits). Any other error is permanent (a record
- * larger than the topic's {@code max.message.bytes}, an authorization error, a closed producer...): a parked
- * copy is dead-lettered with the reason instead; a dead letter that fails so is reported {@link #stuck}.
+ * larger than the topic's {@code max.message.bytes}, a closed producer...): a parked copy is dead-lettered with the
+ * reason instead; a dead letter too large for its topic is written again with its headers only (a size alone never
+ * leaves a delivery stuck); a dead letter that fails otherwise is reported {@link #stuck}.
  * A synchronous throw of the producer is handled as the same error arriving by callback: nothing here throws.
  */
 public final class Parking implements Parker, AutoCloseable {
     static final Duration RETRY_PAUSE = Duration.ofSeconds(5);
+    /**
+     * The least {@code max.request.size} of the parking producer. The producer checks it against a record's
+     * uncompressed size, the broker checks {@code max.message.bytes} against the compressed batch: a source record
+     * that came compressed may be larger than its topic's limit once uncompressed, and is parked compressed (lz4).
+     */
+    static final int MIN_REQUEST_BYTES = 16 * 1024 * 1024;
 
     /** What Parking tells the dispatcher. */
     interface Listener {
@@ -66,7 +81,9 @@ public final class Parking implements Parker, AutoCloseable {
                 ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
                 ProducerConfig.LINGER_MS_CONFIG, 5,
-                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, maxRequestBytes,
+                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Math.max(maxRequestBytes, MIN_REQUEST_BYTES),
+                // the source topic's limit is on compressed batches: a record that came compressed is parked so too
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4",
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
         this.deadLetterTopic = deadLetterTopic;
@@ -147,11 +164,14 @@ public final class Parking implements Parker, AutoCloseable {
                     + " for '" + d.endpoint() + "' is not committed and comes again after the restart");
             return;
         }
-        if (ex instanceof RetriableException) {
+        if (ex instanceof RetriableException || ex instanceof AuthorizationException) {
+            // an ACL slip is an operator's to fix, not a reason to dead-letter every record meanwhile
             long now = System.currentTimeMillis();
             if (now - lastFailureLog > 10_000) {
                 lastFailureLog = now;
-                log.accept("ERROR: cannot write to Kafka topic " + rec.topic() + " (" + ex.getMessage()
+                log.accept("ERROR: cannot write to Kafka topic " + rec.topic() + " (" + ex.getClass().getSimpleName()
+                        + ": " + ex.getMessage() + (ex instanceof AuthorizationException
+                        ? "; the dispatcher's principal needs Write on it" : "")
                         + "); trying again every " + RETRY_PAUSE.toSeconds() + " s, commits wait meanwhile");
             }
             later(() -> send(rec, d, status, onDurable), RETRY_PAUSE);
@@ -165,7 +185,39 @@ public final class Parking implements Parker, AutoCloseable {
             later(() -> deadLetter(d, status, "cannot park on " + rec.topic() + ": " + why, deadCounter(d)), Duration.ZERO);
             return;
         }
+        if ((ex instanceof RecordTooLargeException || ex instanceof RecordBatchTooLargeException) && !stub(rec)) {
+            log.accept("ERROR: the dead letter of " + where(d) + " for '" + d.endpoint() + "' is too large for "
+                    + deadLetterTopic + " (" + why + "); a dead letter of its headers only (no key, no body) goes there");
+            Header r = rec.headers().lastHeader(ParkedRecord.REASON);
+            String reason = (r == null ? "" : new String(r.value(), StandardCharsets.UTF_8) + "; ")
+                    + "only the headers are kept: the record was too large for " + deadLetterTopic + " (" + why
+                    + "); read it at its origin";
+            later(() -> deadLetterStub(d, status, reason, onDurable), Duration.ZERO);
+            return;
+        }
         stuck(d, "Kafka refused its dead letter on " + deadLetterTopic + " for good (" + why + ")");
+    }
+
+    /** A dead letter without the key, body and the record's own headers: Weft's headers say where the record is. */
+    private void deadLetterStub(Delivery d, String status, String reason, Runnable onDurable) {
+        ProducerRecord<byte[], byte[]> rec;
+        try {
+            List<Header> h = new ArrayList<>(ParkedRecord.deadLetterHeaders(List.of(), d.endpoint(), d.webhookId(),
+                    d.attempts(), reason, status, d.origin()));
+            h.add(new RecordHeader(STUB, new byte[] {'1'}));
+            rec = new ProducerRecord<>(deadLetterTopic, null, (byte[]) null, (byte[]) null, h);
+        } catch (RuntimeException e) {
+            stuck(d, "its dead letter cannot be made (" + e + ") after: " + reason);
+            return;
+        }
+        send(rec, d, status, onDurable);
+    }
+
+    /** On a dead letter that carries headers only (the record was too large for the dead-letter topic). */
+    public static final String STUB = "weft-headers-only";
+
+    private static boolean stub(ProducerRecord<byte[], byte[]> rec) {
+        return rec.headers().lastHeader(STUB) != null;
     }
 
     private void later(Runnable r, Duration after) {

@@ -55,7 +55,15 @@ final class PartitionFlow {
         record Outstanding(PartitionTracker tracker, int below) implements Hold {
         }
 
-        record Due(long atMillis) implements Hold {
+        /**
+         * Until {@code atMillis}; a record parked by a Retry-After on its endpoint's wait topic ({@code throttled})
+         * goes on as soon as the endpoint's throttle ends (ENABLE), and any parked record as soon as its endpoint
+         * is disabled (it is dead-lettered then, not held).
+         */
+        record Due(long atMillis, Outlet outlet, boolean throttled) implements Hold {
+            boolean over(long now) {
+                return outlet.disabled() != null || (throttled ? Math.min(atMillis, outlet.throttledUntil()) : atMillis) <= now;
+            }
         }
 
         record Room(Outlet outlet) implements Hold {
@@ -110,6 +118,20 @@ final class PartitionFlow {
         trackers.put(tp, new PartitionTracker(tp, position));
     }
 
+    /**
+     * The consumer was sought to {@code offset} after its position left the log. A tracker already past it (a log
+     * truncated, a topic created again) starts again there, so the records now below its old position are taken
+     * instead of refused as taken again; a tracker at or below it keeps its records in flight.
+     */
+    void sought(TopicPartition tp, long offset) {
+        PartitionTracker t = trackers.get(tp);
+        if (t != null && t.next() > offset) {
+            forget(List.of(tp));
+            assigned(tp, offset);
+            partitions.resume(List.of(tp));
+        }
+    }
+
     /** The partitions went to another consumer (or were lost): their trackers are revoked and forgotten. */
     void forget(Collection<TopicPartition> tps) {
         for (TopicPartition tp : tps) {
@@ -161,6 +183,11 @@ final class PartitionFlow {
                 recordErrors.incrementAndGet();
                 log.accept("ERROR: record " + tp + "@" + rec.offset() + ": " + e + "; dead-lettered");
                 if (ticket == null) {
+                    if (rec.offset() < t.next()) { // refused by the tracker itself: taking it again would throw again
+                        log.accept("ERROR: record " + tp + "@" + rec.offset() + " is below the partition's next offset "
+                                + t.next() + "; skipped");
+                        continue;
+                    }
                     ticket = t.take(rec.offset());
                 }
                 ticket.add();
@@ -246,8 +273,13 @@ final class PartitionFlow {
         if (outlet == null) {
             return null; // dead-lettered when taken
         }
-        if (p.dueMillis() > clock.millis()) {
-            return new Hold.Due(p.dueMillis());
+        if (outlet.disabled() != null) {
+            return null; // dead-lettered when taken: nothing to wait for
+        }
+        // a Retry-After's park on the endpoint's own wait topic waits as long as the throttle, no longer (ENABLE)
+        Hold.Due due = new Hold.Due(p.dueMillis(), outlet, waitOutlet == outlet && p.reason() == ParkedRecord.Reason.FAILED);
+        if (!due.over(clock.millis())) {
+            return due;
         }
         if (outlet.disabled() == null && !outlet.hasRoom() && waitOutlet != null) {
             return new Hold.Room(outlet);
@@ -322,7 +354,7 @@ final class PartitionFlow {
         holds.forEach((tp, h) -> {
             if (switch (h) {
                 case Hold.Outstanding o -> o.tracker().outstanding() <= o.below();
-                case Hold.Due d -> d.atMillis() <= now;
+                case Hold.Due d -> d.over(now);
                 case Hold.Room r -> r.outlet().hasRoom() || r.outlet().disabled() != null;
             }) {
                 over.add(tp);

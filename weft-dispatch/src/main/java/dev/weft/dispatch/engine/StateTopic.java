@@ -37,7 +37,12 @@ import java.util.function.Consumer;
 public final class StateTopic implements AutoCloseable {
     /** Fields of an endpoint's state. */
     public enum Field {
-        PAUSED("paused"), DISABLED("disabled"), THROTTLED_UNTIL("throttled_until");
+        PAUSED("paused"), DISABLED("disabled"), THROTTLED_UNTIL("throttled_until"),
+        /**
+         * Of the group, not of an endpoint (key {@link #GROUP}{@code /retired}): the parking topics of earlier
+         * configs still read (a List of topic names), so a restart does not strand them.
+         */
+        RETIRED("retired");
 
         final String key;
 
@@ -45,6 +50,9 @@ public final class StateTopic implements AutoCloseable {
             this.key = key;
         }
     }
+
+    /** The "endpoint" of the group's own fields: not an endpoint id (those are [A-Za-z0-9_-]). */
+    public static final String GROUP = "*group*";
 
     /** Applies one state record: endpoint id, field, value (Boolean, String or null, Long). */
     public interface Sink {
@@ -168,6 +176,15 @@ public final class StateTopic implements AutoCloseable {
                 case "disabled" -> sink.apply(endpoint, Field.DISABLED,
                         v.path("reason").isTextual() ? v.path("reason").asText() : null);
                 case "throttled_until" -> sink.apply(endpoint, Field.THROTTLED_UNTIL, v.path("until").asLong(0));
+                case "retired" -> {
+                    List<String> topics = new java.util.ArrayList<>();
+                    v.path("topics").forEach(t -> {
+                        if (t.isTextual()) {
+                            topics.add(t.asText());
+                        }
+                    });
+                    sink.apply(endpoint, Field.RETIRED, List.copyOf(topics));
+                }
                 default -> {
                     return false;
                 }
@@ -187,6 +204,7 @@ public final class StateTopic implements AutoCloseable {
             case PAUSED -> v.put("paused", value);
             case DISABLED -> v.put("reason", value);
             case THROTTLED_UNTIL -> v.put("until", value);
+            case RETIRED -> v.put("topics", value);
         }
         v.put("at", Instant.now().toString());
         v.put("by", instance);

@@ -23,7 +23,7 @@ final class AdminToken {
     private final byte[] expected; // null: no token configured
 
     AdminToken(String token) {
-        this.expected = token == null ? null : ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+        this.expected = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
     }
 
     /** Null when {@code r} may go on; otherwise the 401 to answer. */
@@ -32,7 +32,11 @@ final class AdminToken {
             return null;
         }
         String auth = r.header("authorization");
-        if (auth != null && MessageDigest.isEqual(expected, auth.strip().getBytes(StandardCharsets.UTF_8))) {
+        String a = auth == null ? "" : auth.strip();
+        int space = a.indexOf(' ');
+        // the scheme is case-insensitive (RFC 7235); the token is compared in constant time
+        if (space > 0 && a.substring(0, space).equalsIgnoreCase("Bearer")
+                && MessageDigest.isEqual(expected, a.substring(space + 1).strip().getBytes(StandardCharsets.UTF_8))) {
             return null;
         }
         return ServerResponse.json(401, Json.MAPPER.writeValueAsBytes(Map.of("error", auth == null

@@ -81,7 +81,7 @@ public final class StatusServer implements AutoCloseable {
         return switch (r.path()) {
             case "/-/health" -> {
                 DispatcherHealth h = d.health();
-                yield ServerResponse.json(h.status() == DispatcherHealth.Status.UP ? 200 : 503,
+                yield ServerResponse.json(d.live() ? 200 : 503,
                         Json.MAPPER.writeValueAsBytes(h));
             }
             case "/-/ready" -> {
