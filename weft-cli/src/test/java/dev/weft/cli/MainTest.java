@@ -112,6 +112,12 @@ class MainTest {
     }
 
     @Test
+    void labChaosIsALabCommandAndRefusesBadCounts() {
+        assertThat(run("lab", "chaos", "--runs", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--runs must be 1..1000, --records 1..100000, --faults 1..50");
+    }
+
+    @Test
     void labAgentNamesBadModelsAndAMissingAgentJar() {
         assertThat(run("lab", "agent", "--models", "pool,agent-many")).isEqualTo(2);
         assertThat(err.toString()).contains("weft: --models: model agent-many: agent-N takes a whole number N >= 1");
