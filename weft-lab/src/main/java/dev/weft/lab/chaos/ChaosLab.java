@@ -231,7 +231,7 @@ public final class ChaosLab {
         tp.reset();
         Path cfg = Files.createTempFile("weft-chaos", ".yaml");
         Files.writeString(cfg, "source: { bootstrap: \"" + bootstrap + "\", topics: [" + topic + "], group: " + group
-                + " }\ndefaults: { timeout: 1s, retry: [1s, 2s, 3s], allow_private: true }\nendpoints:\n"
+                + " }\ndefaults: { timeout: 1s, retry: [1s], allow_private: true }\nendpoints:\n"
                 + "  - { id: a, url: \"" + urls.get("a") + "\" }\n"
                 + "  - { id: b, url: \"" + urls.get("b") + "\", match: { type: [a] } }\n");
         out.println("seed " + seed + ": run " + (index + 1) + " of " + o.runs() + " (topic " + topic + "), faults " + plan(o, seed));
@@ -461,9 +461,9 @@ public final class ChaosLab {
                 continue;
             }
             parkedAt.merge(id, r.timestamp(), Math::min);
-            if (r.topic().endsWith(".dlq")) {
-                String reason = header(r, "weft-reason");
-                dead.put(id, reason == null || reason.isBlank() ? "(no reason)" : reason);
+            String reason = header(r, "weft-reason");
+            if (r.topic().endsWith(".dlq") && reason != null && !reason.isBlank()) { // a dead letter without its reason: lost
+                dead.put(id, reason);
             }
         }
     }
