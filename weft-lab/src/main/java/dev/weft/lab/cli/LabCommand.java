@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
         description = {"Measure: benchmarks that run Weft beside other designs in one run and print the raw numbers.",
                 ""},
         subcommands = {LabSystemACommand.class, LabServersCommand.class, LabClientsCommand.class, LabDispatchCommand.class,
-                LabStarvationCommand.class, LabOverloadCommand.class, LabStormCommand.class, LabAgentCommand.class,
+                LabStarvationCommand.class, LabOverloadCommand.class, LabStormCommand.class, LabAgentCommand.class, LabChaosCommand.class,
                 CommandLine.HelpCommand.class})
 public final class LabCommand implements Runnable {
     @CommandLine.Spec

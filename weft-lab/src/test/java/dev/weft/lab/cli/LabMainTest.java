@@ -79,4 +79,10 @@ class LabMainTest {
         assertThat(run("lab", "agent", "--agent-jar", "/nonexistent/weft-agent.jar")).isEqualTo(1);
         assertThat(err.toString()).contains("/nonexistent/weft-agent.jar is missing: build it with ./weft agent");
     }
+
+    @Test
+    void labChaosIsALabCommandAndRefusesBadCounts() {
+        assertThat(run("lab", "chaos", "--runs", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--runs must be 1..1000, --records 1..100000, --faults 1..50");
+    }
 }

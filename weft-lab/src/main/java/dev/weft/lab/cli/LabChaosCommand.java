@@ -1,0 +1,74 @@
+package dev.weft.lab.cli;
+
+import dev.weft.cli.UserException;
+import dev.weft.lab.Machine;
+import dev.weft.lab.chaos.ChaosLab;
+import dev.weft.lab.chaos.Toxiproxy;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.time.Instant;
+
+@Command(name = "chaos",
+        mixinStandardHelpOptions = true,
+        description = {
+                "The forwarder (weft dispatch) under injected faults. One Kafka broker, weft-sim and Toxiproxy",
+                "(github.com/Shopify/toxiproxy/v2, installed once by lab/chaos/install-toxiproxy.sh with 'go install'",
+                "from the Go module proxy into ~/.cache/weft/toxiproxy). Per run: a topic of its own, a dispatcher in a",
+                "child JVM that reaches the broker and its two endpoints only through Toxiproxy, records written at a",
+                "steady pace while the run's faults come and go, drawn from its seed: latency, reset_peer, timeout,",
+                "bandwidth or slicer on the broker's or an endpoint's proxy, or kill -9 of the dispatcher and a restart.",
+                "Then: every (record, matching endpoint) reached weft-sim or the DLQ with a reason, else it is lost;",
+                "no source offset was committed before its deliveries settled; duplicates counted per fault.",
+                "Prints per run the seed, the faults, records sent/delivered/dead-lettered/lost and duplicates per fault;",
+                "then the totals. Exit code 1 if any record was lost or committed early. See docs/dispatch.md.",
+                ""})
+public final class LabChaosCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--runs", paramLabel = "N", defaultValue = "20",
+            description = "Seeded fault sequences. Default: ${DEFAULT-VALUE}.")
+    int runs;
+
+    @Option(names = "--seed", paramLabel = "S",
+            description = "Seed of the first run (run i uses S+i; --seed S --runs 1 repeats one run). Default: the time.")
+    Long seed;
+
+    @Option(names = "--records", paramLabel = "N", defaultValue = "300",
+            description = "Records per run (half match both endpoints, half one). Default: ${DEFAULT-VALUE}.")
+    int records;
+
+    @Option(names = "--faults", paramLabel = "N", defaultValue = "4", description = "Faults per run. Default: ${DEFAULT-VALUE}.")
+    int faults;
+
+    @Override
+    public void run() {
+        PrintWriter out = spec.commandLine().getOut();
+        if (runs < 1 || runs > 1000 || records < 1 || records > 100_000 || faults < 1 || faults > 50) {
+            throw new UserException("--runs must be 1..1000, --records 1..100000, --faults 1..50", null, 2);
+        }
+        long s = seed != null ? seed : System.currentTimeMillis();
+        ChaosLab.Options d = ChaosLab.Options.defaults(runs, s);
+        ChaosLab.Options o = new ChaosLab.Options(runs, s, records, faults, d.faultFor(), d.gap(), d.settle());
+        out.println("command: weft lab chaos --runs " + runs + " --seed " + s + " --records " + records + " --faults " + faults);
+        out.println("machine: " + Machine.describe());
+        out.println("started: " + Instant.now());
+        out.flush();
+        ChaosLab.Summary summary;
+        try {
+            summary = ChaosLab.run(o, out);
+        } catch (Toxiproxy.Unavailable e) {
+            throw new UserException("lab chaos: " + e.getMessage(), null, 2);
+        } catch (Exception e) {
+            throw new UserException("lab chaos failed: " + e.getMessage(), e);
+        }
+        if (summary.lost() > 0 || summary.earlyCommits() > 0) {
+            throw new UserException("lab chaos: " + summary.lost() + " deliveries lost, " + summary.earlyCommits()
+                    + " offsets committed before their deliveries settled", null, 1);
+        }
+    }
+}
