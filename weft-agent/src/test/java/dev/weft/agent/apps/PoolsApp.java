@@ -197,17 +197,22 @@ public final class PoolsApp {
     static CountDownLatch full(ThreadPoolExecutor e) throws InterruptedException {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch running = new CountDownLatch(1);
-        e.execute(() -> {
+        e.execute(waitFor(running, release));
+        running.await();
+        e.execute(() -> { }); // queued: the queue holds one
+        return release;
+    }
+
+    /** A task that says it runs, then waits for {@code release}. */
+    static Runnable waitFor(CountDownLatch running, CountDownLatch release) {
+        return () -> {
             running.countDown();
             try {
                 release.await();
             } catch (InterruptedException ignored) {
                 Thread.currentThread().interrupt();
             }
-        });
-        running.await();
-        e.execute(() -> { }); // queued: the queue holds one
-        return release;
+        };
     }
 
     static void abort() throws Exception {
@@ -515,14 +520,7 @@ public final class PoolsApp {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch running = new CountDownLatch(2);
         for (int i = 0; i < 2; i++) {
-            e.execute(() -> {
-                running.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException ignored) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            e.execute(waitFor(running, release));
         }
         running.await();
         e.execute(() -> { });
