@@ -3,6 +3,7 @@ package dev.weft.agent;
 import dev.weft.agent.advice.AddWorkerFailedAdvice;
 import dev.weft.agent.advice.ConnectionPoolAdvice;
 import dev.weft.agent.advice.JettyAdvice;
+import dev.weft.agent.advice.JettyStopAdvice;
 import dev.weft.agent.advice.RejectAdvice;
 import dev.weft.agent.advice.ResizeAdvice;
 import dev.weft.agent.advice.ThreadFactoryAdvice;
@@ -142,7 +143,8 @@ public final class Installer {
                         .on(namedOneOf("getConnection", "lease").and(isPublic()))))
                 .type(named(JETTY_POOL))
                 .transform((builder, type, loader, module, domain) ->
-                        builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments()))))
+                        builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments())))
+                                .visit(Advice.to(JettyStopAdvice.class).on(named("doStop").and(takesNoArguments()))))
                 .installOn(inst);
         if (options.verbose()) {
             System.err.println("weft agent: active (" + options + ")");

@@ -72,6 +72,24 @@ class ServersIT {
     }
 
     @Test
+    void jettysVirtualThreadsWaitInOrderBoundedByItsQueueAndNotPastItsStop() throws Exception {
+        try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "", List.of(), ChildJvm.classpath(),
+                dev.weft.agent.apps.JettyQueueApp.class.getName(), List.of())) {
+            java.util.Map<String, String> f = app.facts();
+            assertThat(f).containsEntry("jetty.executor", "true").containsEntry("jetty.filled", "true");
+            // 20 running, 3 waiting (the pool's queue of 3): a fourth is refused, as Jetty's own pool refuses
+            assertThat(f).containsEntry("jetty.fourth", "rejected");
+            assertThat(f).containsEntry("jetty.waitingRan", "true").containsEntry("jetty.order", "w1,w2,w3")
+                    .containsEntry("jetty.refilled", "true");
+            // stopped: nothing more accepted, the waiting jobs never run (closed, as Jetty closes its queued jobs)
+            assertThat(f).containsEntry("jetty.executeAfterStop", "rejected").containsEntry("jetty.heldEnded", "true")
+                    .containsEntry("jetty.queuedRanAfterStop", "false").containsEntry("jetty.queuedClosed", "true");
+            assertThat(f).containsEntry("jetty.ranAfterRestart", "true");
+            assertThat(app.stderr()).containsPattern("weft agent: qtp\\d+-virtual-N .*20 at once \\(maxThreads\\), up to 3 waiting");
+        }
+    }
+
+    @Test
     void withoutTheAgentJettyRunsHandlersOnItsPlatformThreads() throws Exception {
         try (ChildJvm app = server(null, "jetty")) {
             String base = app.awaitLine("READY ").substring("READY ".length());

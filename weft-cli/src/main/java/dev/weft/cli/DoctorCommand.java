@@ -26,7 +26,9 @@ import java.time.Duration;
                 "  - pinning (jdk.VirtualThreadPinned over 20 ms): where, why, how long;",
                 "  - carriers: parallelism, how many were busy on average, what each carried at the end, virtual",
                 "    threads runnable but waiting for one;",
-                "  - platform threads by name (a thread pool shows as 'pool-#-thread-#  200').",
+                "  - platform threads by name (a thread pool shows as 'pool-#-thread-#  200');",
+                "  - with weft-agent in the target: its converted pools by name (active,",
+                "    queued, rejected, completed, pool size, max pool size; its MBeans).",
                 "Exit codes: 0 done, 1 the target exited or failed while attached, 2 a target it cannot",
                 "examine (no such process, not a JVM, another user's, a JDK before 21).",
                 "Guide: docs/doctor.md.", ""})

@@ -27,10 +27,12 @@ public final class Analyzer {
     }
 
     /**
-     * @param census the thread dump at the window's end, or null when none was taken
+     * @param census     the thread dump at the window's end, or null when none was taken
+     * @param agentPools the pools weft-agent converted in the target, empty without the agent
      */
     public static Report analyze(String target, Instant from, Duration window, Jfr.Recorded recorded,
-                                 ThreadDump census, int parallelism, Doctor.Options o, List<String> notes) {
+                                 ThreadDump census, int parallelism, List<Report.AgentPool> agentPools,
+                                 Doctor.Options o, List<String> notes) {
         Map<Long, String> carrierOf = new HashMap<>(); // virtual tid -> carrier name, from the census
         Map<Long, String> names = new HashMap<>();
         if (census != null) {
@@ -49,7 +51,8 @@ public final class Analyzer {
         return new Report(target, from.toString(), window.toMillis(), o.samplePeriod().toMillis(),
                 recorded.samples().size(), o.runaway().toMillis(), census == null ? null : virtualThreads(census),
                 runaways(recorded.samples(), o, carrierOf), pinning(recorded.pinned()), carriers,
-                census == null ? null : platformThreads(census, carriers), List.copyOf(notes));
+                census == null ? null : platformThreads(census, carriers), List.copyOf(agentPools),
+                List.copyOf(notes));
     }
 
     private static Report.VirtualThreads virtualThreads(ThreadDump d) {

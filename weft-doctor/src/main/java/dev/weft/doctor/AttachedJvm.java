@@ -160,6 +160,11 @@ public final class AttachedJvm implements ThreadSource {
     }
 
     @Override
+    public java.util.List<Report.AgentPool> agentPools() throws IOException {
+        return AgentPools.read(mbeans);
+    }
+
+    @Override
     public String describe() {
         return "pid " + pid + " (JDK " + version + ")";
     }

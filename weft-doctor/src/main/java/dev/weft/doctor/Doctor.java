@@ -13,6 +13,7 @@ import java.util.function.IntConsumer;
  * thread dump, the census (every virtual thread with its state and stack, the carriers). Only one dump: on
  * JDK 25.0.3 a thread dump taken while virtual threads mount and unmount can crash the JVM (JDK-8364343; we
  * saw it twice in a loaded gateway), while JFR's sampler is the profiler path the JDK runs in production.
+ * Also at the window's end, the figures of the pools weft-agent converted, when the target runs it.
  */
 public final class Doctor {
     /**
@@ -84,6 +85,7 @@ public final class Doctor {
         long start = System.nanoTime();
         source.startRecording(o.samplePeriod().toMillis());
         ThreadDump census = null;
+        List<Report.AgentPool> agentPools;
         Jfr.Recorded recorded;
         try {
             long end = start + o.window().toNanos();
@@ -101,6 +103,7 @@ public final class Doctor {
             if (o.census()) {
                 census = source.dump();
             }
+            agentPools = source.agentPools();
         } finally {
             recorded = source.stopRecording();
         }
@@ -111,6 +114,6 @@ public final class Doctor {
             notes.add("the census saw no virtual thread on a carrier (idle, or a JDK before 25, whose thread dumps "
                     + "do not name carriers)");
         }
-        return Analyzer.analyze(source.describe(), from, window, recorded, census, source.parallelism(), o, notes);
+        return Analyzer.analyze(source.describe(), from, window, recorded, census, source.parallelism(), agentPools, o, notes);
     }
 }

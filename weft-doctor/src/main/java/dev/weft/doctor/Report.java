@@ -13,11 +13,14 @@ import java.util.Map;
  * @param executionSamples the samples JFR took in the window
  * @param virtualThreads  the census of the thread dump at the window's end, or null when none was taken
  * @param platformThreads from the same dump, or null
+ * @param agentPools      the pools weft-agent converted in the target (its MBeans, read at the window's end);
+ *                        empty when the target runs without the agent
  * @param notes           what the report cannot say for this target, and why
  */
 public record Report(String target, String from, long windowMs, long samplePeriodMs, int executionSamples,
                      long runawayMs, VirtualThreads virtualThreads, List<Runaway> runaways, Pinning pinning,
-                     Carriers carriers, PlatformThreads platformThreads, List<String> notes) {
+                     Carriers carriers, PlatformThreads platformThreads, List<AgentPool> agentPools,
+                     List<String> notes) {
 
     /** The virtual threads of the census (one thread dump at the window's end). */
     public record VirtualThreads(int total, Map<String, Integer> byState, List<StackGroup> stacks) {
@@ -70,5 +73,22 @@ public record Report(String target, String from, long windowMs, long samplePerio
     }
 
     public record NameGroup(String name, int count, Map<String, Integer> byState) {
+    }
+
+    /**
+     * One pool weft-agent converted (its MBean {@code dev.weft.agent:type=Pool,name="PATTERN"}).
+     *
+     * @param name                    the pool's thread names with the trailing number as N ({@code http-worker-N}),
+     *                                {@code " #K"} added for the K-th pool of the same pattern
+     * @param active                  tasks running now
+     * @param queued                  tasks waiting in the executor's queue
+     * @param rejected                tasks the executor refused since the agent converted it
+     * @param completed               tasks completed
+     * @param poolSize                worker threads now (virtual threads)
+     * @param maximumPoolSize         the bound: at most this many tasks at once
+     * @param originalMaximumPoolSize the maximum the application gave, before {@code concurrency=N}
+     */
+    public record AgentPool(String name, String executorClass, int active, int queued, long rejected,
+                            long completed, int poolSize, int maximumPoolSize, int originalMaximumPoolSize) {
     }
 }

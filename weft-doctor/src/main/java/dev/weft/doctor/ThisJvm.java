@@ -132,6 +132,11 @@ public final class ThisJvm implements ThreadSource {
     }
 
     @Override
+    public List<Report.AgentPool> agentPools() throws IOException {
+        return AgentPools.read(ManagementFactory.getPlatformMBeanServer());
+    }
+
+    @Override
     public String describe() {
         return "pid " + ProcessHandle.current().pid() + " (JDK " + Runtime.version() + ", this process)";
     }

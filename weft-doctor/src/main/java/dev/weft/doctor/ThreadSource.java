@@ -22,6 +22,9 @@ public interface ThreadSource extends AutoCloseable {
     /** The virtual-thread scheduler's parallelism (its carriers at most, normally). */
     int parallelism() throws IOException;
 
+    /** The pools weft-agent converted (its {@code dev.weft.agent:type=Pool} MBeans); empty without the agent. */
+    java.util.List<Report.AgentPool> agentPools() throws IOException;
+
     /** What is examined, for the report: "pid 1234 (JDK 25.0.3)". */
     String describe();
 

@@ -136,6 +136,15 @@ public final class Pools {
         }
     }
 
+    /** Called when a Jetty 12 {@code QueuedThreadPool} stops. */
+    public static void jettyStopping(Object pool) {
+        try {
+            JettyPools.stopping(pool);
+        } catch (Throwable t) {
+            failed(t);
+        }
+    }
+
     static List<String> excludes() {
         return excludes;
     }

@@ -54,6 +54,7 @@ public final class PoolsApp {
                 case "started" -> started();
                 case "resize" -> resize();
                 case "churn" -> churn();
+                case "doctor" -> doctor();
                 default -> throw new IllegalArgumentException(s);
             }
         }
@@ -196,17 +197,22 @@ public final class PoolsApp {
     static CountDownLatch full(ThreadPoolExecutor e) throws InterruptedException {
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch running = new CountDownLatch(1);
-        e.execute(() -> {
+        e.execute(waitFor(running, release));
+        running.await();
+        e.execute(() -> { }); // queued: the queue holds one
+        return release;
+    }
+
+    /** A task that says it runs, then waits for {@code release}. */
+    static Runnable waitFor(CountDownLatch running, CountDownLatch release) {
+        return () -> {
             running.countDown();
             try {
                 release.await();
             } catch (InterruptedException ignored) {
                 Thread.currentThread().interrupt();
             }
-        });
-        running.await();
-        e.execute(() -> { }); // queued: the queue holds one
-        return release;
+        };
     }
 
     static void abort() throws Exception {
@@ -497,5 +503,40 @@ public final class PoolsApp {
             left = server.queryNames(all, null).size();
         }
         print("churn", "left", left);
+    }
+
+    /**
+     * For weft doctor: a fixed pool of 2 named {@code orders-N} with a queue of 2 and {@code AbortPolicy}, that
+     * completed one task, runs 2 that wait, holds 2 in its queue and refused one. Stays so until stdin ends.
+     */
+    static void doctor() throws Exception {
+        AtomicInteger n = new AtomicInteger();
+        ThreadPoolExecutor e = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(2),
+                r -> new Thread(r, "orders-" + n.incrementAndGet()), new ThreadPoolExecutor.AbortPolicy());
+        e.submit(() -> { }).get(30, TimeUnit.SECONDS);
+        while (e.getCompletedTaskCount() < 1) { // counted after the task returns, on the worker
+            Thread.onSpinWait();
+        }
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(2);
+        for (int i = 0; i < 2; i++) {
+            e.execute(waitFor(running, release));
+        }
+        running.await();
+        e.execute(() -> { });
+        e.execute(() -> { });
+        try {
+            e.execute(() -> { });
+            print("doctor", "fifth", "accepted");
+        } catch (RejectedExecutionException x) {
+            print("doctor", "fifth", "rejected");
+        }
+        print("doctor", "ready", true);
+        while (System.in.read() >= 0) {
+            // until the test closes our stdin
+        }
+        release.countDown();
+        e.shutdown();
+        e.awaitTermination(30, TimeUnit.SECONDS);
     }
 }
