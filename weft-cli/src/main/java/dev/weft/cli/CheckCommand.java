@@ -88,6 +88,9 @@ public final class CheckCommand implements Runnable {
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
                             : c.name() + " (after " + String.join(", ", new java.util.TreeSet<>(c.needs())) + ")").toList()));
                 }
+                for (var p : g.proxies()) {
+                    out.println("  " + p.id() + "  timeout " + Durations.format(p.timeout()) + ", proxy to " + p.target());
+                }
                 String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.os.Descriptors.limit());
                 if (budget != null) {
                     out.println("  warning: " + budget);

@@ -103,6 +103,9 @@ public final class GatewayCommand implements Runnable {
         for (var r : cfg.routes()) {
             out.println("  " + r.id() + "  (" + r.calls().size() + " calls, timeout " + dev.weft.core.Durations.format(r.timeout()) + ")");
         }
+        for (var p : cfg.proxies()) {
+            out.println("  " + p.id() + "  (proxy to " + p.target() + ", timeout " + dev.weft.core.Durations.format(p.timeout()) + ")");
+        }
         String admin = gw.adminUrl() != null ? gw.adminUrl() : gw.url();
         out.println("weft gateway: admin " + admin + "/-/routes  " + admin + "/-/metrics; Ctrl-C stops");
         out.flush();
