@@ -80,7 +80,7 @@ public final class CheckCommand implements Runnable {
             Map<String, ConfigNode> top = ConfigNode.load(file).entries();
             if (top.containsKey("routes")) {
                 GatewayConfig g = GatewayConfigLoader.load(file);
-                out.println(file + ": OK, gateway config with " + g.routes().size() + " routes");
+                out.println(file + ": OK, gateway config with " + (g.routes().size() + g.proxies().size()) + " routes");
                 dev.weft.gateway.config.DestinationWarnings.of(g).forEach(w -> out.println("warning: " + w));
                 for (RoutePlan r : g.routes()) {
                     // the calls a call waits for, sorted: their set's own order changes from one JVM to the next
