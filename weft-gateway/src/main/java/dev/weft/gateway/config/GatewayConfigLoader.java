@@ -181,7 +181,8 @@ public final class GatewayConfigLoader {
         ObserveReaders.Tracing tracing = top.containsKey("tracing")
                 ? ObserveReaders.tracing(top.get("tracing"), problems) : ObserveReaders.Tracing.OFF;
         dev.weft.server.admission.AdmissionPolicy admission = top.containsKey("admission")
-                ? new AdmissionReader(problems).read(top.get("admission"), routes)
+                ? new AdmissionReader(problems).read(top.get("admission"), java.util.stream.Stream.concat(
+                        routes.stream().map(RoutePlan::id), proxies.stream().map(ProxyRoute::id)).toList())
                 : dev.weft.server.admission.AdmissionPolicy.DEFAULT;
         dev.weft.server.http2.Http2Limits http2 = top.containsKey("http2")
                 ? new Http2Reader(problems).read(top.get("http2")) : dev.weft.server.http2.Http2Limits.DEFAULT;

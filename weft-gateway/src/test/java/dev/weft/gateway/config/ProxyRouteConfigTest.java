@@ -79,6 +79,15 @@ class ProxyRouteConfigTest {
     }
 
     @Test
+    void theAdmissionNamesAProxyRouteAsStarPrefix() throws ConfigException {
+        GatewayConfig c = GatewayConfigLoader.parse("gw.yaml", "admission: {routes: {\"* /b/\": 50}}\n"
+                + "routes:\n  - prefix: /b/\n    proxy: http://127.0.0.1:9001/\n");
+        assertThat(c.admission().routes()).containsEntry("* /b/", 50);
+        assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", "admission: {routes: {\"* /c/\": 50}}\n"
+                + "routes:\n  - prefix: /b/\n    proxy: http://127.0.0.1:9001/\n")).hasMessageContaining("no route '* /c/'");
+    }
+
+    @Test
     void badRoutesAreNamedWithTheirPlace() {
         assertThatThrownBy(() -> load("  - prefix: /b/\n    proxy: \"http://127.0.0.1:9001/v1/?x=1\"\n"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:3:12")
