@@ -46,6 +46,7 @@ class ProxyIT {
     private SimServer sim;
     private HttpServer echo;
     private final AtomicInteger echoed = new AtomicInteger();
+    private final HttpClient scraper = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private Gateway gw;
     private int deadPort;
 
@@ -110,6 +111,7 @@ class ProxyIT {
         }
         sim.close();
         echo.stop(0);
+        scraper.close();
     }
 
     /** A client of the gateway over {@code version}; HTTP/2 is asked by Upgrade: h2c on the first request. */
@@ -237,6 +239,24 @@ class ProxyIT {
             assertThat(sim.stats().aborted()).isZero();
             c.reset(id);
             waitFor(() -> sim.stats().aborted() == 1, "the backend call was cancelled (its connection closed)");
+        }
+        waitFor(() -> metric("weft_gateway_requests_total{route=\"* /long/\",status=\"499\"}") == 1,
+                "counted as 499, the client's doing, not as a 502 of the backend");
+        assertThat(metric("weft_gateway_requests_total{route=\"* /long/\",status=\"502\"}")).isZero();
+    }
+
+    private double metric(String series) {
+        try {
+            String text = scraper.send(HttpRequest.newBuilder(URI.create(gw.url() + "/-/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            for (String line : text.split("\n")) {
+                if (line.startsWith(series + " ")) {
+                    return Double.parseDouble(line.substring(series.length() + 1).strip());
+                }
+            }
+            return 0;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -17,6 +17,9 @@ import java.util.Map;
  * error naming the destination: 504 when the route's deadline passed, else 502.
  */
 public final class RelayAnswer {
+    /** nginx's status for a request its client gave up on: counted, never sent. */
+    public static final int CLIENT_CLOSED = 499;
+
     private RelayAnswer() {
     }
 
@@ -25,6 +28,13 @@ public final class RelayAnswer {
         if (answered && r.body().length <= route.maxBody()) {
             List<Map.Entry<String, String>> headers = Relay.endToEnd(r.headers());
             return new ServerResponse(r.status(), List.copyOf(headers), r.body());
+        }
+        if (!answered && r.failure().reason() == dev.weft.client.Reason.CANCELLED) {
+            // the client went away (stream reset, connection closed): nobody reads this answer; 499 keeps it out of
+            // the backend's 502s in the metrics and the access log
+            return json(CLIENT_CLOSED, JsonNodeFactory.instance.objectNode()
+                    .put("error", "the client closed the request before " + route.target() + " answered")
+                    .put("route", route.id()).put("reason", "cancelled"));
         }
         String reason;
         String message;
