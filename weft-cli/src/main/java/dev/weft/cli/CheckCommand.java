@@ -80,13 +80,16 @@ public final class CheckCommand implements Runnable {
             Map<String, ConfigNode> top = ConfigNode.load(file).entries();
             if (top.containsKey("routes")) {
                 GatewayConfig g = GatewayConfigLoader.load(file);
-                out.println(file + ": OK, gateway config with " + g.routes().size() + " routes");
+                out.println(file + ": OK, gateway config with " + (g.routes().size() + g.proxies().size()) + " routes");
                 dev.weft.gateway.config.DestinationWarnings.of(g).forEach(w -> out.println("warning: " + w));
                 for (RoutePlan r : g.routes()) {
                     // the calls a call waits for, sorted: their set's own order changes from one JVM to the next
                     out.println("  " + r.id() + "  timeout " + Durations.format(r.timeout()) + ", calls in order: "
                             + String.join(", ", r.calls().stream().map(c -> c.needs().isEmpty() ? c.name()
                             : c.name() + " (after " + String.join(", ", new java.util.TreeSet<>(c.needs())) + ")").toList()));
+                }
+                for (var p : g.proxies()) {
+                    out.println("  " + p.id() + "  timeout " + Durations.format(p.timeout()) + ", proxy to " + p.target());
                 }
                 String budget = dev.weft.gateway.config.DescriptorBudget.check(g, dev.weft.os.Descriptors.limit());
                 if (budget != null) {

@@ -98,10 +98,13 @@ public final class GatewayCommand implements Runnable {
         if (!noWatch) {
             gw.watchFile(Duration.ofSeconds(1));
         }
-        out.println("weft gateway: listening on " + gw.url() + ", " + cfg.routes().size() + " routes from " + config
+        out.println("weft gateway: listening on " + gw.url() + ", " + (cfg.routes().size() + cfg.proxies().size()) + " routes from " + config
                 + ", executor " + gw.executor());
         for (var r : cfg.routes()) {
             out.println("  " + r.id() + "  (" + r.calls().size() + " calls, timeout " + dev.weft.core.Durations.format(r.timeout()) + ")");
+        }
+        for (var p : cfg.proxies()) {
+            out.println("  " + p.id() + "  (proxy to " + p.target() + ", timeout " + dev.weft.core.Durations.format(p.timeout()) + ")");
         }
         String admin = gw.adminUrl() != null ? gw.adminUrl() : gw.url();
         out.println("weft gateway: admin " + admin + "/-/routes  " + admin + "/-/metrics; Ctrl-C stops");

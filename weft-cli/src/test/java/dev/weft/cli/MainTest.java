@@ -126,6 +126,10 @@ class MainTest {
         }
         assertThat(run("check", "../examples/system-a-backends.yaml")).isZero();
         assertThat(out.toString()).contains("OK, weft upstream config with 4 paths");
+        assertThat(run("check", "../examples/relay.yaml")).isZero();
+        assertThat(out.toString()).contains("OK, gateway config with 3 routes")
+                .contains("* /b/  timeout 5s, proxy to http://127.0.0.1:9001/b/")
+                .contains("* /d/  timeout 2s, proxy to http://127.0.0.1:9001/d/");
     }
 
     @Test

@@ -106,6 +106,27 @@ final class H2cClient implements AutoCloseable {
         return List.of(answers);
     }
 
+    /** Opens a stream with a GET of {@code path} and returns its id, without waiting for the answer. */
+    int start(String path) throws Exception {
+        int id = next;
+        next += 2;
+        ByteBuffer b = ByteBuffer.allocate(4096);
+        encoder.encode(b, new MetaData.Request("GET", HttpURI.from("http://" + authority + path), HttpVersion.HTTP_2,
+                HttpFields.EMPTY));
+        b.flip();
+        byte[] block = new byte[b.remaining()];
+        b.get(block);
+        Http2FrameWriter.headers(out, id, true, block, 16_384);
+        out.flush();
+        return id;
+    }
+
+    /** Resets stream {@code id} (RST_STREAM CANCEL), as a client that gives up on a call does. */
+    void reset(int id) throws IOException {
+        Http2FrameWriter.rstStream(out, id, dev.weft.http.h2.Http2Error.CANCEL);
+        out.flush();
+    }
+
     @Override
     public void close() throws IOException {
         socket.close();

@@ -3,12 +3,10 @@ package dev.weft.gateway.config;
 import dev.weft.config.ConfigException;
 import dev.weft.config.ConfigNode;
 import dev.weft.config.Problems;
-import dev.weft.gateway.plan.RoutePlan;
 import dev.weft.server.admission.AdmissionPolicy;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -20,7 +18,8 @@ final class AdmissionReader {
         this.problems = problems;
     }
 
-    AdmissionPolicy read(ConfigNode node, List<RoutePlan> routes) {
+    /** @param routes the ids of every route, {@code GET /orders/{id}} and {@code * /b/} (a proxy route) */
+    AdmissionPolicy read(ConfigNode node, java.util.Collection<String> routes) {
         AdmissionPolicy d = AdmissionPolicy.DEFAULT;
         try {
             Map<String, ConfigNode> a = node.entries(Set.of("enabled", "initial_limit", "min_limit", "queue",
@@ -38,9 +37,9 @@ final class AdmissionReader {
             Map<String, Integer> perRoute = new LinkedHashMap<>();
             if (a.containsKey("routes")) {
                 for (Map.Entry<String, ConfigNode> e : a.get("routes").entries().entrySet()) {
-                    if (routes.stream().noneMatch(r -> r.id().equals(e.getKey()))) {
+                    if (!routes.contains(e.getKey())) {
                         problems.add(e.getValue(), "admission.routes: no route '" + e.getKey()
-                                + "' (name a route as METHOD /path, such as 'GET /orders/{id}')");
+                                + "' (name a route as METHOD /path, such as 'GET /orders/{id}', or a proxy route as '* /prefix/')");
                         continue;
                     }
                     perRoute.put(e.getKey(), (int) e.getValue().integer(1, 1_000_000));

@@ -58,6 +58,11 @@ public final class DescriptorBudget {
                 pools.putIfAbsent(key == null ? c.url().source() : key, d != null ? d : config.destinationDefaults());
             }
         }
+        for (dev.weft.gateway.plan.ProxyRoute p : config.proxies()) {
+            String key = dev.weft.client.Destination.of(p.target()).key();
+            DestinationConfig d = config.destinations().get(key);
+            pools.putIfAbsent(key, d != null ? d : config.destinationDefaults());
+        }
         return pools;
     }
 
@@ -104,7 +109,7 @@ public final class DescriptorBudget {
         }
         return new GatewayConfig(config.file(), config.listen(), config.executor(), limits, defaults,
                 java.util.Collections.unmodifiableMap(destinations), config.routes(), config.tls(), config.admin(),
-                config.accessLog(), config.tracing(), config.admission(), config.http2());
+                config.accessLog(), config.tracing(), config.admission(), config.http2(), config.proxies());
     }
 
     /** Whether the pool {@code key} has a {@code max_connections} the file set: its own, or the defaults' it uses. */

@@ -15,10 +15,12 @@ import dev.weft.client.policy.RetryPolicy;
 import dev.weft.gateway.plan.BodyTemplate;
 import dev.weft.gateway.plan.CallSpec;
 import dev.weft.gateway.plan.PathPattern;
+import dev.weft.gateway.plan.ProxyRoute;
 import dev.weft.gateway.plan.RoutePlan;
 import dev.weft.gateway.plan.Template;
 
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -149,11 +151,22 @@ public final class GatewayConfigLoader {
             }
         }
         List<RoutePlan> routes = new ArrayList<>();
+        List<ProxyRoute> proxies = new ArrayList<>();
         if (!top.containsKey("routes")) {
             problems.add(root, "no routes: add a 'routes:' list (see docs/gateway.md)");
         } else {
             Set<String> seen = new HashSet<>();
+            Set<String> prefixes = new HashSet<>();
             for (ConfigNode r : items(top.get("routes"))) {
+                if (r.isMap() && (entries(r, null).containsKey("proxy") || entries(r, null).containsKey("prefix"))) {
+                    ProxyRoute p = proxy(r, timeout);
+                    if (p != null && !prefixes.add(p.prefix())) {
+                        problems.add(r, "proxy route " + p.prefix() + " is declared twice");
+                    } else if (p != null) {
+                        proxies.add(p);
+                    }
+                    continue;
+                }
                 RoutePlan p = route(r, timeout, callTimeout);
                 if (p != null && !seen.add(p.method() + " " + p.path())) {
                     problems.add(r, "route " + p.id() + " is declared twice");
@@ -168,13 +181,15 @@ public final class GatewayConfigLoader {
         ObserveReaders.Tracing tracing = top.containsKey("tracing")
                 ? ObserveReaders.tracing(top.get("tracing"), problems) : ObserveReaders.Tracing.OFF;
         dev.weft.server.admission.AdmissionPolicy admission = top.containsKey("admission")
-                ? new AdmissionReader(problems).read(top.get("admission"), routes)
+                ? new AdmissionReader(problems).read(top.get("admission"), java.util.stream.Stream.concat(
+                        routes.stream().map(RoutePlan::id), proxies.stream().map(ProxyRoute::id)).toList())
                 : dev.weft.server.admission.AdmissionPolicy.DEFAULT;
         dev.weft.server.http2.Http2Limits http2 = top.containsKey("http2")
                 ? new Http2Reader(problems).read(top.get("http2")) : dev.weft.server.http2.Http2Limits.DEFAULT;
         problems.throwIfAny();
         return DescriptorBudget.fit(new GatewayConfig(file, listen, executor, limits, destDefaults, destinations,
-                List.copyOf(routes), tls, admin, accessLog, tracing, admission, http2), setBounds(top), descriptorLimit);
+                List.copyOf(routes), tls, admin, accessLog, tracing, admission, http2, List.copyOf(proxies)), setBounds(top),
+                descriptorLimit);
     }
 
     // ---- routes ------------------------------------------------------------------------------------
@@ -266,6 +281,59 @@ public final class GatewayConfigLoader {
         }
         return new RoutePlan(method, pattern, timeout, List.copyOf(forward), ordered, statusFrom, merge,
                 node.location());
+    }
+
+    private static final Set<String> PROXY_KEYS = Set.of("prefix", "proxy", "timeout", "max_body", "retry", "hedge",
+            "x_forwarded", "via");
+
+    /** A {@code proxy:} route: {@code {prefix: /b/, proxy: http://host:port/v1/}}. */
+    private ProxyRoute proxy(ConfigNode node, Duration defaultTimeout) {
+        Map<String, ConfigNode> r = entries(node, PROXY_KEYS);
+        if (!r.containsKey("prefix") || !r.containsKey("proxy")) {
+            problems.add(node, "a proxy route needs 'prefix:' and 'proxy:', such as "
+                    + "{prefix: /b/, proxy: \"http://127.0.0.1:9001/v1/\"}");
+            return null;
+        }
+        String prefix = text(r.get("prefix"));
+        if (prefix != null && (!prefix.startsWith("/") || prefix.contains("?") || prefix.contains("{"))) {
+            problems.add(r.get("prefix"), "expected a path prefix starting with '/', without '?' or '{', got '" + prefix + "'");
+            prefix = null;
+        }
+        String target = text(r.get("proxy"));
+        URI uri = null;
+        if (target != null) {
+            try {
+                uri = new URI(target);
+                if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https"))
+                        || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null
+                        || uri.getRawUserInfo() != null) {
+                    problems.add(r.get("proxy"), "expected an absolute http:// or https:// URL with a host and no "
+                            + "query, fragment or user, such as http://127.0.0.1:9001/v1/; got '" + target + "'");
+                    uri = null;
+                }
+            } catch (java.net.URISyntaxException e) {
+                problems.add(r.get("proxy"), "not a URL: " + e.getMessage());
+            }
+        }
+        Duration timeout = r.containsKey("timeout") ? positive(r.get("timeout"), defaultTimeout) : defaultTimeout;
+        long maxBody = r.containsKey("max_body")
+                ? guard(r.get("max_body"), n -> n.bytes(Integer.MAX_VALUE - 8), ProxyRoute.DEFAULT_MAX_BODY)
+                : ProxyRoute.DEFAULT_MAX_BODY;
+        RetryPolicy retry = r.containsKey("retry") ? core.retry(r.get("retry"), RetryPolicy.DEFAULT) : null;
+        HedgePolicy hedge = r.containsKey("hedge") ? core.hedge(r.get("hedge")) : null;
+        boolean xForwarded = !r.containsKey("x_forwarded") || guard(r.get("x_forwarded"), ConfigNode::bool, true);
+        String via = null;
+        if (r.containsKey("via")) {
+            via = text(r.get("via"));
+            if (via != null && !via.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+")) {
+                problems.add(r.get("via"), "expected a pseudonym (one token, such as weft), got '" + via + "'");
+                via = null;
+            }
+        }
+        if (prefix == null || uri == null) {
+            return null;
+        }
+        return new ProxyRoute(prefix, uri, timeout, maxBody, retry, hedge, xForwarded, via, node.location());
     }
 
     private static final Set<String> CALL_KEYS = Set.of("url", "method", "headers", "body", "needs", "foreach",

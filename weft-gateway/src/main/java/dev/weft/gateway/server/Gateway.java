@@ -25,6 +25,9 @@ import dev.weft.gateway.observe.Observed;
 import dev.weft.gateway.plan.CallOutcome;
 import dev.weft.gateway.plan.CallSpec;
 import dev.weft.gateway.plan.PlanRunner;
+import dev.weft.gateway.plan.ProxyRoute;
+import dev.weft.gateway.plan.Relay;
+import dev.weft.gateway.compose.RelayAnswer;
 import dev.weft.gateway.plan.RoutePlan;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Timer;
@@ -52,7 +55,7 @@ public final class Gateway implements AutoCloseable {
     private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
 
     /** What one loaded config serves with. Replaced as a whole on reload. */
-    private record Snapshot(GatewayConfig config, Transport transport, PlanRunner runner, Instant loadedAt) {
+    private record Snapshot(GatewayConfig config, Transport transport, PlanRunner runner, Relay relay, Instant loadedAt) {
     }
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -148,7 +151,7 @@ public final class Gateway implements AutoCloseable {
                 .userAgent("weft-gateway").log(log);
         config.destinations().forEach(b::destination);
         Transport t = b.build();
-        return new Snapshot(config, t, new PlanRunner(t), Instant.now());
+        return new Snapshot(config, t, new PlanRunner(t), new Relay(t), Instant.now());
     }
 
     public String url() {
@@ -194,7 +197,8 @@ public final class Gateway implements AutoCloseable {
                 return p.id();
             }
         }
-        return null;
+        ProxyRoute proxy = current.config().proxyFor(r.path());
+        return proxy == null ? null : proxy.id();
     }
 
     ServerResponse handle(ServerRequest r) {
@@ -231,6 +235,10 @@ public final class Gateway implements AutoCloseable {
             }
         }
         if (plan == null) {
+            ProxyRoute proxy = s.config().proxyFor(r.path());
+            if (proxy != null) {
+                return relay(s, proxy, r, o);
+            }
             if (!allowed.isEmpty()) {
                 return error(405, "method " + r.method() + " is not allowed on " + r.path() + "; allowed: "
                         + String.join(", ", allowed)).withHeader("Allow", String.join(", ", allowed));
@@ -251,14 +259,36 @@ public final class Gateway implements AutoCloseable {
                 deadline, o.trace).outcomes();
         o.outcomes = outcomes;
         ServerResponse resp = Composer.compose(plan, outcomes, deadline.expired());
-        String id = plan.id();
+        count(plan.id(), resp, t0);
+        return resp;
+    }
+
+    /** A {@code proxy:} route: the request relayed to its backend, the answer passed back. */
+    private ServerResponse relay(Snapshot s, ProxyRoute proxy, ServerRequest r, Observed o) {
+        long t0 = System.nanoTime();
+        o.route = proxy.id();
+        ServerResponse resp;
+        if (r.body().length > proxy.maxBody()) {
+            resp = RelayAnswer.json(413, JsonNodeFactory.instance.objectNode()
+                    .put("error", "the request body is " + r.body().length + " bytes, over the route's max_body of "
+                            + proxy.maxBody()).put("route", proxy.id()));
+        } else {
+            Deadline deadline = Deadline.in(proxy.timeout());
+            dev.weft.client.CallResult result = s.relay().call(proxy, new Relay.Inbound(r.method(), r.path(), r.query(),
+                    r.head().headers(), r.body(), r.remote(), tls != null), deadline);
+            resp = RelayAnswer.of(proxy, result, deadline.expired());
+        }
+        count(proxy.id(), resp, t0);
+        return resp;
+    }
+
+    private void count(String id, ServerResponse resp, long t0) {
         requestCounters.computeIfAbsent(id + " " + resp.status(), k -> Counter.builder("weft.gateway.requests")
                 .description("answered requests by route and status").tag("route", id)
                 .tag("status", Integer.toString(resp.status())).register(registry)).increment();
         requestTimers.computeIfAbsent(id, k -> Timer.builder("weft.gateway.request.duration")
                 .description("time to answer, by route").tag("route", id).publishPercentileHistogram()
                 .register(registry)).record(System.nanoTime() - t0, TimeUnit.NANOSECONDS);
-        return resp;
     }
 
     // ---- admin -------------------------------------------------------------------------------------
@@ -332,6 +362,18 @@ public final class Gateway implements AutoCloseable {
                 }
             }
         }
+        for (ProxyRoute p : s.config().proxies()) {
+            ObjectNode r = routes.addObject();
+            r.put("route", p.id());
+            r.put("proxy", p.target().toString());
+            r.put("timeout", Durations.format(p.timeout()));
+            r.put("max_body", p.maxBody());
+            r.put("x_forwarded", p.xForwarded());
+            if (p.via() != null) {
+                r.put("via", p.via());
+            }
+            r.put("declared_at", p.location());
+        }
         return o;
     }
 
@@ -383,7 +425,7 @@ public final class Gateway implements AutoCloseable {
                     && next.destinationDefaults().equals(was.destinationDefaults());
             Snapshot fresh;
             if (sameDestinations) {
-                fresh = new Snapshot(next, old.transport(), old.runner(), Instant.now());
+                fresh = new Snapshot(next, old.transport(), old.runner(), old.relay(), Instant.now());
             } else {
                 old.transport().detachMeters();
                 fresh = snapshot(next);
@@ -399,7 +441,8 @@ public final class Gateway implements AutoCloseable {
 
     /** Closes a replaced transport once the requests that started on it can no longer be running. */
     private void retireLater(Snapshot old, GatewayConfig was) {
-        Duration longest = was.routes().stream().map(RoutePlan::timeout).max(Duration::compareTo)
+        Duration longest = java.util.stream.Stream.concat(was.routes().stream().map(RoutePlan::timeout),
+                was.proxies().stream().map(ProxyRoute::timeout)).max(Duration::compareTo)
                 .orElse(Duration.ZERO).plusSeconds(5);
         Thread.ofVirtual().name("weft-retire-transport").start(() -> {
             try {

@@ -1,0 +1,71 @@
+package dev.weft.gateway.compose;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.weft.client.CallResult;
+import dev.weft.core.Durations;
+import dev.weft.gateway.plan.ProxyRoute;
+import dev.weft.gateway.plan.Relay;
+import dev.weft.server.ServerResponse;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The answer of a {@code proxy:} route: the backend's status, end-to-end headers and body as they came (an error
+ * status included: a 404 of the backend stays a 404); when no answer came, or one too large, the gateway's JSON
+ * error naming the destination: 504 when the route's deadline passed, else 502.
+ */
+public final class RelayAnswer {
+    /** nginx's status for a request its client gave up on: counted, never sent. */
+    public static final int CLIENT_CLOSED = 499;
+
+    private RelayAnswer() {
+    }
+
+    public static ServerResponse of(ProxyRoute route, CallResult r, boolean deadlinePassed) {
+        boolean answered = r.status() > 0 && (r.ok() || r.failure().isStatus());
+        if (answered && r.body().length <= route.maxBody()) {
+            List<Map.Entry<String, String>> headers = Relay.endToEnd(r.headers());
+            return new ServerResponse(r.status(), List.copyOf(headers), r.body());
+        }
+        if (!answered && r.failure().reason() == dev.weft.client.Reason.CANCELLED) {
+            // the client went away (stream reset, connection closed): nobody reads this answer; 499 keeps it out of
+            // the backend's 502s in the metrics and the access log
+            return json(CLIENT_CLOSED, JsonNodeFactory.instance.objectNode()
+                    .put("error", "the client closed the request before " + route.target() + " answered")
+                    .put("route", route.id()).put("reason", "cancelled"));
+        }
+        String reason;
+        String message;
+        if (answered) {
+            reason = "too-large";
+            message = "the answer's body is " + r.body().length + " bytes, over the route's max_body of "
+                    + route.maxBody();
+        } else {
+            reason = r.failure().label();
+            message = r.failure().message();
+        }
+        boolean timedOut = deadlinePassed && (answered || r.failure().isTimeout()
+                || r.failure().reason() == dev.weft.client.Reason.DEADLINE);
+        String destination = r.destination() == null ? route.target().toString() : r.destination().key();
+        ObjectNode err = JsonNodeFactory.instance.objectNode();
+        err.put("error", timedOut
+                ? "the deadline of " + Durations.format(route.timeout()) + " passed before " + destination + " answered"
+                : "proxy to " + destination + " failed: " + reason);
+        err.put("route", route.id());
+        err.put("destination", destination);
+        err.put("reason", timedOut ? "deadline" : reason);
+        err.put("message", message);
+        return json(timedOut ? 504 : 502, err);
+    }
+
+    /** The gateway's JSON error shape: {@code {"error": ..., "route": ...}}. */
+    public static ServerResponse json(int status, ObjectNode body) {
+        try {
+            return ServerResponse.json(status, dev.weft.json.Json.MAPPER.writeValueAsBytes(body));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

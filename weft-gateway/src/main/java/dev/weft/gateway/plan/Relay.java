@@ -1,0 +1,122 @@
+package dev.weft.gateway.plan;
+
+import dev.weft.client.CallRequest;
+import dev.weft.client.CallResult;
+import dev.weft.client.Headers;
+import dev.weft.client.Transport;
+import dev.weft.core.Deadline;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Makes the backend call of a {@link ProxyRoute} through the {@link Transport}, so that it gets the destination's
+ * deadline, breaker, bulkhead, hedge and retry (the retry policy itself keeps POST and PATCH to one attempt
+ * unless {@code non_idempotent} is set). Hop-by-hop fields are removed both ways (RFC 9110 section 7.6.1).
+ */
+public final class Relay {
+    /**
+     * Fields that describe one connection, never the message: not relayed in either direction. {@code te} goes too:
+     * this relay does not pass trailers, so it must not tell the backend that it takes them. {@code host} and
+     * {@code content-length} are written again by the client for the backend's URL and the body it sends.
+     */
+    private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "te", "trailer",
+            "transfer-encoding", "upgrade", "http2-settings", "host", "content-length");
+
+    private final Transport transport;
+
+    public Relay(Transport transport) {
+        this.transport = transport;
+    }
+
+    /** What the gateway knows about the inbound request besides its head. */
+    public record Inbound(String method, String rawPath, String rawQuery, List<Map.Entry<String, String>> headers,
+                          byte[] body, InetSocketAddress remote, boolean tls) {
+    }
+
+    /** Calls the backend; blocks until its answer, a failure or the deadline. Never throws for network failures. */
+    public CallResult call(ProxyRoute route, Inbound in, Deadline deadline) {
+        CallRequest.Builder b = CallRequest.builder(in.method(), route.backendUri(in.rawPath(), in.rawQuery()));
+        for (Map.Entry<String, String> f : endToEnd(in.headers())) {
+            b.addHeader(f.getKey(), f.getValue());
+        }
+        if (route.xForwarded()) {
+            String prior = joined(in.headers(), "x-forwarded-for");
+            String client = in.remote().getAddress().getHostAddress();
+            b.header("X-Forwarded-For", prior == null ? client : prior + ", " + client);
+            b.header("X-Forwarded-Proto", in.tls() ? "https" : "http");
+            String host = first(in.headers(), "host");
+            if (host != null) {
+                b.header("X-Forwarded-Host", host);
+            }
+        }
+        if (route.via() != null) {
+            String prior = joined(in.headers(), "via");
+            String mine = "1.1 " + route.via();
+            b.header("Via", prior == null ? mine : prior + ", " + mine);
+        }
+        if (in.body() != null && in.body().length > 0) {
+            b.body(in.body(), null);
+        }
+        if (route.retry() != null) {
+            b.retry(route.retry());
+        }
+        if (route.hedge() != null) {
+            b.hedge(route.hedge());
+        }
+        return transport.call(b.build(), deadline);
+    }
+
+    /**
+     * {@code fields} less the hop-by-hop ones: the fixed set, {@code Proxy-*}, and every field that a
+     * {@code Connection} field names.
+     */
+    public static List<Map.Entry<String, String>> endToEnd(List<Map.Entry<String, String>> fields) {
+        Set<String> named = new HashSet<>();
+        for (Map.Entry<String, String> f : fields) {
+            if (f.getKey().equalsIgnoreCase("connection")) {
+                for (String t : f.getValue().split(",")) {
+                    named.add(t.strip().toLowerCase(Locale.ROOT));
+                }
+            }
+        }
+        List<Map.Entry<String, String>> out = new ArrayList<>(fields.size());
+        for (Map.Entry<String, String> f : fields) {
+            String n = f.getKey().toLowerCase(Locale.ROOT);
+            if (!HOP_BY_HOP.contains(n) && !n.startsWith("proxy-") && !named.contains(n)) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
+    /** The answer's headers less the hop-by-hop ones. */
+    public static List<Map.Entry<String, String>> endToEnd(Headers h) {
+        return endToEnd(h.fields());
+    }
+
+    private static String first(List<Map.Entry<String, String>> fields, String name) {
+        for (Map.Entry<String, String> f : fields) {
+            if (f.getKey().equalsIgnoreCase(name)) {
+                return f.getValue();
+            }
+        }
+        return null;
+    }
+
+    /** Every value of {@code name}, joined with ", " (a list field may come in several lines), or null. */
+    private static String joined(List<Map.Entry<String, String>> fields, String name) {
+        StringBuilder s = null;
+        for (Map.Entry<String, String> f : fields) {
+            if (f.getKey().equalsIgnoreCase(name)) {
+                s = s == null ? new StringBuilder(f.getValue()) : s.append(", ").append(f.getValue());
+            }
+        }
+        return s == null ? null : s.toString();
+    }
+}
