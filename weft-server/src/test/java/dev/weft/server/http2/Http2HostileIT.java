@@ -449,6 +449,34 @@ class Http2HostileIT {
         }
     }
 
+    @Test
+    void aConnectionThatTurnsHttp2AfterADrainBeganGetsGoAway() throws Exception {
+        HttpServer s = server(Http2Limits.DEFAULT);
+        Thread drain = null;
+        try (RawH2 busy = RawH2.open(s.addresses().getFirst());
+             RawH2 late = new RawH2(s.addresses().getFirst(), true)) { // connected, not yet a word of HTTP/2
+            busy.headers(1, true, get("/block"));
+            busy.flush();
+            awaitTrue(() -> s.inFlight() == 1, "a request holds the drain open");
+            drain = Thread.ofVirtual().start(() -> s.drain(Duration.ofSeconds(10)));
+            awaitTrue(s::draining, "the drain began");
+            late.raw(Http2FrameReader.PREFACE);
+            late.settings(List.of());
+            late.flush();
+            Http2Frame.GoAway g = late.await(Http2Frame.GoAway.class, Duration.ofSeconds(5));
+            assertThat(g).as("GOAWAY to a connection served after goAwayAll()").isNotNull();
+            assertThat(g.error()).isEqualTo(Http2Error.NO_ERROR);
+            assertThat(g.lastStreamId()).as("it took no stream").isZero();
+            busy.rst(1, Http2Error.CANCEL.code());
+            busy.flush();
+        } finally {
+            if (drain != null) {
+                drain.join();
+            }
+            s.close();
+        }
+    }
+
     static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
         long until = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
