@@ -697,7 +697,11 @@ public final class Http2ServerConnection {
 
     /** A stream error: RST_STREAM, its thread (if any) interrupted, later frames on it ignored. */
     private void resetStream(int id, Http2Error error) throws Http2Exception {
-        limit(resetRate, Http2Metrics.Hostile.RAPID_RESET, "RST_STREAM (sent and received)");
+        if (error != Http2Error.REFUSED_STREAM) {
+            // a refusal is this server's choice (no room), not the peer's misbehaviour: a client that opens streams
+            // as fast as others end must not be taken for a rapid reset; it costs a HEADERS frame, as a request does
+            limit(resetRate, Http2Metrics.Hostile.RAPID_RESET, "RST_STREAM (sent and received)");
+        }
         resetHere(id);
         Http2ServerStream s = streams.get(id);
         if (s != null) {

@@ -404,6 +404,26 @@ class Http2HostileIT {
     }
 
     @Test
+    void refusedStreamsDoNotCountAsRapidReset() throws Exception {
+        try (HttpServer s = server(Http2Limits.DEFAULT.withMaxConcurrentStreams(1));
+             RawH2 c = RawH2.open(s.addresses().getFirst())) {
+            c.headers(1, true, get("/block"));
+            int refused = 2 * Http2Limits.DEFAULT.resetsPerSecond(); // within a second, twice resets_per_second
+            for (int i = 1; i <= refused; i++) {
+                c.headers(1 + 2 * i, true, get("/"));
+            }
+            c.frame(Http2Frame.TYPE_PING, 0, 0, new byte[8]);
+            c.flush();
+            assertThat(c.await(Http2Frame.Ping.class, WAIT)).as("the connection goes on").isNotNull();
+            assertThat(s.http2Metrics().refusedStreams()).isEqualTo(refused);
+            assertThat(s.http2Metrics().hostile(Http2Metrics.Hostile.RAPID_RESET)).isZero();
+            c.rst(1, Http2Error.CANCEL.code());
+            c.flush();
+            awaitTrue(() -> active.get() == 0 && s.inFlight() == 0, "the reset stream's handler ended");
+        }
+    }
+
+    @Test
     void aStreamResetByTheClientInterruptsItsHandlerAndFreesItsPlace() throws Exception {
         long resets = server.http2Metrics().resetByPeer();
         try (RawH2 c = RawH2.open(address)) {
