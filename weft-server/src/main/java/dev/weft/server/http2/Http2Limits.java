@@ -24,7 +24,8 @@ import java.time.Duration;
  * @param maxFrameSize          SETTINGS_MAX_FRAME_SIZE (default 16,384, the smallest allowed)
  * @param settingsPerSecond     SETTINGS frames a peer may send per second (default 20)
  * @param pingsPerSecond        PING frames per second (default 20)
- * @param resetsPerSecond       RST_STREAM frames per second: rapid reset, CVE-2023-44487 (default 100)
+ * @param resetsPerSecond       RST_STREAM frames per second, received and sent (REFUSED_STREAM not counted): rapid
+ *                              reset, CVE-2023-44487 (default 100)
  * @param emptyDataPerSecond    DATA frames without payload nor END_STREAM per second (default 100)
  * @param continuationsPerSecond CONTINUATION frames per second (default 100)
  * @param prioritiesPerSecond   PRIORITY frames per second (default 100)
