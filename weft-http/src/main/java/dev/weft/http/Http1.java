@@ -68,6 +68,36 @@ public final class Http1 {
     private Http1() {
     }
 
+    /** Whether {@code s} is a token (RFC 9110 section 5.6.2): a method or a field name. */
+    public static boolean isToken(String s) {
+        return !s.isEmpty() && all(s, TCHAR);
+    }
+
+    /** Whether {@code s} may be a request-target as this codec reads one: visible ASCII, no '#'. */
+    public static boolean isTargetText(String s) {
+        return !s.isEmpty() && all(s, TARGET);
+    }
+
+    /** Whether {@code s} holds only the characters a Host value (reg-name, IP literal, port) may hold. */
+    public static boolean isHostValue(String s) {
+        return all(s, HOST);
+    }
+
+    /** Whether {@code s} may be a field value: visible characters, space, tab, obs-text; no CR, LF or NUL. */
+    public static boolean isFieldValue(String s) {
+        return all(s, FIELD_VALUE);
+    }
+
+    private static boolean all(String s, boolean[] table) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c > 0xff || !table[c]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static void alphanumericAnd(boolean[] table, String others) {
         for (int c = '0'; c <= '9'; c++) {
             table[c] = true;

@@ -61,6 +61,23 @@ class Http2UpgradeIT {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void anEmptyPostOverH2IsAnswered() throws Exception {
+        try (HttpServer s = start(true, false);
+             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build()) {
+            String base = "http://127.0.0.1:" + s.addresses().getFirst().getPort();
+            assertThat(client.send(HttpRequest.newBuilder(URI.create(base + "/first")).build(),
+                    HttpResponse.BodyHandlers.ofString()).version()).isEqualTo(HttpClient.Version.HTTP_2);
+            for (HttpRequest.BodyPublisher empty : List.of(HttpRequest.BodyPublishers.noBody(),
+                    HttpRequest.BodyPublishers.ofString(""))) {
+                HttpResponse<String> r = client.sendAsync(HttpRequest.newBuilder(URI.create(base + "/empty"))
+                        .POST(empty).build(), HttpResponse.BodyHandlers.ofString()).get(5, TimeUnit.SECONDS);
+                assertThat(r.version()).isEqualTo(HttpClient.Version.HTTP_2);
+                assertThat(r.body()).isEqualTo("{\"path\":\"/empty\",\"body\":0}");
+            }
+        }
+    }
+
     @ParameterizedTest(name = "through the front door: {0}")
     @ValueSource(booleans = {false, true})
     void byDefaultAnUpgradeIsIgnoredAndAnsweredOverHttp11(boolean door) throws Exception {

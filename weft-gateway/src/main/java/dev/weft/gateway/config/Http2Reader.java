@@ -36,7 +36,8 @@ final class Http2Reader {
             Map<String, ConfigNode> m = node.entries(Set.of("enabled", "upgrade", "max_concurrent_streams",
                     "max_header_list_size", "header_table_size", "initial_window_size", "connection_window_size",
                     "max_frame_size", "settings_per_second", "pings_per_second", "resets_per_second",
-                    "empty_data_per_second", "continuations_per_second", "priorities_per_second", "write_timeout"), problems);
+                    "empty_data_per_second", "continuations_per_second", "priorities_per_second", "window_updates_per_second",
+                    "unknown_frames_per_second", "write_timeout"), problems);
             return new Http2Limits(
                     m.containsKey("enabled") ? m.get("enabled").bool() : d.enabled(),
                     m.containsKey("upgrade") ? m.get("upgrade").bool() : d.upgrade(),
@@ -52,6 +53,8 @@ final class Http2Reader {
                     integer(m, "empty_data_per_second", 1, 1_000_000, d.emptyDataPerSecond()),
                     integer(m, "continuations_per_second", 1, 1_000_000, d.continuationsPerSecond()),
                     integer(m, "priorities_per_second", 1, 1_000_000, d.prioritiesPerSecond()),
+                    integer(m, "window_updates_per_second", 1, 1_000_000, d.windowUpdatesPerSecond()),
+                    integer(m, "unknown_frames_per_second", 1, 1_000_000, d.unknownFramesPerSecond()),
                     m.containsKey("write_timeout") ? m.get("write_timeout").duration() : d.writeTimeout());
         } catch (ConfigException e) {
             problems.addAll(e);

@@ -46,10 +46,12 @@ class Http2ReaderTest {
                   empty_data_per_second: 8
                   continuations_per_second: 9
                   priorities_per_second: 10
+                  window_updates_per_second: 11
+                  unknown_frames_per_second: 12
                   write_timeout: 5s
                 """);
         assertThat(l).isEqualTo(new Http2Limits(true, false, 5000, 32 * 1024, 8 * 1024, 1024 * 1024, 16 * 1024 * 1024,
-                32 * 1024, 5, 6, 7, 8, 9, 10, Duration.ofSeconds(5)));
+                32 * 1024, 5, 6, 7, 8, 9, 10, 11, 12, Duration.ofSeconds(5)));
     }
 
     @Test

@@ -23,6 +23,8 @@ public final class Http2Front {
     private final Http2Limits limits;
     private final Http2Metrics metrics = new Http2Metrics();
     private final Set<Http2ServerConnection> live = ConcurrentHashMap.newKeySet();
+    /** A drain began: every connection served from now on gets GOAWAY at once. */
+    private volatile boolean draining;
 
     public Http2Front(Http2Limits limits) {
         this.limits = limits;
@@ -114,6 +116,9 @@ public final class Http2Front {
         Http2ServerConnection c = new Http2ServerConnection(socket, in, limits, maxBodyBytes, bodyTimeout, activity,
                 metrics, requests);
         live.add(c);
+        if (draining) {
+            c.goAway(); // sent right after the server's SETTINGS
+        }
         try {
             c.serve(prefaceRead, null);
         } finally {
@@ -194,6 +199,9 @@ public final class Http2Front {
         Http2ServerConnection c = new Http2ServerConnection(socket, in, limits, maxBodyBytes, bodyTimeout, activity,
                 metrics, requests);
         live.add(c);
+        if (draining) {
+            c.goAway(); // sent right after the server's SETTINGS
+        }
         try {
             c.serve(false, new Http2ServerConnection.Upgraded(settings, head, body));
         } finally {
@@ -203,6 +211,7 @@ public final class Http2Front {
 
     /** A drain: every live connection gets GOAWAY NO_ERROR; its open streams finish, it takes no new one. */
     public void goAwayAll() {
+        draining = true; // connections switching to HTTP/2 from now on (a TLS handshake, an Upgrade) get it too
         for (Http2ServerConnection c : live) {
             c.goAway();
         }

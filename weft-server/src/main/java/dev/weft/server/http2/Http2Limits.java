@@ -24,10 +24,15 @@ import java.time.Duration;
  * @param maxFrameSize          SETTINGS_MAX_FRAME_SIZE (default 16,384, the smallest allowed)
  * @param settingsPerSecond     SETTINGS frames a peer may send per second (default 20)
  * @param pingsPerSecond        PING frames per second (default 20)
- * @param resetsPerSecond       RST_STREAM frames per second: rapid reset, CVE-2023-44487 (default 100)
+ * @param resetsPerSecond       RST_STREAM frames per second, received and sent (REFUSED_STREAM not counted): rapid
+ *                              reset, CVE-2023-44487 (default 100)
  * @param emptyDataPerSecond    DATA frames without payload nor END_STREAM per second (default 100)
  * @param continuationsPerSecond CONTINUATION frames per second (default 100)
  * @param prioritiesPerSecond   PRIORITY frames per second (default 100)
+ * @param windowUpdatesPerSecond WINDOW_UPDATE frames per second, connection and streams together: each wakes the
+ *                              waiting writers, and +1 increments would have answers cut into 1-byte DATA frames
+ *                              (default 1,000)
+ * @param unknownFramesPerSecond frames of extension types (ignored, RFC 9113 section 5.5) per second (default 100)
  * @param writeTimeout          an answer whose stream or connection window stays shut, or whose bytes the socket
  *                              takes none of, for this long: the peer is a slow reader, the connection is closed
  *                              (default 30s)
@@ -35,9 +40,10 @@ import java.time.Duration;
 public record Http2Limits(boolean enabled, boolean upgrade, int maxConcurrentStreams, int maxHeaderListSize,
                           int headerTableSize, int initialWindowSize, int connectionWindowSize, int maxFrameSize,
                           int settingsPerSecond, int pingsPerSecond, int resetsPerSecond, int emptyDataPerSecond,
-                          int continuationsPerSecond, int prioritiesPerSecond, Duration writeTimeout) {
+                          int continuationsPerSecond, int prioritiesPerSecond, int windowUpdatesPerSecond,
+                          int unknownFramesPerSecond, Duration writeTimeout) {
     public static final Http2Limits DEFAULT = new Http2Limits(true, false, 250, 16 * 1024, 4096, 65_535,
-            1024 * 1024, 16_384, 20, 20, 100, 100, 100, 100, Duration.ofSeconds(30));
+            1024 * 1024, 16_384, 20, 20, 100, 100, 100, 100, 1000, 100, Duration.ofSeconds(30));
     /** HTTP/2 off: every listener speaks HTTP/1.1 only. */
     public static final Http2Limits DISABLED = DEFAULT.withEnabled(false);
 
@@ -63,6 +69,8 @@ public record Http2Limits(boolean enabled, boolean upgrade, int maxConcurrentStr
         positive("empty_data_per_second", emptyDataPerSecond);
         positive("continuations_per_second", continuationsPerSecond);
         positive("priorities_per_second", prioritiesPerSecond);
+        positive("window_updates_per_second", windowUpdatesPerSecond);
+        positive("unknown_frames_per_second", unknownFramesPerSecond);
         if (writeTimeout.isZero() || writeTimeout.isNegative()) {
             throw new IllegalArgumentException("http2.write_timeout must be above zero");
         }
@@ -77,24 +85,24 @@ public record Http2Limits(boolean enabled, boolean upgrade, int maxConcurrentStr
     public Http2Limits withEnabled(boolean on) {
         return new Http2Limits(on, upgrade, maxConcurrentStreams, maxHeaderListSize, headerTableSize, initialWindowSize,
                 connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond, emptyDataPerSecond,
-                continuationsPerSecond, prioritiesPerSecond, writeTimeout);
+                continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, writeTimeout);
     }
 
     public Http2Limits withUpgrade(boolean on) {
         return new Http2Limits(enabled, on, maxConcurrentStreams, maxHeaderListSize, headerTableSize, initialWindowSize,
                 connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond, emptyDataPerSecond,
-                continuationsPerSecond, prioritiesPerSecond, writeTimeout);
+                continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, writeTimeout);
     }
 
     public Http2Limits withMaxConcurrentStreams(int n) {
         return new Http2Limits(enabled, upgrade, n, maxHeaderListSize, headerTableSize, initialWindowSize,
                 connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond, emptyDataPerSecond,
-                continuationsPerSecond, prioritiesPerSecond, writeTimeout);
+                continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, writeTimeout);
     }
 
     public Http2Limits withWriteTimeout(Duration d) {
         return new Http2Limits(enabled, upgrade, maxConcurrentStreams, maxHeaderListSize, headerTableSize,
                 initialWindowSize, connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond,
-                emptyDataPerSecond, continuationsPerSecond, prioritiesPerSecond, d);
+                emptyDataPerSecond, continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, d);
     }
 }

@@ -16,6 +16,10 @@ public final class Http2Metrics {
         PING_FLOOD,
         EMPTY_DATA_FLOOD,
         PRIORITY_FLOOD,
+        /** Over {@code window_updates_per_second}. */
+        WINDOW_UPDATE_FLOOD,
+        /** Over {@code unknown_frames_per_second} (extension frame types). */
+        UNKNOWN_FRAME_FLOOD,
         /** A decoded header list over {@code max_header_list_size} (an HPACK bomb), or a broken HPACK block. */
         HPACK,
         /** An answer's window stayed shut, or the socket took nothing, for {@code write_timeout}. */

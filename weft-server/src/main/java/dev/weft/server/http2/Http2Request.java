@@ -1,6 +1,7 @@
 package dev.weft.server.http2;
 
 import dev.weft.http.Framing;
+import dev.weft.http.Http1;
 import dev.weft.http.RequestHead;
 import dev.weft.http.h2.Http2Error;
 import dev.weft.http.h2.Http2Exception;
@@ -25,7 +26,12 @@ record Http2Request(RequestHead head, long contentLength) {
     /**
      * @throws Http2Exception a stream error PROTOCOL_ERROR when the block is not a well-formed request (RFC 9113
      *                        section 8.3.1: {@code :method}, {@code :scheme} and a non-empty {@code :path}, one
-     *                        {@code content-length} of digits; CONNECT is not served)
+     *                        {@code content-length} of digits; CONNECT is not served; section 8.2.2: no
+     *                        connection-specific field, {@code te} only {@code trailers}), or one the HTTP/1.1 codec
+     *                        would refuse: a {@code :method} not a token, a {@code :path} not in origin-form (or
+     *                        {@code *} for OPTIONS) or with a character outside Http1's request-target set, a
+     *                        {@code host} that differs from {@code :authority}, two of them, or a host character no
+     *                        host name has, a control character in a value)
      */
     static Http2Request of(int streamId, MetaData meta, boolean endStream) throws Http2Exception {
         if (!(meta instanceof MetaData.Request r)) {
@@ -35,6 +41,9 @@ record Http2Request(RequestHead head, long contentLength) {
         HttpURI uri = r.getHttpURI();
         if (method == null || method.isEmpty()) {
             throw malformed(streamId, "no :method");
+        }
+        if (!Http1.isToken(method)) {
+            throw malformed(streamId, ":method is not a token");
         }
         if ("CONNECT".equals(method)) {
             throw malformed(streamId, "CONNECT is not served");
@@ -48,6 +57,17 @@ record Http2Request(RequestHead head, long contentLength) {
         }
         String query = uri.getQuery() == null ? "" : uri.getQuery();
         String target = query.isEmpty() ? path : path + "?" + query;
+        // the request-target the HTTP/1.1 codec would take (Http1's character set): origin-form, or '*' for OPTIONS
+        if (uri.getFragment() != null || !Http1.isTargetText(target)) {
+            throw malformed(streamId, ":path holds a space, a control character or '#'");
+        }
+        if (path.equals("*") ? !query.isEmpty() || !"OPTIONS".equals(method) : path.charAt(0) != '/') {
+            throw malformed(streamId, ":path neither starts with '/' nor is '*' of an OPTIONS request");
+        }
+        String authority = uri.getAuthority();
+        if (authority != null && !Http1.isHostValue(authority)) {
+            throw malformed(streamId, ":authority holds a character no host name has");
+        }
         List<Map.Entry<String, String>> headers = new ArrayList<>();
         boolean host = false;
         long contentLength = -1;
@@ -55,8 +75,31 @@ record Http2Request(RequestHead head, long contentLength) {
         for (HttpField f : r.getHttpFields()) {
             String name = f.getLowerCaseName();
             String value = f.getValue() == null ? "" : f.getValue();
+            if (!Http1.isFieldValue(value)) {
+                throw malformed(streamId, "a control character in the value of '" + Http1.printable(name) + "'");
+            }
             switch (name) {
-                case "host" -> host = true;
+                case "host" -> {
+                    if (host) {
+                        throw malformed(streamId, "more than one host field");
+                    }
+                    if (!Http1.isHostValue(value)) {
+                        throw malformed(streamId, "the host field holds a character no host name has");
+                    }
+                    if (authority != null && !authority.isEmpty() && !authority.equalsIgnoreCase(value)) {
+                        throw malformed(streamId, "host differs from :authority");
+                    }
+                    host = true;
+                }
+                // RFC 9113 section 8.2.2: HTTP/1.1's framing and hop-by-hop fields would let a request be read two
+                // ways once a proxy: route passes it on over HTTP/1.1
+                case "connection", "transfer-encoding", "upgrade", "keep-alive", "proxy-connection" ->
+                        throw malformed(streamId, "connection-specific field '" + name + "'");
+                case "te" -> {
+                    if (!value.equalsIgnoreCase("trailers")) {
+                        throw malformed(streamId, "te other than 'trailers'");
+                    }
+                }
                 case "content-length" -> {
                     long n = parseLength(streamId, value);
                     if (contentLength >= 0 && n != contentLength) {
@@ -76,8 +119,8 @@ record Http2Request(RequestHead head, long contentLength) {
         if (cookies != null) {
             headers.add(Map.entry("cookie", cookies.toString()));
         }
-        if (!host && uri.getAuthority() != null && !uri.getAuthority().isEmpty()) {
-            headers.add(Map.entry("host", uri.getAuthority()));
+        if (!host && authority != null && !authority.isEmpty()) {
+            headers.add(Map.entry("host", authority));
         }
         if (endStream && contentLength > 0) {
             throw malformed(streamId, "content-length " + contentLength + " on a request without a body");

@@ -116,8 +116,17 @@ public final class Http2ServerConnection {
     private final Rate emptyDataRate;
     private final Rate continuationRate;
     private final Rate priorityRate;
+    private final Rate windowUpdateRate;
+    private final Rate unknownRate;
 
+    /** Written under {@link #writeLock}: a drain's GOAWAY is only set once it is. */
     private volatile boolean goingAway;
+    /** The server's SETTINGS went out (under {@link #writeLock}). */
+    private boolean prefaceSent;
+    /** A drain came before the server's SETTINGS went out (under {@link #writeLock}). */
+    private boolean goAwayAfterPreface;
+    /** The highest stream taken (started), under {@link #writeLock}: what a drain's GOAWAY names. */
+    private volatile int acceptedStreamId;
     private volatile boolean closed;
 
     Http2ServerConnection(Socket socket, InputStream in, Http2Limits limits, long maxBodyBytes,
@@ -142,6 +151,8 @@ public final class Http2ServerConnection {
         this.emptyDataRate = new Rate(limits.emptyDataPerSecond());
         this.continuationRate = new Rate(limits.continuationsPerSecond());
         this.priorityRate = new Rate(limits.prioritiesPerSecond());
+        this.windowUpdateRate = new Rate(limits.windowUpdatesPerSecond());
+        this.unknownRate = new Rate(limits.unknownFramesPerSecond());
     }
 
     /**
@@ -186,12 +197,25 @@ public final class Http2ServerConnection {
                     Http2FrameWriter.windowUpdate(out, 0, more);
                 }
                 flushLocked();
+                prefaceSent = true;
             } finally {
                 writeLock.unlock();
             }
             if (upgraded != null) {
                 applySettings(upgraded.settings());
                 startUpgradedStream(upgraded);
+            }
+            boolean drainCameFirst;
+            writeLock.lock();
+            try {
+                drainCameFirst = goAwayAfterPreface;
+            } finally {
+                writeLock.unlock();
+            }
+            if (drainCameFirst) {
+                goAway();
+            }
+            if (upgraded != null) {
                 reader.readPreface();
             }
             Http2Frame first = reader.read(limits.maxFrameSize());
@@ -281,10 +305,19 @@ public final class Http2ServerConnection {
         if (closed || goingAway) {
             return;
         }
-        goingAway = true;
         writeLock.lock();
         try {
-            Http2FrameWriter.goAway(out, lastStreamId, Http2Error.NO_ERROR, "server going away");
+            if (!prefaceSent) {
+                goAwayAfterPreface = true; // the server's SETTINGS must go first: serve() sends it then
+                return;
+            }
+            if (goingAway) {
+                return;
+            }
+            // under the write lock, where startStream takes a stream: a stream is either named by this GOAWAY
+            // (and answered) or not taken at all
+            goingAway = true;
+            Http2FrameWriter.goAway(out, acceptedStreamId, Http2Error.NO_ERROR, "server going away");
             flushLocked();
             if (openStreams == 0) {
                 socket.shutdownOutput();
@@ -325,9 +358,8 @@ public final class Http2ServerConnection {
             case Http2Frame.GoAway g -> goingAwayByPeer(g);
             case Http2Frame.PushPromise p ->
                     throw Http2Exception.connection(Http2Error.PROTOCOL_ERROR, "a client may not send PUSH_PROMISE");
-            case Http2Frame.Unknown u -> {
-                // extension frames are ignored (RFC 9113 section 5.5)
-            }
+            case Http2Frame.Unknown u -> // extension frames are ignored (RFC 9113 section 5.5), within a rate
+                    limit(unknownRate, Http2Metrics.Hostile.UNKNOWN_FRAME_FLOOD, "extension");
         }
     }
 
@@ -511,6 +543,9 @@ public final class Http2ServerConnection {
         Http2ServerStream s = new Http2ServerStream(this, id, request, remote,
                 settingsAcked ? limits.initialWindowSize() : Math.max(limits.initialWindowSize(), DEFAULT_WINDOW));
         s.remoteClosed = h.endStream();
+        if (h.endStream()) {
+            s.offer(null, 0, 0, true); // no body will come, whatever its content-length (0) says
+        }
         if (request.contentLength() > maxBodyBytes) {
             resetHere(id); // answered 413 at once: the body it still sends is dropped
             s.discard = true;
@@ -519,11 +554,17 @@ public final class Http2ServerConnection {
     }
 
     private void startStream(Http2ServerStream s) throws Http2Exception {
-        running.incrementAndGet();
-        streams.put(s.id, s);
-        metrics.onStream();
         writeLock.lock();
         try {
+            if (goingAway && s.preloaded == null) {
+                // a drain's GOAWAY went out since the HEADERS were read (naming an earlier stream): not taken, the
+                // client may retry it elsewhere (stream 1 of an Upgrade was answered 101 already: it is served)
+                return;
+            }
+            acceptedStreamId = Math.max(acceptedStreamId, s.id);
+            running.incrementAndGet();
+            streams.put(s.id, s);
+            metrics.onStream();
             s.sendWindow = peerInitialWindow;
             if (openStreams++ == 0) {
                 activity.busy();
@@ -575,7 +616,7 @@ public final class Http2ServerConnection {
             if (resetThere.contains(id)) {
                 throw Http2Exception.stream(id, Http2Error.STREAM_CLOSED, "DATA on stream " + id + ", which the peer reset");
             }
-            if (s == null && !resetHere.contains(id)) {
+            if (s == null && !resetHere.contains(id) && !(goingAway && id > acceptedStreamId)) {
                 throw Http2Exception.connection(Http2Error.STREAM_CLOSED, "DATA on closed stream " + id);
             }
             return;
@@ -592,11 +633,17 @@ public final class Http2ServerConnection {
         }
         s.received += d.data().length;
         if (s.request.contentLength() >= 0 && s.received > s.request.contentLength()) {
+            credit(null, d.data().length); // never buffered: the connection's window gets it back before the reset
             throw Http2Exception.stream(id, Http2Error.PROTOCOL_ERROR, "more DATA than content-length");
         }
         if (d.endStream()) {
             s.remoteClosed = true;
-            s.checkLengthAtEnd();
+            try {
+                s.checkLengthAtEnd();
+            } catch (Http2Exception e) {
+                credit(null, d.data().length);
+                throw e;
+            }
         }
         s.offer(d.data(), 0, d.data().length, d.endStream());
     }
@@ -620,6 +667,7 @@ public final class Http2ServerConnection {
     }
 
     private void onWindowUpdate(Http2Frame.WindowUpdate w) throws Http2Exception {
+        limit(windowUpdateRate, Http2Metrics.Hostile.WINDOW_UPDATE_FLOOD, "WINDOW_UPDATE");
         int id = w.streamId();
         if (id > lastStreamId) {
             throw Http2Exception.connection(Http2Error.PROTOCOL_ERROR, "WINDOW_UPDATE on idle stream " + id);
@@ -649,7 +697,11 @@ public final class Http2ServerConnection {
 
     /** A stream error: RST_STREAM, its thread (if any) interrupted, later frames on it ignored. */
     private void resetStream(int id, Http2Error error) throws Http2Exception {
-        limit(resetRate, Http2Metrics.Hostile.RAPID_RESET, "RST_STREAM (sent and received)");
+        if (error != Http2Error.REFUSED_STREAM) {
+            // a refusal is this server's choice (no room), not the peer's misbehaviour: a client that opens streams
+            // as fast as others end must not be taken for a rapid reset; it costs a HEADERS frame, as a request does
+            limit(resetRate, Http2Metrics.Hostile.RAPID_RESET, "RST_STREAM (sent and received)");
+        }
         resetHere(id);
         Http2ServerStream s = streams.get(id);
         if (s != null) {

@@ -31,6 +31,9 @@ final class Http2ServerStream {
     private static final Set<String> CONNECTION_SPECIFIC = Set.of("connection", "keep-alive", "proxy-connection",
             "transfer-encoding", "upgrade", "content-length");
 
+    /** A body's first buffer; it doubles as bytes come, as on the HTTP/1.1 path. */
+    private static final int INITIAL_BODY_BUFFER = 16 * 1024;
+
     final Http2ServerConnection c;
     final int id;
     final Http2Request request;
@@ -113,6 +116,15 @@ final class Http2ServerStream {
     void offer(byte[] data, int off, int n, boolean end) {
         lock.lock();
         try {
+            if (done) { // the thread has given back what it held already: nobody takes these bytes
+                lock.unlock();
+                try {
+                    c.credit(null, n);
+                } finally {
+                    lock.lock();
+                }
+                return;
+            }
             if (n > 0) {
                 if (buffered + n > buffer.length) {
                     buffer = java.util.Arrays.copyOf(buffer, Math.max(buffered + n, Math.min(2 * buffer.length + n,
@@ -195,11 +207,9 @@ final class Http2ServerStream {
         if (preloaded != null) {
             return preloaded;
         }
-        if (remoteClosed && request.head().framing().kind() == dev.weft.http.Framing.Kind.NONE) {
-            return new byte[0];
-        }
+        // grown as bytes arrive (16 KiB, doubling), never sized from content-length: HEADERS alone cost no heap
         ByteArrayOutputStream body = new ByteArrayOutputStream(
-                (int) Math.min(c.maxBodyBytes(), request.contentLength() >= 0 ? request.contentLength() : 8192));
+                (int) Math.min(INITIAL_BODY_BUFFER, request.contentLength() >= 0 ? request.contentLength() : INITIAL_BODY_BUFFER));
         long deadline = System.nanoTime() + c.bodyTimeout().toNanos();
         while (true) {
             byte[] chunk;
@@ -268,6 +278,13 @@ final class Http2ServerStream {
 
     /** Writes the answer: its header block, then its body in DATA frames within the windows. */
     private void answer(ServerResponse r) throws IOException, InterruptedException {
+        String bad = badField(r);
+        if (bad != null) {
+            // refused before the shared HPACK encoder sees it: a field it cannot encode would end the connection
+            Http2ServerConnection.log("HTTP/2 stream " + id + ": the handler's answer has an invalid field (" + bad
+                    + "); answered 500", null);
+            r = ServerResponse.json(500, "{\"error\":\"the answer has an invalid header field\"}");
+        }
         boolean head = "HEAD".equals(request.head().method());
         byte[] body = r.body() == null ? new byte[0] : r.body();
         boolean bodiless = r.status() == 204 || r.status() == 304;
@@ -303,12 +320,13 @@ final class Http2ServerStream {
         if (noData) {
             return;
         }
-        long timeout = c.limits().writeTimeout().toNanos();
+        // one deadline for the whole body from its first byte: a peer that opens its window a byte at a time, just
+        // before each wait would end, cannot hold the stream's thread for ever
+        long deadline = System.nanoTime() + c.limits().writeTimeout().toNanos();
         int off = 0;
         while (off < body.length) {
             c.writeLock.lock();
             try {
-                long deadline = System.nanoTime() + timeout;
                 while (!cancelled && !c.closed() && Math.min(sendWindow, c.connectionSendWindow) <= 0) {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
@@ -340,6 +358,19 @@ final class Http2ServerStream {
                 c.writeLock.unlock();
             }
         }
+    }
+
+    /** The first field of the answer that is not a token name with a valid value (what Http1 would read), or null. */
+    private static String badField(ServerResponse r) {
+        for (Map.Entry<String, String> h : r.headers()) {
+            if (h.getKey() == null || !dev.weft.http.Http1.isToken(h.getKey())) {
+                return "name '" + (h.getKey() == null ? "null" : dev.weft.http.Http1.printable(h.getKey())) + "'";
+            }
+            if (h.getValue() == null || !dev.weft.http.Http1.isFieldValue(h.getValue())) {
+                return "the value of '" + h.getKey() + "'";
+            }
+        }
+        return null;
     }
 
     /** About to write to the socket: from now on a reset does not interrupt (false: reset already, write nothing). */

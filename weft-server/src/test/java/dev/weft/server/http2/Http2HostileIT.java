@@ -64,6 +64,8 @@ class Http2HostileIT {
                         yield ServerResponse.json(200, "{\"slow\":true}");
                     }
                     case "/big" -> new ServerResponse(200, List.of(), new byte[BIG]);
+                    case "/bad-field" -> new ServerResponse(200, List.of(java.util.Map.entry("x-bad", "snow \u2603")),
+                            new byte[0]);
                     default -> ServerResponse.json(200, "{\"body\":" + r.body().length + "}");
                 }, null, null, new FixedAdmission(10_000, Duration.ofMillis(100)), null, http2);
     }
@@ -147,6 +149,18 @@ class Http2HostileIT {
                     c.settings(List.of(new Http2Frame.Setting(Http2FrameReader.SETTINGS_INITIAL_WINDOW_SIZE, 0)));
                     c.headers(1, true, get("/big"));
                 }),
+                row("WINDOW_UPDATE flood: +1 increments, each waking the writers", Http2Metrics.Hostile.WINDOW_UPDATE_FLOOD,
+                        Http2Error.ENHANCE_YOUR_CALM, c -> {
+                            for (int i = 0; i < 5000; i++) {
+                                c.frame(Http2Frame.TYPE_WINDOW_UPDATE, 0, 0, new byte[]{0, 0, 0, 1});
+                            }
+                        }),
+                row("extension frame flood (ignored frames cost a read each)", Http2Metrics.Hostile.UNKNOWN_FRAME_FLOOD,
+                        Http2Error.ENHANCE_YOUR_CALM, c -> {
+                            for (int i = 0; i < 2000; i++) {
+                                c.frame(0x20, 0, 0, new byte[8]);
+                            }
+                        }),
                 row("DATA on a stream the client had ended", Http2Metrics.Hostile.PROTOCOL, Http2Error.STREAM_CLOSED, c -> {
                     c.headers(1, true, get("/block"));
                     c.frame(Http2Frame.TYPE_DATA, 0, 1, new byte[16]);
@@ -194,8 +208,163 @@ class Http2HostileIT {
             c.flush();
             awaitTrue(() -> server.writeTimeouts() + server.http2Metrics().hostile(Http2Metrics.Hostile.SLOW_READER) > before,
                     "the stuck answer was given up");
+            // the admission place is given back before the answer is written: what must end is the stream's thread
+            // and the connection (while this client still holds its socket open)
+            awaitTrue(() -> streamThreads() == 0 && server.http2Metrics().openConnections() == 0,
+                    "the stream's thread ended and the connection closed");
         }
         awaitTrue(() -> server.inFlight() == 0, "no admission place held");
+    }
+
+    /** Live threads of HTTP/2 streams (named weft-h2-stream-N), virtual ones included, from a thread dump. */
+    static long streamThreads() {
+        try {
+            java.nio.file.Path dump = java.nio.file.Files.createTempFile("weft-threads", ".json");
+            java.nio.file.Files.delete(dump);
+            java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                    .dumpThreads(dump.toString(), com.sun.management.HotSpotDiagnosticMXBean.ThreadDumpFormat.TEXT_PLAIN);
+            String text = java.nio.file.Files.readString(dump);
+            java.nio.file.Files.delete(dump);
+            return java.util.regex.Pattern.compile("\"weft-h2-stream-\\d+\"").matcher(text).results().count();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void aWindowOpenedAByteAtATimeDoesNotHoldTheAnswerPastTheWriteTimeout() throws Exception {
+        long before = server.http2Metrics().hostile(Http2Metrics.Hostile.SLOW_READER);
+        try (RawH2 c = new RawH2(address, true)) {
+            c.raw(Http2FrameReader.PREFACE);
+            c.settings(List.of(new Http2Frame.Setting(Http2FrameReader.SETTINGS_INITIAL_WINDOW_SIZE, 0)));
+            c.headers(1, true, get("/big"));
+            c.flush();
+            // +1 byte on the stream and the connection well within each write_timeout (1 s), for up to 10 s
+            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            try {
+                while (!c.closed() && System.nanoTime() - until < 0) {
+                    c.frame(Http2Frame.TYPE_WINDOW_UPDATE, 0, 1, new byte[]{0, 0, 0, 1});
+                    c.frame(Http2Frame.TYPE_WINDOW_UPDATE, 0, 0, new byte[]{0, 0, 0, 1});
+                    c.flush();
+                    c.awaitClosed(Duration.ofMillis(300));
+                }
+            } catch (IOException closed) {
+                // the server closed the connection: what it should do
+            }
+            assertThat(c.closed()).as("closed while the peer still opened its window a byte at a time").isTrue();
+        }
+        assertThat(server.http2Metrics().hostile(Http2Metrics.Hostile.SLOW_READER)).isEqualTo(before + 1);
+        awaitTrue(() -> streamThreads() == 0 && server.http2Metrics().openConnections() == 0,
+                "the stream's thread ended and the connection closed");
+    }
+
+    @Test
+    void headersAloneWithALargeContentLengthTakeNoBodyBuffer() throws Exception {
+        int streams = 200;
+        java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
+        System.gc();
+        long baseline = memory.getHeapMemoryUsage().getUsed();
+        long started = server.http2Metrics().streams();
+        try (RawH2 c = RawH2.open(address)) {
+            for (int i = 0; i < streams; i++) { // each announces max_body (1 MiB) and sends none of it
+                c.headers(1 + 2 * i, false, RawH2.request("POST", "/", "content-length", "1048576"));
+            }
+            c.flush();
+            awaitTrue(() -> server.http2Metrics().streams() - started == streams, "every stream started");
+            // the streams' threads run at once; sampled for a second, the heap must never hold their announced bodies
+            long most = 0;
+            for (long until = System.nanoTime() + 1_000_000_000L; System.nanoTime() - until < 0; ) {
+                System.gc();
+                most = Math.max(most, memory.getHeapMemoryUsage().getUsed() - baseline);
+            }
+            assertThat(most).as("heap grown by %d streams that sent HEADERS only", streams)
+                    .isLessThan(streams * 1024L * 1024 / 4);
+        }
+        awaitTrue(() -> server.http2Metrics().openConnections() == 0 && server.inFlight() == 0, "all ended");
+    }
+
+    @Test
+    void aPostWithContentLengthZeroEndedOnItsHeadersIsAnswered() throws Exception {
+        try (RawH2 c = RawH2.open(address)) { // what Go's client sends for an empty POST
+            c.headers(1, true, RawH2.request("POST", "/", "content-length", "0"));
+            c.flush();
+            Http2Frame.Headers answer = c.await(Http2Frame.Headers.class, Duration.ofSeconds(5));
+            assertThat(answer).as("answered well before body_timeout").isNotNull();
+            assertThat(answer.streamId()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void dataOverContentLengthGivesTheConnectionWindowBack() throws Exception {
+        try (RawH2 c = RawH2.open(address)) {
+            // 80 streams x 16 KiB over their content-length of 1: more than the connection's whole window (1 MiB)
+            for (int i = 0; i < 80; i++) {
+                int id = 1 + 2 * i;
+                c.headers(id, false, RawH2.request("POST", "/", "content-length", "1"));
+                c.frame(Http2Frame.TYPE_DATA, 0, id, new byte[16_384]);
+                c.flush();
+                Http2Frame.RstStream reset = c.await(Http2Frame.RstStream.class, WAIT);
+                assertThat(reset).as("stream %d reset", id).isNotNull();
+                assertThat(reset.error()).isEqualTo(Http2Error.PROTOCOL_ERROR);
+            }
+            c.headers(161, false, RawH2.request("POST", "/", "content-length", "16384"));
+            c.frame(Http2Frame.TYPE_DATA, Http2Frame.FLAG_END_STREAM, 161, new byte[16_384]);
+            c.flush();
+            Http2Frame.Headers answer = c.await(Http2Frame.Headers.class, WAIT);
+            assertThat(answer).as("a body within the window is still taken").isNotNull();
+            assertThat(answer.streamId()).isEqualTo(161);
+        }
+    }
+
+    @Test
+    void aFieldTheAnswerCannotCarryCostsThatStreamOnly() throws Exception {
+        try (RawH2 c = RawH2.open(address)) {
+            c.headers(1, true, get("/bad-field"));
+            c.flush();
+            Http2Frame.Headers answer = c.await(Http2Frame.Headers.class, WAIT);
+            assertThat(answer).as("an answer on the stream").isNotNull();
+            assertThat(answer.streamId()).isEqualTo(1);
+            c.headers(3, true, get("/"));
+            c.flush();
+            Http2Frame.Headers next = c.await(Http2Frame.Headers.class, WAIT);
+            assertThat(next).as("the connection goes on").isNotNull();
+            assertThat(next.streamId()).isEqualTo(3);
+        }
+    }
+
+    static Stream<Arguments> malformed() {
+        return Stream.of(
+                Arguments.of("transfer-encoding", RawH2.request("POST", "/", "transfer-encoding", "chunked")),
+                Arguments.of("upgrade", RawH2.request("GET", "/", "upgrade", "h2c")),
+                Arguments.of("keep-alive", RawH2.request("GET", "/", "keep-alive", "timeout=5")),
+                Arguments.of("proxy-connection", RawH2.request("GET", "/", "proxy-connection", "keep-alive")),
+                Arguments.of("connection", RawH2.request("GET", "/", "connection", "close")),
+                Arguments.of("host other than :authority", RawH2.request("GET", "/", "host", "evil.example")),
+                Arguments.of("two host fields", RawH2.request("GET", "/", "host", "127.0.0.1", "host", "127.0.0.1")),
+                Arguments.of("a host character no host name has", RawH2.request("GET", "/", "host", "a\"b")),
+                Arguments.of(":path without '/'", RawH2.request("GET", "index.html")),
+                Arguments.of(":path '*' for GET", RawH2.request("GET", "*")),
+                Arguments.of(":path with '#'", RawH2.request("GET", "/a#b")),
+                Arguments.of(":path with a space", RawH2.request("GET", "/a b")),
+                Arguments.of(":method not a token", RawH2.request("GE T", "/")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("malformed")
+    void aRequestTheHttp11CodecWouldRefuseIsAStreamError(String name, byte[] block) throws Exception {
+        try (RawH2 c = RawH2.open(address)) {
+            c.headers(1, true, block);
+            c.flush();
+            Http2Frame.RstStream reset = c.await(Http2Frame.RstStream.class, WAIT);
+            assertThat(reset).as("RST_STREAM, never the handler's answer").isNotNull();
+            assertThat(reset.streamId()).isEqualTo(1);
+            assertThat(reset.error()).isEqualTo(Http2Error.PROTOCOL_ERROR);
+            c.headers(3, true, get("/"));
+            c.flush();
+            Http2Frame.Headers next = c.await(Http2Frame.Headers.class, WAIT);
+            assertThat(next).as("the connection goes on").isNotNull();
+            assertThat(next.streamId()).as("stream 1 got no answer").isEqualTo(3);
+        }
     }
 
     @Test
@@ -231,6 +400,26 @@ class Http2HostileIT {
             Http2Frame.Headers answer = c.await(Http2Frame.Headers.class, WAIT);
             assertThat(answer).as("a new stream is served once places are free").isNotNull();
             assertThat(answer.streamId()).isEqualTo(7);
+        }
+    }
+
+    @Test
+    void refusedStreamsDoNotCountAsRapidReset() throws Exception {
+        try (HttpServer s = server(Http2Limits.DEFAULT.withMaxConcurrentStreams(1));
+             RawH2 c = RawH2.open(s.addresses().getFirst())) {
+            c.headers(1, true, get("/block"));
+            int refused = 2 * Http2Limits.DEFAULT.resetsPerSecond(); // within a second, twice resets_per_second
+            for (int i = 1; i <= refused; i++) {
+                c.headers(1 + 2 * i, true, get("/"));
+            }
+            c.frame(Http2Frame.TYPE_PING, 0, 0, new byte[8]);
+            c.flush();
+            assertThat(c.await(Http2Frame.Ping.class, WAIT)).as("the connection goes on").isNotNull();
+            assertThat(s.http2Metrics().refusedStreams()).isEqualTo(refused);
+            assertThat(s.http2Metrics().hostile(Http2Metrics.Hostile.RAPID_RESET)).isZero();
+            c.rst(1, Http2Error.CANCEL.code());
+            c.flush();
+            awaitTrue(() -> active.get() == 0 && s.inFlight() == 0, "the reset stream's handler ended");
         }
     }
 
@@ -276,6 +465,34 @@ class Http2HostileIT {
             assertThat(goAway).as("GOAWAY in %s", seen).isNotNegative();
             assertThat(answer).as("stream 1 answered after GOAWAY, in %s", seen).isGreaterThan(goAway);
         } finally {
+            s.close();
+        }
+    }
+
+    @Test
+    void aConnectionThatTurnsHttp2AfterADrainBeganGetsGoAway() throws Exception {
+        HttpServer s = server(Http2Limits.DEFAULT);
+        Thread drain = null;
+        try (RawH2 busy = RawH2.open(s.addresses().getFirst());
+             RawH2 late = new RawH2(s.addresses().getFirst(), true)) { // connected, not yet a word of HTTP/2
+            busy.headers(1, true, get("/block"));
+            busy.flush();
+            awaitTrue(() -> s.inFlight() == 1, "a request holds the drain open");
+            drain = Thread.ofVirtual().start(() -> s.drain(Duration.ofSeconds(10)));
+            awaitTrue(s::draining, "the drain began");
+            late.raw(Http2FrameReader.PREFACE);
+            late.settings(List.of());
+            late.flush();
+            Http2Frame.GoAway g = late.await(Http2Frame.GoAway.class, Duration.ofSeconds(5));
+            assertThat(g).as("GOAWAY to a connection served after goAwayAll()").isNotNull();
+            assertThat(g.error()).isEqualTo(Http2Error.NO_ERROR);
+            assertThat(g.lastStreamId()).as("it took no stream").isZero();
+            busy.rst(1, Http2Error.CANCEL.code());
+            busy.flush();
+        } finally {
+            if (drain != null) {
+                drain.join();
+            }
             s.close();
         }
     }

@@ -107,6 +107,19 @@ final class RawH2 implements AutoCloseable {
         }
     }
 
+    /** Whether the connection's end has been read (frames before it may still wait in the queue). */
+    boolean closed() {
+        return frames.stream().anyMatch(o -> o instanceof Closed);
+    }
+
+    /** Waits up to {@code timeout} for the connection's end, without taking frames off the queue. */
+    void awaitClosed(Duration timeout) throws InterruptedException {
+        long until = System.nanoTime() + timeout.toNanos();
+        while (!closed() && System.nanoTime() - until < 0) {
+            Thread.sleep(10);
+        }
+    }
+
     /** Waits for the connection's end; the frames seen until then. */
     List<Object> awaitClose(Duration timeout) throws InterruptedException {
         List<Object> seen = new ArrayList<>();
