@@ -270,6 +270,7 @@ public final class RelayLab {
     /** Every row, then each model's flatness, Weft against Go, and what a relay adds in the open loop. */
     public static String table(Report report, Options o) {
         StringBuilder sb = new StringBuilder();
+        List<String> notes = new ArrayList<>();
         sb.append("| loop | backend latency | model | req/s | p50 ms | p99 ms | errors | service CPU s | relay CPU s "
                 + "| relay CPU ms / 1,000 calls |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row r : report.rows()) {
@@ -283,8 +284,11 @@ public final class RelayLab {
                     Double.isNaN(r.relayCpuSeconds()) ? "-" : String.format(Locale.ROOT, "%.1f", r.relayCpuMsPer1000Calls())));
             String note = x.generatorNote();
             if (note != null) {
-                sb.append("|  | note: ").append(note).append(" |||||||||\n");
+                notes.add("- " + r.model() + ", open loop: " + note);
             }
+        }
+        if (!notes.isEmpty()) {
+            sb.append('\n').append(String.join("\n", notes)).append('\n');
         }
         Map<String, Map<Duration, Double>> closed = new LinkedHashMap<>();
         Map<String, Row> open = new LinkedHashMap<>();
