@@ -89,15 +89,8 @@ public final class RelayLab {
 
     /** The config of the Weft relay: one {@code proxy:} route per backend, HTTP/2 with Upgrade: h2c. */
     static String weftRelayConfig(List<String> b, int concurrency, int maxStreams) {
-        int n = 3 * concurrency + 100;
-        StringBuilder sb = new StringBuilder();
-        sb.append("listen: 127.0.0.1:0\n");
-        sb.append("admission: { enabled: false }\n");
+        StringBuilder sb = new StringBuilder(SystemALab.measuredGateway(3 * concurrency + 100));
         sb.append("http2: { upgrade: true, max_concurrent_streams: ").append(maxStreams).append(" }\n");
-        sb.append("limits: { max_concurrent: ").append(n).append(", max_connections: ").append(n)
-                .append(", max_wait: 1s }\n");
-        sb.append("destination_defaults: { max_in_flight: ").append(n)
-                .append(", retry: { attempts: 1 }, breaker: { enabled: false } }\n");
         sb.append("routes:\n");
         String[] names = {"b", "c", "d"};
         for (int i = 0; i < 3; i++) {
