@@ -287,15 +287,19 @@ public final class SystemALab {
      * default admission answers the excess 503 at once and each is sent again at once; the lab measures what each
      * design carries (the admission in a closed loop: docs/design/admission.md; `weft lab overload`).
      */
+    /**
+     * The head of a measured gateway's config: loopback, no admission (the labs compare what each design carries),
+     * room for {@code n} requests and calls in flight, no retries, no breaker.
+     */
+    static String measuredGateway(int n) {
+        return "listen: 127.0.0.1:0\n"
+                + "admission: { enabled: false }\n"
+                + "limits: { max_concurrent: " + n + ", max_connections: " + n + ", max_wait: 1s }\n"
+                + "destination_defaults: { max_in_flight: " + n + ", retry: { attempts: 1 }, breaker: { enabled: false } }\n";
+    }
+
     static String config(List<String> b, int concurrency) {
-        int n = concurrency + 100;
-        StringBuilder sb = new StringBuilder();
-        sb.append("listen: 127.0.0.1:0\n");
-        sb.append("admission: { enabled: false }\n");
-        sb.append("limits: { max_concurrent: ").append(n).append(", max_connections: ").append(n)
-                .append(", max_wait: 1s }\n");
-        sb.append("destination_defaults: { max_in_flight: ").append(n)
-                .append(", retry: { attempts: 1 }, breaker: { enabled: false } }\n");
+        StringBuilder sb = new StringBuilder(measuredGateway(concurrency + 100));
         sb.append("routes:\n  - get: /a/{id}\n    timeout: 50s\n    calls:\n");
         String[] names = {"b", "c", "d"};
         for (int i = 0; i < 3; i++) {

@@ -10,9 +10,14 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -40,8 +45,28 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   --call-threads N          the backend-call pool (backend-call-N threads); default 200
  *   --keepalive-per-host N    idle HttpURLConnection connections kept per backend (http.maxConnections); default 200
  *   --call-timeout-ms N       connect and read timeout of each call; default 30000
+ *   --max-idle-client-connections N  kept-alive client connections HttpServer keeps
+ *                             (sun.net.httpserver.maxIdleConnections); default 10000
  * </pre>
- * Prints {@code READY http://host:port} once it serves; stops when its standard input ends.
+ *   --mode direct|relay-async direct (default): the request thread makes the three calls as above and waits;
+ *                             relay-async: see below
+ *   --relay URL               relay-async only: the relay's base URL; calls go to URL/b/{id}, URL/c/..., URL/d/...
+ *   --relay-threads N         relay-async only: the HttpClient's executor (relay-client-N threads); default 8
+ * </pre>
+ *
+ * <p><b>relay-async</b> is what seed 000's team did when they could not rewrite the service: the request thread
+ * sends its three calls with {@link HttpClient#sendAsync} over one HTTP/2 connection to a relay beside it (which
+ * makes the real calls to B, C and D) and returns at once, without writing the answer; the answer is written by
+ * an {@link HttpClient} thread when the three calls complete ({@code com.sun.net.httpserver} lets a handler
+ * return and finish the exchange later from another thread). So the 200 request threads no longer bound the
+ * requests in flight: the relay's stream limit and the load do. The JDK's {@code HttpClient} has no
+ * prior-knowledge h2c, so the connection is plain HTTP with {@code Upgrade: h2c} (the relay must accept it:
+ * {@code http2: { upgrade: true }} for {@code weft gateway}; Go's h2c handler does): a loopback sidecar needs no
+ * certificate and spends no CPU on encryption, which TLS with ALPN h2 would cost on both sides. The service makes
+ * one call at start and refuses to serve unless the relay answered it over HTTP/2, so that every later call
+ * shares that one connection rather than silently falling back to HTTP/1.1 connections.
+ *
+ * <p>Prints {@code READY http://host:port} once it serves; stops when its standard input ends.
  */
 public final class LegacyService {
     private final HttpServer server;
@@ -49,15 +74,17 @@ public final class LegacyService {
     private final ExecutorService calls;
     private final List<String> backends;
     private final int callTimeoutMillis;
+    private final Relay relay; // null in direct mode
 
     private LegacyService(Options o) throws IOException {
         this.backends = o.backends;
         this.callTimeoutMillis = o.callTimeoutMillis;
         this.handlers = Executors.newFixedThreadPool(o.serverThreads, named("http-handler-"));
         this.calls = Executors.newFixedThreadPool(o.callThreads, named("backend-call-"));
+        this.relay = o.mode == Mode.RELAY_ASYNC ? new Relay(o.relay, o.relayThreads, o.callTimeoutMillis) : null;
         this.server = HttpServer.create(o.listen, 4096);
         server.setExecutor(handlers);
-        server.createContext("/a/", this::systemA);
+        server.createContext("/a/", relay != null ? this::systemAThroughRelay : this::systemA);
         server.createContext("/json", this::json);
         server.start();
     }
@@ -86,7 +113,19 @@ public final class LegacyService {
         if (System.getProperty("http.maxConnections") == null) {
             System.setProperty("http.maxConnections", String.valueOf(o.keepAlivePerHost));
         }
-        LegacyService s = new LegacyService(o);
+        // HttpServer closes the kept-alive connections of its clients past 200 idle ones unless told: a team serving
+        // more clients than that raised it, so that the clients do not reconnect for most requests.
+        if (System.getProperty("sun.net.httpserver.maxIdleConnections") == null) {
+            System.setProperty("sun.net.httpserver.maxIdleConnections", String.valueOf(o.maxIdleClientConnections));
+        }
+        LegacyService s;
+        try {
+            s = new LegacyService(o);
+        } catch (IOException e) {
+            System.err.println("legacy-service: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
         InetSocketAddress bound = s.server.getAddress();
         System.out.println("READY http://" + bound.getHostString() + ":" + bound.getPort());
         System.out.flush();
@@ -96,6 +135,120 @@ public final class LegacyService {
         s.server.stop(0);
         s.handlers.shutdownNow();
         s.calls.shutdownNow();
+        if (s.relay != null) {
+            s.relay.threads.shutdownNow();
+        }
+    }
+
+    /** How {@code /a/} makes its three calls. */
+    enum Mode {
+        DIRECT, RELAY_ASYNC;
+
+        static Mode parse(String s) {
+            switch (s) {
+                case "direct":
+                    return DIRECT;
+                case "relay-async":
+                    return RELAY_ASYNC;
+                default:
+                    throw new IllegalArgumentException("--mode takes direct or relay-async, not " + s);
+            }
+        }
+    }
+
+    /** The HTTP/2 client to the relay: one connection, checked at start. */
+    static final class Relay {
+        final String base;
+        final HttpClient client;
+        final ExecutorService threads;
+        final Duration timeout;
+
+        Relay(String base, int threads, int timeoutMillis) throws IOException {
+            this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+            this.threads = Executors.newFixedThreadPool(threads, named("relay-client-"));
+            this.timeout = Duration.ofMillis(timeoutMillis);
+            this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).executor(this.threads)
+                    .connectTimeout(timeout).build();
+            // The first call upgrades the connection (Upgrade: h2c); every later one is a stream on it.
+            HttpResponse<String> first;
+            try {
+                first = client.send(request("b", "0", "?latency=0ms"), HttpResponse.BodyHandlers.ofString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted calling the relay at " + base);
+            } catch (IOException e) {
+                throw new IOException("the relay at " + base + " did not answer " + this.base + "/b/0: " + e, e);
+            }
+            if (first.statusCode() != 200) {
+                throw new IOException("the relay at " + base + " answered " + this.base + "/b/0 with " + first.statusCode()
+                        + ": " + first.body());
+            }
+            if (first.version() != HttpClient.Version.HTTP_2) {
+                throw new IOException("the relay at " + base + " answered over " + first.version()
+                        + ", not HTTP/2: it must accept Upgrade: h2c (weft gateway: http2: { upgrade: true })");
+            }
+        }
+
+        HttpRequest request(String name, String id, String query) {
+            return HttpRequest.newBuilder(URI.create(base + "/" + name + "/" + id + query)).timeout(timeout).GET().build();
+        }
+    }
+
+    /**
+     * relay-async: the three calls go out with sendAsync and this thread returns; whichever HttpClient thread
+     * completes the last call writes the answer and closes the exchange.
+     */
+    private void systemAThroughRelay(HttpExchange ex) throws IOException {
+        if (!"GET".equals(ex.getRequestMethod())) {
+            try (ex) {
+                send(ex, 405, "{\"error\":\"GET only\"}");
+            }
+            return;
+        }
+        URI uri = ex.getRequestURI();
+        String id = uri.getPath().substring("/a/".length());
+        String query = uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
+        String[] names = {"b", "c", "d"};
+        List<CompletableFuture<HttpResponse<String>>> parts = new ArrayList<>();
+        List<HttpRequest> requests = new ArrayList<>();
+        try {
+            for (String name : names) {
+                requests.add(relay.request(name, id, query));
+            }
+        } catch (IllegalArgumentException e) {
+            try (ex) {
+                send(ex, 400, "{\"error\":\"bad path or query\"}");
+            }
+            return;
+        }
+        for (HttpRequest r : requests) {
+            parts.add(relay.client.sendAsync(r, HttpResponse.BodyHandlers.ofString()));
+        }
+        CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).whenComplete((ignored, failure) -> {
+            try (ex) {
+                StringBuilder body = new StringBuilder("{");
+                for (int i = 0; i < 3; i++) {
+                    CompletableFuture<HttpResponse<String>> f = parts.get(i);
+                    if (f.isCompletedExceptionally()) {
+                        Throwable cause = f.handle((r, t) -> t).join();
+                        if (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+                            cause = cause.getCause();
+                        }
+                        send(ex, 502, "{\"error\":\"backend " + names[i] + ": " + String.valueOf(cause).replace('"', '\'') + "\"}");
+                        return;
+                    }
+                    HttpResponse<String> r = f.join();
+                    if (r.statusCode() != 200) {
+                        send(ex, 502, "{\"error\":\"backend " + names[i] + " answered " + r.statusCode() + " through the relay\"}");
+                        return;
+                    }
+                    body.append(i == 0 ? "" : ",").append('"').append(names[i]).append("\":").append(r.body());
+                }
+                send(ex, 200, body.append('}').toString());
+            } catch (IOException | RuntimeException e) {
+                // the client went away: nothing to answer; the exchange is closed by try-with-resources
+            }
+        });
     }
 
     private void systemA(HttpExchange ex) throws IOException {
@@ -180,6 +333,10 @@ public final class LegacyService {
         int callThreads = 200;
         int keepAlivePerHost = 200;
         int callTimeoutMillis = 30_000;
+        Mode mode = Mode.DIRECT;
+        String relay;
+        int relayThreads = 8;
+        int maxIdleClientConnections = 10_000;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -207,9 +364,31 @@ public final class LegacyService {
                     case "--call-threads" -> o.callThreads = number(name, value, 1, 100_000);
                     case "--keepalive-per-host" -> o.keepAlivePerHost = number(name, value, 1, 100_000);
                     case "--call-timeout-ms" -> o.callTimeoutMillis = number(name, value, 1, 600_000);
+                    case "--mode" -> o.mode = Mode.parse(value);
+                    case "--relay" -> {
+                        URI u;
+                        try {
+                            u = URI.create(value);
+                        } catch (IllegalArgumentException e) {
+                            throw new IllegalArgumentException("--relay " + value + " is not a URL");
+                        }
+                        if (!"http".equals(u.getScheme()) && !"https".equals(u.getScheme()) || u.getHost() == null) {
+                            throw new IllegalArgumentException("--relay takes an http:// or https:// base URL, not " + value);
+                        }
+                        o.relay = value;
+                    }
+                    case "--relay-threads" -> o.relayThreads = number(name, value, 1, 10_000);
+                    case "--max-idle-client-connections" -> o.maxIdleClientConnections = number(name, value, 1, 1_000_000);
                     default -> throw new IllegalArgumentException("unknown flag " + name
-                            + "; flags: --listen --backends --server-threads --call-threads --keepalive-per-host --call-timeout-ms");
+                            + "; flags: --listen --backends --server-threads --call-threads --keepalive-per-host "
+                            + "--call-timeout-ms --max-idle-client-connections --mode --relay --relay-threads");
                 }
+            }
+            if (o.mode == Mode.RELAY_ASYNC && o.relay == null) {
+                throw new IllegalArgumentException("--mode relay-async needs --relay URL");
+            }
+            if (o.mode == Mode.DIRECT && o.relay != null) {
+                throw new IllegalArgumentException("--relay is for --mode relay-async");
             }
             return o;
         }

@@ -9,6 +9,7 @@ import picocli.CommandLine.Command;
                 ""},
         subcommands = {LabSystemACommand.class, LabServersCommand.class, LabClientsCommand.class, LabDispatchCommand.class,
                 LabStarvationCommand.class, LabOverloadCommand.class, LabStormCommand.class, LabAgentCommand.class, LabChaosCommand.class,
+                LabRelayCommand.class,
                 CommandLine.HelpCommand.class})
 public final class LabCommand implements Runnable {
     @CommandLine.Spec

@@ -9,8 +9,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * Builds the Go peers under {@code lab/peers/} with the machine's Go (standard library only, so no
- * network), into {@code .weft/peers/}, once and again whenever a source is newer than the binary.
+ * Builds the Go peers under {@code lab/peers/} with the machine's Go, into {@code .weft/peers/}, once and again
+ * whenever a source is newer than the binary. All but {@code go-relay} use the standard library only (no
+ * network); {@code go-relay} takes golang.org/x/net, pinned by its go.mod and go.sum, from the Go module proxy
+ * (or the module cache) on its first build.
  * Where there is no Go, or no source tree (a jar copied elsewhere), {@link #build} says why in its
  * exception and the lab skips the model with that note.
  */
@@ -59,7 +61,7 @@ public final class GoPeers {
             Files.createDirectories(bin.getParent());
             ProcessBuilder pb = new ProcessBuilder("go", "build", "-o", bin.toString(), ".").directory(src.toFile())
                     .redirectErrorStream(true);
-            // never fetch a toolchain or a module: the peers use the standard library of the Go at hand
+            // never fetch a toolchain: the peers build with the Go at hand (modules only as go.sum pins them)
             pb.environment().put("GOTOOLCHAIN", "local");
             if (System.getenv("GOCACHE") == null && System.getenv("HOME") == null) {
                 pb.environment().put("GOCACHE", home.resolve(".weft/go-cache").toString());
@@ -87,7 +89,7 @@ public final class GoPeers {
     private static boolean newer(Path srcDir, Path bin) throws IOException {
         long built = Files.getLastModifiedTime(bin).toMillis();
         try (Stream<Path> s = Files.list(srcDir)) {
-            List<Path> sources = s.filter(p -> p.toString().endsWith(".go") || p.endsWith("go.mod")).toList();
+            List<Path> sources = s.filter(p -> p.toString().endsWith(".go") || p.endsWith("go.mod") || p.endsWith("go.sum")).toList();
             for (Path p : sources) {
                 if (Files.getLastModifiedTime(p).toMillis() > built) {
                     return true;
