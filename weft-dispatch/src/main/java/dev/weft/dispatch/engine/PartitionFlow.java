@@ -114,22 +114,47 @@ final class PartitionFlow {
 
     // ---- assignment ---------------------------------------------------------------------------------
 
+    /**
+     * {@code tp} is read from {@code position} on. When it has a tracker already (positioned again without a revoke
+     * in between), that tracker is taken over, not dropped: its deliveries in flight go on, and no commit passes
+     * them (see {@link #takeOver}).
+     */
     void assigned(TopicPartition tp, long position) {
+        PartitionTracker old = trackers.get(tp);
+        if (old != null) {
+            log.accept("partition " + tp + " positioned at " + position + " while it was read already (next "
+                    + old.next() + ", " + old.outstanding() + " records not done): its commits wait for those");
+            takeOver(tp, old, position);
+            return;
+        }
         trackers.put(tp, new PartitionTracker(tp, position));
     }
 
     /**
      * The consumer was sought to {@code offset} after its position left the log. A tracker already past it (a log
-     * truncated, a topic created again) starts again there, so the records now below its old position are taken
-     * instead of refused as taken again; a tracker at or below it keeps its records in flight.
+     * truncated, a topic created again) is taken over by one that starts there, so the records now below its old
+     * position are taken instead of refused as taken again; a tracker at or below it keeps its records in flight.
      */
     void sought(TopicPartition tp, long offset) {
         PartitionTracker t = trackers.get(tp);
         if (t != null && t.next() > offset) {
-            forget(List.of(tp));
-            assigned(tp, offset);
+            takeOver(tp, t, offset);
             partitions.resume(List.of(tp));
         }
+    }
+
+    /**
+     * A new tracker at {@code position} in place of {@code old}, in the same assignment: {@code old} is not revoked
+     * (the partition is still this consumer's), so the deliveries of the records it took go on, settle against it,
+     * and hold back every commit of the new one until they are done; a record taken by both is delivered twice (at
+     * least once). Revoking it instead would skip its deliveries not started while the new tracker, starting past
+     * them, commits over them: those records would be lost.
+     */
+    private void takeOver(TopicPartition tp, PartitionTracker old, long position) {
+        trackers.put(tp, new PartitionTracker(tp, position, old));
+        holds.remove(tp);
+        fetched.remove(tp);
+        held = holds.size();
     }
 
     /** The partitions went to another consumer (or were lost): their trackers are revoked and forgotten. */

@@ -19,10 +19,24 @@ public final class PartitionTracker {
     private long next;
     private long committed = -1;
     private volatile boolean revoked;
+    /** The tracker this one took over from in the same assignment, while records it took are not done. */
+    private volatile PartitionTracker before;
 
     public PartitionTracker(TopicPartition partition, long position) {
+        this(partition, position, null);
+    }
+
+    /**
+     * A tracker that starts at {@code position} in place of {@code before}, a tracker of the same partition in the
+     * same assignment (the consumer was sought, or the partition positioned again) that is not revoked: the
+     * deliveries of the records it took go on and settle against it, and no offset past the lowest of them is
+     * {@link #committable} here until they are done. Without this, the new tracker's first commit would pass them
+     * while they are still in flight (a kill -9 then loses them).
+     */
+    public PartitionTracker(TopicPartition partition, long position, PartitionTracker before) {
         this.partition = partition;
         this.next = position;
+        this.before = before;
     }
 
     public TopicPartition partition() {
@@ -68,18 +82,39 @@ public final class PartitionTracker {
         }
     }
 
-    /** Records taken and not yet done. */
+    /** Records taken and not yet done, by this tracker and those it took over from. */
     public int outstanding() {
-        return outstanding.get();
+        PartitionTracker b = before;
+        return outstanding.get() + (b == null ? 0 : b.outstanding());
     }
 
-    /** The offset to commit: the lowest record not done, or the next to take when every record is done. */
+    /**
+     * The offset to commit: the lowest record not done (here or in a tracker this one took over from), or the next
+     * to take when every record is done.
+     */
     public long committable() {
+        long low = lowestOpen();
+        return low == Long.MAX_VALUE ? next : low;
+    }
+
+    /** The lowest offset taken and not done, here or before; {@link Long#MAX_VALUE} when there is none. */
+    private long lowestOpen() {
+        long low;
         try {
-            return open.first();
+            low = open.first();
         } catch (NoSuchElementException e) {
-            return next;
+            low = Long.MAX_VALUE;
         }
+        PartitionTracker b = before;
+        if (b != null) {
+            long earlier = b.lowestOpen();
+            if (earlier == Long.MAX_VALUE) {
+                before = null; // all done: nothing of it holds the commit any more
+            } else {
+                low = Math.min(low, earlier);
+            }
+        }
+        return low;
     }
 
     /** The last offset committed for this partition by this tracker, or -1. */
@@ -97,6 +132,10 @@ public final class PartitionTracker {
      */
     public void revoke() {
         revoked = true;
+        PartitionTracker b = before;
+        if (b != null) {
+            b.revoke(); // its records go to the new owner too: from the committed offset, which never passed them
+        }
     }
 
     public boolean revoked() {

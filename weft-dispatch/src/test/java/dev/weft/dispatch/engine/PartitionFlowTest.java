@@ -454,4 +454,76 @@ class PartitionFlowTest {
         f.take(SRC, List.of(rec(SRC, 1, "{}")));
         assertThat(a.taken).as("records of a partition not assigned are not taken").hasSize(1);
     }
+
+    static List<ConsumerRecord<byte[], byte[]>> recs(TopicPartition tp, long from, long to) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        for (long o = from; o < to; o++) {
+            out.add(rec(tp, o, "{}"));
+        }
+        return out;
+    }
+
+    /**
+     * Issue 46's early commit, as far as the flow goes: records 0-9 are in endpoint a's lane when the partition is
+     * positioned again (at the consumer's position, 10) without a revoke in between. Before the fix the new tracker
+     * replaced the old one and its first commit was 10, over ten deliveries not yet at the endpoint (the old
+     * tracker, not revoked, let them go on: they arrived after the commit, as in the chaos run).
+     */
+    @Test
+    void aPartitionPositionedAgainCommitsNothingPastDeliveriesInFlight() {
+        PartitionFlow f = flow(100);
+        f.take(SRC, recs(SRC, 0, 10));
+        assertThat(a.taken).hasSize(10);
+        f.assigned(SRC, 10);
+        assertThat(committable(f, SRC)).as("records 0-9 are in flight").isEqualTo(0);
+        assertThat(a.taken).allSatisfy(d -> assertThat(d.ticket().revoked()).isFalse());
+        assertThat(f.outstanding()).isEqualTo(10);
+        for (int i = 0; i < 9; i++) {
+            a.taken.get(i).ticket().done();
+        }
+        assertThat(committable(f, SRC)).as("record 9 is still in flight").isEqualTo(9);
+        f.take(SRC, recs(SRC, 10, 12));
+        a.taken.get(9).ticket().done();
+        assertThat(committable(f, SRC)).as("10 and 11 are in flight").isEqualTo(10);
+        a.taken.get(10).ticket().done();
+        a.taken.get(11).ticket().done();
+        assertThat(committable(f, SRC)).isEqualTo(12);
+        assertThat(log).anyMatch(l -> l.contains("positioned at 10 while it was read already"));
+    }
+
+    /**
+     * The consumer is sought back below what was taken (its position was past the log's end): the records from the
+     * new position are taken again, and no commit passes the deliveries taken before. Before the fix the old
+     * tracker was revoked (its deliveries not started were skipped) and the new one committed 5 at once, over
+     * records 0-4: lost.
+     */
+    @Test
+    void aSeekBelowWhatWasTakenCommitsNothingPastDeliveriesInFlight() {
+        PartitionFlow f = flow(100);
+        f.take(SRC, recs(SRC, 0, 10));
+        f.sought(SRC, 5);
+        assertThat(a.taken).as("the partition's deliveries go on").allSatisfy(d -> assertThat(d.ticket().revoked()).isFalse());
+        assertThat(committable(f, SRC)).as("records 0-9 are in flight").isEqualTo(0);
+        f.take(SRC, recs(SRC, 5, 8));
+        assertThat(a.taken).as("5-7 again: at least once").hasSize(13);
+        for (int i = 0; i < 10; i++) {
+            a.taken.get(i).ticket().done();
+        }
+        assertThat(committable(f, SRC)).as("5-7 taken again are in flight").isEqualTo(5);
+        for (int i = 10; i < 13; i++) {
+            a.taken.get(i).ticket().done();
+        }
+        assertThat(committable(f, SRC)).isEqualTo(8);
+    }
+
+    /** A revoke after a take-over revokes the deliveries of both: the new owner starts at the committed offset. */
+    @Test
+    void aRevokeAfterATakeOverRevokesTheEarlierDeliveriesToo() {
+        PartitionFlow f = flow(100);
+        f.take(SRC, recs(SRC, 0, 3));
+        f.assigned(SRC, 3);
+        f.take(SRC, recs(SRC, 3, 4));
+        f.forget(List.of(SRC));
+        assertThat(a.taken).hasSize(4).allSatisfy(d -> assertThat(d.ticket().revoked()).isTrue());
+    }
 }
