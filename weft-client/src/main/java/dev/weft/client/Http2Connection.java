@@ -478,6 +478,10 @@ final class Http2Connection {
      * a write blocked by a server that stopped reading holds the lock, and every stream of the connection waits.
      */
     private void lockWrites(Http2Stream s) throws IOException {
+        if (Thread.currentThread().isInterrupted()) {
+            // A virtual thread interrupted in a socket write has the JDK close the socket: every stream would fail.
+            throw new java.io.InterruptedIOException("interrupted before writing on the HTTP/2 connection to " + key);
+        }
         if (writeLock.tryLock()) {
             return;
         }
