@@ -158,6 +158,10 @@ class ConnectionStormIT {
              Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1)
                      .withConnectTimeout(Duration.ofSeconds(30))).withRetry(RetryPolicy.NONE))) {
             String url = "https://127.0.0.1:" + silent.getLocalPort() + "/x";
+            // One call first builds the destination (its runtime, its TLS context: a cold JVM on a loaded machine
+            // took longer than 300 ms for that, and every call's budget ran out before it reached the pool). Its
+            // outcome is not what this test is about.
+            t.call(CallRequest.get(url), Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300));
             try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
                 List<Future<CallResult>> fs = new ArrayList<>();
                 for (int i = 0; i < 10; i++) {
@@ -410,6 +414,88 @@ class ConnectionStormIT {
                         .isEqualTo("ok");
             }
             assertThat(tls.handshakes()).as("one connection served all three").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void bytesAfterAnAnswerAreNotReadByACallHandedTheConnectionStraightAway() throws Exception {
+        // A hostile backend answers /a with Content-Length: 5 and then a forged second answer. A call b waits for a
+        // connection (its connect hangs: the backend holds every later connection) and is offered a's connection
+        // the moment a gives it back: that hand-off must check for unasked bytes as the idle list does.
+        java.util.concurrent.CountDownLatch aArrived = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch firstDone = new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger served = new AtomicInteger();
+        javax.net.ssl.SSLContext ctx = dev.weft.core.tls.Pem.serverContext(certs.cert(), certs.key());
+        try (java.net.ServerSocket server = ctx.getServerSocketFactory().createServerSocket(0, 50,
+                java.net.InetAddress.getLoopbackAddress());
+             Transport t = transport(trusting(DestinationLimits.DEFAULT.withMaxConnecting(1)
+                     .withConnectTimeout(Duration.ofSeconds(20))).withRetry(RetryPolicy.NONE))) {
+            String base = "https://127.0.0.1:" + server.getLocalPort();
+            Thread.ofVirtual().start(() -> {
+                try {
+                    java.net.Socket first = server.accept();
+                    Thread.ofVirtual().start(() -> {
+                        try (first) {
+                            java.io.InputStream in = first.getInputStream();
+                            java.io.OutputStream out = first.getOutputStream();
+                            boolean answeredA = false;
+                            String head;
+                            while ((head = Http1ClientIT.ScriptedServer.readHead(in)) != null) {
+                                if (answeredA) {
+                                    firstDone.countDown(); // b came here: let the other connections through
+                                }
+                                if (head.startsWith("GET /a ")) {
+                                    aArrived.countDown();
+                                    for (int i = 0; i < 1000 && ClientProbe.waiting(t, base + "/b") < 1; i++) {
+                                        Thread.sleep(10); // until b waits for a connection
+                                    }
+                                    out.write(("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
+                                            + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged")
+                                            .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                                    answeredA = true;
+                                } else {
+                                    out.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nreal"
+                                            .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                                }
+                                out.flush();
+                                served.incrementAndGet();
+                            }
+                        } catch (Exception e) {
+                            // the client closed it
+                        } finally {
+                            firstDone.countDown();
+                        }
+                    });
+                    while (true) {
+                        java.net.Socket later = server.accept(); // its handshake waits until the first is done
+                        Thread.ofVirtual().start(() -> {
+                            try (later) {
+                                firstDone.await();
+                                java.io.InputStream in = later.getInputStream();
+                                while (Http1ClientIT.ScriptedServer.readHead(in) != null) {
+                                    later.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nreal"
+                                            .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                                    later.getOutputStream().flush();
+                                }
+                            } catch (Exception e) {
+                                // the client closed it
+                            }
+                        });
+                    }
+                } catch (java.io.IOException e) {
+                    // the server closed
+                }
+            });
+            assertThat(t.call(CallRequest.get(base + "/warm"), Duration.ofSeconds(20)).bodyText()).isEqualTo("real");
+            try (ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+                Future<CallResult> a = ex.submit(() -> t.call(CallRequest.get(base + "/a"), Duration.ofSeconds(20)));
+                assertThat(aArrived.await(20, TimeUnit.SECONDS)).isTrue();
+                Future<CallResult> b = ex.submit(() -> t.call(CallRequest.get(base + "/b"), Duration.ofSeconds(20)));
+                assertThat(a.get(30, TimeUnit.SECONDS).bodyText()).isEqualTo("first");
+                CallResult rb = b.get(30, TimeUnit.SECONDS);
+                assertThat(rb.ok()).as(rb.toString()).isTrue();
+                assertThat(rb.bodyText()).as("b's own answer, not the bytes the backend sent after a's").isEqualTo("real");
+            }
         }
     }
 

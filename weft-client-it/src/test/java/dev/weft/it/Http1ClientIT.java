@@ -271,4 +271,44 @@ class Http1ClientIT {
         assertThat(r.outcome()).isEqualTo("reset");
         assertThat(r.message()).contains("without answering");
     }
+
+    @Test
+    void aBurstOfConnectionsGivenBackKeepsEveryConnectionBusy() throws Exception {
+        // max_connections=4, 40 calls at once to a backend that takes 300 ms an answer. Each connection given back
+        // must wake a waiting call: when several came back before the one woken call ran, the others used to sleep
+        // to their deadline, and the backend saw one exchange at a time after the first round.
+        int n = 4;
+        AtomicInteger inFlight = new AtomicInteger();
+        AtomicInteger startedAtFull = new AtomicInteger();
+        server = new ScriptedServer(head -> {
+            if (inFlight.incrementAndGet() == n) {
+                startedAtFull.incrementAndGet();
+            }
+            try {
+                Thread.sleep(300); // the backend's latency
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                inFlight.decrementAndGet();
+            }
+            return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        });
+        try (Transport t = Transport.builder().defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE)
+                .withLimits(DestinationLimits.DEFAULT.withMaxConnections(n))).build();
+             java.util.concurrent.ExecutorService ex = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            List<java.util.concurrent.Future<CallResult>> fs = new java.util.ArrayList<>();
+            for (int i = 0; i < 10 * n; i++) {
+                fs.add(ex.submit(() -> t.call(CallRequest.get(server.url("/slow")), Duration.ofSeconds(15))));
+            }
+            for (java.util.concurrent.Future<CallResult> f : fs) {
+                CallResult r = f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+                assertThat(r.ok()).as(r.toString()).isTrue();
+            }
+        }
+        assertThat(server.heads).hasSize(10 * n);
+        // Healthy, at least the last exchange of each round of n starts with all n busy (more when the rounds
+        // drift apart); with lost wake-ups only the first round's last one did, then one exchange at a time.
+        assertThat(startedAtFull.get()).as("exchanges that started with all %d connections busy, of %d", n, 10 * n)
+                .isGreaterThanOrEqualTo(10 - 1);
+    }
 }

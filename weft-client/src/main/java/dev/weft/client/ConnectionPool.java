@@ -397,7 +397,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 if (left <= 0) {
                     return false;
                 }
-                LockSupport.parkNanos(this, left);
+                // Capped: a wake-up lost to a race (several leases back before one waiter runs) costs a recheck,
+                // not the rest of the call's deadline.
+                LockSupport.parkNanos(this, Math.min(left, RECHECK_NANOS));
                 if (Thread.currentThread().isInterrupted()) {
                     throw new InterruptedIOException("interrupted while waiting for a connection");
                 }
@@ -405,8 +407,10 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         } finally {
             exchange.waiting(null);
             leaseWaiters.removeLastOccurrence(w); // the oldest are at the tail
-            if (!got && leases.availablePermits() > 0) {
-                wakeForLease(); // it may have been woken for a lease it leaves behind
+            // Several leases given back before this call ran all woke this one call (the oldest): whether it took
+            // one or not, the next waiter is woken while a lease is free, or the pool would serve one call at a time.
+            if (leases.availablePermits() > 0) {
+                wakeForLease();
             }
         }
     }
@@ -636,7 +640,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         }
         Connection c = (Connection) l;
         try {
-            if (reusable && !closed && !c.isClosed()) {
+            // Bytes past the answer (a hostile backend's forged second answer) would be read as the next call's
+            // answer: checked here, since a waiting call takes the connection straight from handOff, not takeIdle.
+            if (reusable && !closed && !c.isClosed() && !c.hasUnaskedBytes()) {
                 madeFree.increment();
                 c.reused = true;
                 handOff(c, false);

@@ -124,12 +124,19 @@ final class Http2Connection {
      * ended by its exchange's deadline or cancel ({@link #aborted}), a control write by {@link #STALLED_WRITE}.
      */
     private volatile Object writing;
+    /** Counts the writes: a check that a blocked write is still the same one later ({@link #closeIfStillWriting}). */
+    private volatile long writeSeq;
     private static final Object CONTROL = new Object();
     /**
      * A control frame's write (a few bytes) blocked this long means a server that stopped reading: a stream that is
      * stopped, or waits for the write lock, then closes the connection ({@link #closeIfStalled}).
      */
     static final long STALLED_WRITE = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * How long a stopped stream's write may go on before the connection is closed under it: a write held up only by
+     * ordinary TCP back-pressure ends well within it, one blocked by a server that stopped reading does not.
+     */
+    static final long STOPPED_WRITE_GRACE = Math.min(TimeUnit.MILLISECONDS.toNanos(100), STALLED_WRITE);
     /** How often a stream waiting for the write lock looks at whether its exchange was stopped meanwhile. */
     private static final long LOCK_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /**
@@ -439,7 +446,7 @@ final class Http2Connection {
                             + " the request body (" + closeReason + ")", false);
                 }
                 generator.data(frames, new DataFrame(s.id, ByteBuffer.wrap(body, off, chunk), last), chunk);
-                flush(s);
+                flush(s, chunk, 0);
                 if (last) {
                     s.requestEnded = true;
                 }
@@ -478,6 +485,10 @@ final class Http2Connection {
      * a write blocked by a server that stopped reading holds the lock, and every stream of the connection waits.
      */
     private void lockWrites(Http2Stream s) throws IOException {
+        if (Thread.currentThread().isInterrupted()) {
+            // A virtual thread interrupted in a socket write has the JDK close the socket: every stream would fail.
+            throw new java.io.InterruptedIOException("interrupted before writing on the HTTP/2 connection to " + key);
+        }
         if (writeLock.tryLock()) {
             return;
         }
@@ -511,10 +522,31 @@ final class Http2Connection {
      * request it is, or {@link #CONTROL}.
      */
     private void flush(Object by) throws IOException {
+        flush(by, -1, 0);
+    }
+
+    /**
+     * As {@link #flush(Object)}. {@code dataCredit}: for a stream's DATA frame, its size (else -1): a stream stopped
+     * just before it is not written, its credit given back. {@code watchNanos}: when positive, the connection closes
+     * if this very write still runs after that long (a control write nobody else would look at).
+     */
+    private void flush(Object by, int dataCredit, long watchNanos) throws IOException {
         ByteBuffer b = frames.getByteBuffer();
         writingSince = Math.max(1, System.nanoTime());
+        long seq = ++writeSeq; // under the write lock
         writing = by;
+        if (watchNanos > 0) {
+            closeIfStillWriting(by, seq, watchNanos, "a write blocked for over "
+                    + TimeUnit.NANOSECONDS.toMillis(watchNanos) + " ms: the server stopped reading");
+        }
         try {
+            if (by instanceof Http2Stream st && st.isAborted() && dataCredit >= 0) {
+                // Stopped just now: its DATA frame is not written (nothing of it went out, so the connection's state
+                // is as before), and its credit goes back. The connection stays open for its other streams.
+                frames.clear();
+                giveBackCredit(st, dataCredit);
+                throw new Http2Stream.StoppedException("the stream was stopped while sending the request body");
+            }
             if (by instanceof Http2Stream st && st.isAborted()) {
                 // Stopped just now, and its abort may have looked before this write was marked as its own: were it to
                 // block, nothing would end it. Its frames are encoded (HPACK's table moved): the connection closes.
@@ -529,6 +561,8 @@ final class Http2Connection {
                 out.write(copy);
             }
             out.flush();
+        } catch (Http2Stream.StoppedException e) {
+            throw e;
         } catch (IOException e) {
             close("write failed: " + e.getMessage());
             throw new Connection.ClosedException("HTTP/2 connection to " + key + " lost while writing: " + e.getMessage(),
@@ -583,23 +617,33 @@ final class Http2Connection {
     private void writeResets() {
         do {
             int written = 0;
-            writeLock.lock();
+            // Bounded: a write that holds the lock blocked (a server that stopped reading) closes the connection after
+            // STALLED_WRITE, and so does this thread's own write; were it to wait for ever, the places its resets
+            // hold would never come back.
+            boolean locked = false;
             try {
+                while (!(locked = writeLock.tryLock(LOCK_RECHECK_NANOS, TimeUnit.NANOSECONDS)) && !closed) {
+                    closeIfStalled(); // a stream's blocked write ends at its exchange's deadline (aborted)
+                }
                 Integer id;
                 while ((id = resets.poll()) != null) {
                     written++;
-                    if (!closed) {
+                    if (!closed && locked) {
                         generator.control(frames, new ResetFrame(id, ErrorCode.CANCEL_STREAM_ERROR.code));
                     }
                 }
-                if (written > 0 && !closed) {
-                    flush(CONTROL);
+                if (written > 0 && !closed && locked) {
+                    flush(CONTROL, -1, STALLED_WRITE);
                 }
             } catch (IOException | HpackException e) {
                 frames.clear();
                 close("write failed: " + e.getMessage());
+            } catch (InterruptedException e) {
+                close("the thread writing its resets was interrupted");
             } finally {
-                writeLock.unlock();
+                if (locked) {
+                    writeLock.unlock();
+                }
                 resetting.set(false);
                 for (int i = 0; i < written; i++) {
                     unreserve();
@@ -620,11 +664,30 @@ final class Http2Connection {
      */
     void aborted(Http2Stream s) {
         wakeSenders();
+        long seq = writeSeq; // read before writing: a later write by s sees its abort and is not written
         if (writing == s && writingSince != 0) {
-            close("the exchange writing on it was stopped with its write blocked: the server stopped reading");
+            // Closed only if this same write still runs after a grace: a deadline or a hedge's cancel landing in a
+            // write held up by ordinary back-pressure must not fail every other stream of the connection.
+            closeIfStillWriting(s, seq, STOPPED_WRITE_GRACE, "the exchange writing on it was stopped with its write"
+                    + " blocked for over " + TimeUnit.NANOSECONDS.toMillis(STOPPED_WRITE_GRACE) + " ms: the server"
+                    + " stopped reading");
             return;
         }
         closeIfStalled();
+    }
+
+    /** After {@code nanos}, closes the connection if write {@code seq} by {@code by} still runs (on its own thread). */
+    private void closeIfStillWriting(Object by, long seq, long nanos, String reason) {
+        Thread.ofVirtual().name("weft-h2-write-watch").start(() -> {
+            long until = System.nanoTime() + nanos;
+            long left;
+            while ((left = until - System.nanoTime()) > 0 && writeSeq == seq && writing == by && !closed) {
+                java.util.concurrent.locks.LockSupport.parkNanos(this, left);
+            }
+            if (writeSeq == seq && writing == by && writingSince != 0) {
+                close(reason);
+            }
+        });
     }
 
     /** Closes the connection: every stream still open fails, and the pool forgets it. */

@@ -29,7 +29,14 @@ final class Http2Stream extends Lease {
      * or a connection that was going away before it was sent): any request may be sent again on another
      * connection (RFC 9113 section 8.7).
      */
-    static final class NotProcessedException extends Connection.ClosedException {
+    /** The exchange was stopped (its deadline, a cancel) as it sent its body: nothing of that frame was written. */
+    static final class StoppedException extends IOException {
+        StoppedException(String message) {
+            super(message);
+        }
+    }
+
+        static final class NotProcessedException extends Connection.ClosedException {
         NotProcessedException(String message) {
             super(message, true);
         }
