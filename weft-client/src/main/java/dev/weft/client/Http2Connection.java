@@ -196,7 +196,7 @@ final class Http2Connection {
                 && streams.containsKey(r.getStreamId())) || window.onEvent(event));
         this.parser.getHpackDecoder().setMaxHeaderListSize(MAX_HEADER_LIST);
         this.parser.init(new Frames());
-        this.reader = Thread.ofVirtual().name("weft-h2-" + key).unstarted(this::readFrames);
+        this.reader = Thread.ofVirtual().name("weft-h2-" + key).unstarted(this::readLoop);
     }
 
     /**
@@ -743,6 +743,22 @@ final class Http2Connection {
     }
 
     // ---- reading -------------------------------------------------------------------------------------------
+
+    /** HTTP/2 reader threads running now in this JVM ({@link Transport#http2ReadersRunning()}). */
+    private static final java.util.concurrent.atomic.AtomicInteger READERS = new java.util.concurrent.atomic.AtomicInteger();
+
+    static int readersRunning() {
+        return READERS.get();
+    }
+
+    private void readLoop() {
+        READERS.incrementAndGet();
+        try {
+            readFrames();
+        } finally {
+            READERS.decrementAndGet();
+        }
+    }
 
     private void readFrames() {
         byte[] buf = new byte[32 * 1024];
