@@ -203,7 +203,9 @@ public final class HttpServer implements AutoCloseable {
             s.http2 = http2.enabled() ? new dev.weft.server.http2.Http2Front(http2) : null;
             s.h2cUpgrades = s.http2 != null && tls == null && http2.upgrade() ? s.http2 : null;
             s.refusals = refusals;
-            boolean door = tls == null && executor instanceof ExecutorModel.Virtual && a.door();
+            // an h2c-only listener answers no HTTP/1.1, and the door reads HTTP/1.1 heads: every connection goes to HTTP/2
+            boolean h2cOnly = s.http2 != null && tls == null && http2.h2cOnly();
+            boolean door = tls == null && executor instanceof ExecutorModel.Virtual && a.door() && !h2cOnly;
             if (door) {
                 s.door = new Door(a, s.new DoorRequests(), limits.maxHeadBytes(), limits.idleTimeout(),
                         () -> !s.draining && !s.closed);

@@ -33,7 +33,7 @@ final class Http2Reader {
                 problems.add(node, "http2: expected on, off or a map of settings (docs/gateway.md, HTTP/2), got '" + t + "'");
                 return d;
             }
-            Map<String, ConfigNode> m = node.entries(Set.of("enabled", "upgrade", "max_concurrent_streams",
+            Map<String, ConfigNode> m = node.entries(Set.of("enabled", "upgrade", "h2c_only", "max_concurrent_streams",
                     "max_header_list_size", "header_table_size", "initial_window_size", "connection_window_size",
                     "max_frame_size", "settings_per_second", "pings_per_second", "resets_per_second",
                     "empty_data_per_second", "continuations_per_second", "priorities_per_second", "window_updates_per_second",
@@ -41,6 +41,7 @@ final class Http2Reader {
             return new Http2Limits(
                     m.containsKey("enabled") ? m.get("enabled").bool() : d.enabled(),
                     m.containsKey("upgrade") ? m.get("upgrade").bool() : d.upgrade(),
+                    m.containsKey("h2c_only") ? m.get("h2c_only").bool() : d.h2cOnly(),
                     integer(m, "max_concurrent_streams", 1, 1_000_000, d.maxConcurrentStreams()),
                     m.containsKey("max_header_list_size") ? (int) m.get("max_header_list_size").bytes(16 << 20) : d.maxHeaderListSize(),
                     m.containsKey("header_table_size") ? (int) m.get("header_table_size").bytes(1 << 20) : d.headerTableSize(),

@@ -50,8 +50,14 @@ class Http2ReaderTest {
                   unknown_frames_per_second: 12
                   write_timeout: 5s
                 """);
-        assertThat(l).isEqualTo(new Http2Limits(true, false, 5000, 32 * 1024, 8 * 1024, 1024 * 1024, 16 * 1024 * 1024,
+        assertThat(l).isEqualTo(new Http2Limits(true, false, false, 5000, 32 * 1024, 8 * 1024, 1024 * 1024, 16 * 1024 * 1024,
                 32 * 1024, 5, 6, 7, 8, 9, 10, 11, 12, Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void h2cOnlyIsReadAndOffByDefault() throws Exception {
+        assertThat(http2("http2: {h2c_only: true}\n").h2cOnly()).isTrue();
+        assertThat(http2("http2: {max_concurrent_streams: 9}\n").h2cOnly()).isFalse();
     }
 
     @Test
@@ -62,6 +68,8 @@ class Http2ReaderTest {
                 .isInstanceOf(ConfigException.class).hasMessageContaining("max_frame_size");
         assertThatThrownBy(() -> http2("http2: {max_streams: 10}\n"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("max_streams");
+        assertThatThrownBy(() -> http2("http2: {h2c_only: true, upgrade: true}\n"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("exclude each other");
         assertThatThrownBy(() -> http2("http2: sometimes\n"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("expected on, off");
     }

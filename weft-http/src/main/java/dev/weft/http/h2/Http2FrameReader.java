@@ -41,8 +41,22 @@ public final class Http2FrameReader {
      * @throws Http2Exception PROTOCOL_ERROR when the bytes are not the preface
      */
     public void readPreface() throws IOException {
-        byte[] p = in.readNBytes(PREFACE.length);
-        if (!java.util.Arrays.equals(p, PREFACE)) {
+        // compared as bytes arrive: a short HTTP/1.1 request on an h2c-only port fails at once, not at the idle timeout
+        byte[] got = new byte[PREFACE.length];
+        int n = 0;
+        while (n < got.length) {
+            int r = in.read(got, n, got.length - n);
+            if (r < 0) {
+                break;
+            }
+            for (int i = n; i < n + r; i++) {
+                if (got[i] != PREFACE[i]) {
+                    throw Http2Exception.connection(Http2Error.PROTOCOL_ERROR, "not the HTTP/2 connection preface");
+                }
+            }
+            n += r;
+        }
+        if (n < got.length) {
             throw Http2Exception.connection(Http2Error.PROTOCOL_ERROR, "not the HTTP/2 connection preface");
         }
     }

@@ -89,7 +89,7 @@ public final class Http2Front {
 
     /**
      * A plain connection's start: serves it as h2c on the caller's thread when it begins with the client preface (or
-     * answers a broken preface GOAWAY), until it ends.
+     * answers a broken preface GOAWAY, and with {@link Http2Limits#h2cOnly()} anything else too), until it ends.
      *
      * @return null when it was HTTP/2 (and is over), else what to read HTTP/1.1 from: every byte, those read here first
      */
@@ -97,7 +97,7 @@ public final class Http2Front {
                                   long maxBodyBytes, Duration bodyTimeout, Http2ServerConnection.Requests requests)
             throws IOException {
         Sniffed first = sniff(raw, activity::bytesIn);
-        if (!first.http2() && !first.badPreface()) {
+        if (!first.http2() && !first.badPreface() && !limits.h2cOnly()) {
             return first.rest();
         }
         serve(socket, first.rest(), first.http2(), activity, maxBodyBytes, bodyTimeout, requests);

@@ -12,6 +12,10 @@ import java.time.Duration;
  * @param upgrade               also accept {@code Upgrade: h2c} on plain listeners (default false: it lets a request
  *                              slip past a front proxy's rules; JDK {@code HttpClient}, which has no prior-knowledge
  *                              mode, needs it)
+ * @param h2cOnly               plain listeners speak HTTP/2 with prior knowledge only: a connection that does not open
+ *                              with the client preface gets GOAWAY PROTOCOL_ERROR and is closed, never an HTTP/1.1
+ *                              answer (default false: HTTP/1.1 and h2c share the port). For a port only HTTP/2
+ *                              clients use, such as a relay's; h2spec's invalid-preface case passes only so
  * @param maxConcurrentStreams  SETTINGS_MAX_CONCURRENT_STREAMS: streams open at once on one connection, counting those
  *                              whose handler still runs after a reset; past it a new stream gets REFUSED_STREAM
  *                              (default 250; a relay sets thousands)
@@ -37,17 +41,24 @@ import java.time.Duration;
  *                              takes none of, for this long: the peer is a slow reader, the connection is closed
  *                              (default 30s)
  */
-public record Http2Limits(boolean enabled, boolean upgrade, int maxConcurrentStreams, int maxHeaderListSize,
+public record Http2Limits(boolean enabled, boolean upgrade, boolean h2cOnly, int maxConcurrentStreams, int maxHeaderListSize,
                           int headerTableSize, int initialWindowSize, int connectionWindowSize, int maxFrameSize,
                           int settingsPerSecond, int pingsPerSecond, int resetsPerSecond, int emptyDataPerSecond,
                           int continuationsPerSecond, int prioritiesPerSecond, int windowUpdatesPerSecond,
                           int unknownFramesPerSecond, Duration writeTimeout) {
-    public static final Http2Limits DEFAULT = new Http2Limits(true, false, 250, 16 * 1024, 4096, 65_535,
+    public static final Http2Limits DEFAULT = new Http2Limits(true, false, false, 250, 16 * 1024, 4096, 65_535,
             1024 * 1024, 16_384, 20, 20, 100, 100, 100, 100, 1000, 100, Duration.ofSeconds(30));
     /** HTTP/2 off: every listener speaks HTTP/1.1 only. */
     public static final Http2Limits DISABLED = DEFAULT.withEnabled(false);
 
     public Http2Limits {
+        if (h2cOnly && upgrade) {
+            throw new IllegalArgumentException("http2.h2c_only and http2.upgrade exclude each other: an h2c-only listener"
+                    + " answers no HTTP/1.1 request, so none can ask to upgrade");
+        }
+        if (h2cOnly && !enabled) {
+            throw new IllegalArgumentException("http2.h2c_only needs HTTP/2 on (enabled: true)");
+        }
         positive("max_concurrent_streams", maxConcurrentStreams);
         if (maxHeaderListSize < 256) {
             throw new IllegalArgumentException("http2.max_header_list_size must be at least 256, not " + maxHeaderListSize);
@@ -83,26 +94,33 @@ public record Http2Limits(boolean enabled, boolean upgrade, int maxConcurrentStr
     }
 
     public Http2Limits withEnabled(boolean on) {
-        return new Http2Limits(on, upgrade, maxConcurrentStreams, maxHeaderListSize, headerTableSize, initialWindowSize,
+        return new Http2Limits(on, upgrade, h2cOnly, maxConcurrentStreams, maxHeaderListSize, headerTableSize, initialWindowSize,
                 connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond, emptyDataPerSecond,
                 continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, writeTimeout);
     }
 
     public Http2Limits withUpgrade(boolean on) {
-        return new Http2Limits(enabled, on, maxConcurrentStreams, maxHeaderListSize, headerTableSize, initialWindowSize,
+        return new Http2Limits(enabled, on, h2cOnly, maxConcurrentStreams, maxHeaderListSize, headerTableSize, initialWindowSize,
                 connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond, emptyDataPerSecond,
                 continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, writeTimeout);
     }
 
     public Http2Limits withMaxConcurrentStreams(int n) {
-        return new Http2Limits(enabled, upgrade, n, maxHeaderListSize, headerTableSize, initialWindowSize,
+        return new Http2Limits(enabled, upgrade, h2cOnly, n, maxHeaderListSize, headerTableSize, initialWindowSize,
                 connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond, emptyDataPerSecond,
                 continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, writeTimeout);
     }
 
     public Http2Limits withWriteTimeout(Duration d) {
-        return new Http2Limits(enabled, upgrade, maxConcurrentStreams, maxHeaderListSize, headerTableSize,
+        return new Http2Limits(enabled, upgrade, h2cOnly, maxConcurrentStreams, maxHeaderListSize, headerTableSize,
                 initialWindowSize, connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond,
                 emptyDataPerSecond, continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond, d);
+    }
+
+    public Http2Limits withH2cOnly(boolean on) {
+        return new Http2Limits(enabled, upgrade, on, maxConcurrentStreams, maxHeaderListSize, headerTableSize,
+                initialWindowSize, connectionWindowSize, maxFrameSize, settingsPerSecond, pingsPerSecond, resetsPerSecond,
+                emptyDataPerSecond, continuationsPerSecond, prioritiesPerSecond, windowUpdatesPerSecond, unknownFramesPerSecond,
+                writeTimeout);
     }
 }

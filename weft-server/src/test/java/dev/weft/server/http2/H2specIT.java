@@ -2,7 +2,6 @@ package dev.weft.server.http2;
 
 import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import dev.weft.server.ServerTls;
 import org.junit.jupiter.api.Test;
@@ -36,14 +35,18 @@ class H2specIT {
      * The one case a listener that serves HTTP/1.1 and h2c side by side cannot pass: h2spec sends
      * {@code INVALID CONNECTION PREFACE\r\n\r\n} and wants the connection closed without an answer, but those bytes are
      * an HTTP/1.1 request line to such a listener, which answers it 400 as RFC 9112 asks (ServerConformanceIT). Over
-     * TLS, where ALPN said h2, the same case passes (below).
+     * TLS, where ALPN said h2, and on an h2c-only listener ({@code http2.h2c_only}), the same case passes (below).
      */
     static final String SHARED_LISTENER_CASE = "Sends invalid connection preface";
 
     private static HttpServer start(ServerTls tls) throws IOException {
-        return HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                ServerLimits.DEFAULT, new ExecutorModel.Virtual(), r -> new ServerResponse(200,
-                        List.of(java.util.Map.entry("Content-Type", "application/json")), BODY), tls, null);
+        return start(tls, Http2Limits.DEFAULT);
+    }
+
+    private static HttpServer start(ServerTls tls, Http2Limits http2) throws IOException {
+        return HttpServer.builder(r -> new ServerResponse(200,
+                        List.of(java.util.Map.entry("Content-Type", "application/json")), BODY))
+                .listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).executor(new ExecutorModel.Virtual()).tls(tls).http2(http2).start();
     }
 
     @Test
@@ -54,6 +57,16 @@ class H2specIT {
             assertThat(r.failed).as("h2spec failures:\n%s", r.output).allSatisfy(f ->
                     assertThat(f).contains("classname=\"" + SHARED_LISTENER_CASE + "\""));
             assertThat(r.passed).as(r.output).isGreaterThanOrEqualTo(CASES - 1);
+        }
+    }
+
+    @Test
+    void anH2cOnlyListenerPassesEveryCaseInStrictMode() throws Exception {
+        Path h2spec = H2Tools.h2spec();
+        try (HttpServer server = start(null, Http2Limits.DEFAULT.withH2cOnly(true))) {
+            Result r = run(h2spec, server.addresses().getFirst().getPort(), false);
+            assertThat(r.failed).as("h2spec failures:\n%s", r.output).isEmpty();
+            assertThat(r.passed).as(r.output).isEqualTo(CASES);
         }
     }
 

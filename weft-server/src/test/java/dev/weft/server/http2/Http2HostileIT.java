@@ -378,6 +378,36 @@ class Http2HostileIT {
         }
     }
 
+    /**
+     * An h2c-only listener ({@code http2.h2c_only}) answers HTTP/1.1 bytes GOAWAY PROTOCOL_ERROR, never an HTTP/1.1
+     * answer, and at once: a request shorter than the 24-byte preface must not wait for the idle timeout (60 s).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"GET / HTTP/1.0\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "INVALID CONNECTION PREFACE\r\n\r\n", "PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"})
+    void anH2cOnlyListenerAnswersAnythingButThePrefaceGoAwayAtOnce(String first) throws Exception {
+        try (HttpServer s = server(Http2Limits.DEFAULT.withH2cOnly(true));
+             RawH2 c = new RawH2(s.addresses().getFirst(), true)) {
+            c.raw(first.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            c.flush();
+            List<Object> seen = c.awaitClose(Duration.ofSeconds(5));
+            assertThat(seen).anySatisfy(f -> assertThat(f).isInstanceOfSatisfying(Http2Frame.GoAway.class,
+                    g -> assertThat(g.error()).isEqualTo(Http2Error.PROTOCOL_ERROR)));
+        }
+    }
+
+    @Test
+    void anH2cOnlyListenerServesHttp2() throws Exception {
+        try (HttpServer s = server(Http2Limits.DEFAULT.withH2cOnly(true));
+             RawH2 c = RawH2.open(s.addresses().getFirst())) {
+            c.headers(1, true, get("/"));
+            c.flush();
+            Http2Frame.Headers answer = c.await(Http2Frame.Headers.class, WAIT);
+            assertThat(answer).as("an answer on stream 1").isNotNull();
+            assertThat(answer.streamId()).isEqualTo(1);
+        }
+    }
+
     @Test
     void aStreamOverMaxConcurrentStreamsIsRefusedAndTheConnectionGoesOn() throws Exception {
         try (HttpServer s = server(Http2Limits.DEFAULT.withMaxConcurrentStreams(2));
