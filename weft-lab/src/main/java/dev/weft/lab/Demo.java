@@ -23,7 +23,7 @@ import java.util.Map;
 /**
  * {@code weft demo}: {@code lab system-a} with every model at 0, 100, 500 and 1000 ms, the table printed
  * as it is measured, then {@code results/<time>/report.md}, {@code results.json} (one record per model
- * and latency) and {@code throughput.png} (throughput against latency, one line per model).
+ * and latency) and {@code throughput.png} (throughput against latency, one line per model, and Little's bound C/L).
  */
 public final class Demo {
     /** How long and how hard: the quick run (about three minutes) or the full one. */
@@ -90,7 +90,7 @@ public final class Demo {
         json.put("skipped", report.skipped());
         json.put("results", records);
         Json.MAPPER.writerWithDefaultPrettyPrinter().writeValue(files.json().toFile(), json);
-        plot(report, files.plot());
+        plot(report, plan.concurrency(), files.plot());
         Files.writeString(files.report(), report(command, machine, plan, SystemALab.describe(models),
                 SystemALab.table(report, o)));
         out.println("wrote " + files.report() + ", " + files.json().getFileName() + ", " + files.plot().getFileName());
@@ -116,22 +116,62 @@ public final class Demo {
         return sb.toString();
     }
 
-    /** Throughput against backend latency, one line per model. */
-    static void plot(SystemALab.Report report, Path png) throws IOException {
+    /**
+     * Throughput against backend latency, one line per model, and Little's bound C / L for the closed loop's C
+     * requests in flight (dashed): what no design can pass at latency L, so that a reader sees which reach it.
+     */
+    static void plot(SystemALab.Report report, int concurrency, Path png) throws IOException {
         System.setProperty("java.awt.headless", "true");
+        BitmapEncoder.saveBitmap(chart(report, concurrency), png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+
+    /** The series name of the bound in {@link #chart}. */
+    static final String LITTLE = "Little's bound C/L";
+
+    static XYChart chart(SystemALab.Report report, int concurrency) {
         XYChart chart = new XYChartBuilder().width(900).height(540).title("System A: throughput as backends slow down")
                 .xAxisTitle("backend latency (ms)").yAxisTitle("requests per second").build();
         chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.OutsideE);
         Map<String, List<double[]>> by = new LinkedHashMap<>();
+        double top = 0;
+        double maxLatency = 0;
         for (SystemALab.Row r : report.rows()) {
             by.computeIfAbsent(r.model(), k -> new ArrayList<>())
                     .add(new double[] {r.latency().toMillis(), r.result().throughput()});
+            top = Math.max(top, r.result().throughput());
+            maxLatency = Math.max(maxLatency, r.latency().toMillis());
         }
         for (Map.Entry<String, List<double[]>> e : by.entrySet()) {
             double[] x = e.getValue().stream().mapToDouble(p -> p[0]).toArray();
             double[] y = e.getValue().stream().mapToDouble(p -> p[1]).toArray();
             chart.addSeries(e.getKey(), x, y).setMarker(SeriesMarkers.CIRCLE);
         }
-        BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+        double[][] bound = littleBound(concurrency, top * 1.25, maxLatency, 60);
+        if (bound[0].length > 1) {
+            org.knowm.xchart.XYSeries s = chart.addSeries(LITTLE, bound[0], bound[1]);
+            s.setMarker(SeriesMarkers.NONE);
+            s.setLineStyle(org.knowm.xchart.style.lines.SeriesLines.DASH_DASH);
+            s.setLineColor(java.awt.Color.GRAY);
+        }
+        return chart;
+    }
+
+    /**
+     * Points of C / L (L in ms, the bound in requests per second) from where it falls below {@code ceiling} (so that
+     * its steep start at small L does not flatten the measured lines) to {@code maxLatencyMs}; none when it stays
+     * above the ceiling or there is no latency above 0.
+     */
+    static double[][] littleBound(int concurrency, double ceiling, double maxLatencyMs, int points) {
+        if (maxLatencyMs <= 0 || ceiling <= 0 || concurrency * 1000.0 / maxLatencyMs > ceiling) {
+            return new double[][] {new double[0], new double[0]};
+        }
+        double from = Math.max(1, concurrency * 1000.0 / ceiling);
+        double[] x = new double[points];
+        double[] y = new double[points];
+        for (int i = 0; i < points; i++) {
+            x[i] = from + (maxLatencyMs - from) * i / (points - 1);
+            y[i] = concurrency * 1000.0 / x[i];
+        }
+        return new double[][] {x, y};
     }
 }
