@@ -121,6 +121,8 @@ final class Door implements AutoCloseable {
         boolean closeAfterOut;
         /** A request of this connection is on a virtual thread: read nothing more until its answer is written. */
         boolean running;
+        /** Requests of this connection the door took (written by the door's thread, read after {@link #result}). */
+        int served;
         /** A request of this connection waits in the admission's queue (no thread waits for it), or null. */
         ServerRequest queuedRequest;
         Admission.Queued queued;
@@ -196,18 +198,30 @@ final class Door implements AutoCloseable {
     }
 
     /**
+     * A connection the door hands back to the blocking path.
+     *
+     * @param read  the bytes read so far, to be read before the socket's own
+     * @param fresh the door served no request of it: its first bytes are {@code read}'s first (only then may they be
+     *              the HTTP/2 client preface, RFC 9113 section 3.4; after an HTTP/1.1 request they are an HTTP/1.1
+     *              request line, {@code PRI * HTTP/2.0}, answered 505, never a switch to HTTP/2)
+     */
+    record HandedBack(byte[] read, boolean fresh) {
+    }
+
+    /**
      * Holds the connection until it is done (null: close it) or handed back (the bytes read so far, to be read
      * before the socket's own; the channel is then deregistered and still non-blocking; a door that is closed or
      * stopped hands every new connection back at once). Called on the connection's virtual thread, which parks
      * here meanwhile; a connection the door was not given at accept is handed back at once.
      */
-    byte[] serve(SocketChannel channel) throws IOException {
+    HandedBack serve(SocketChannel channel) throws IOException {
         Conn c = adopted.remove(channel);
         if (c == null) {
-            return EMPTY;
+            return new HandedBack(EMPTY, true);
         }
         try {
-            return c.result.get();
+            byte[] read = c.result.get();
+            return read == null ? null : new HandedBack(read, c.served == 0);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
@@ -536,6 +550,7 @@ final class Door implements AutoCloseable {
             c.in.flip().position(end);
             c.in.compact();
             c.searched = 0;
+            c.served++;
             c.activity.busy();
             ServerRequest r = new ServerRequest(head, EMPTY, c.remote, System.nanoTime());
             requestsRead++; // only this thread writes it

@@ -329,16 +329,18 @@ public final class HttpServer implements AutoCloseable {
             }
         }
         InputStream raw = socket.getInputStream();
+        boolean fresh = true;
         if (door != null && socket.getChannel() != null) {
-            byte[] read = door.serve(socket.getChannel());
-            if (read == null) {
+            Door.HandedBack back = door.serve(socket.getChannel());
+            if (back == null) {
                 return; // done: the listener closes the socket
             }
             // handed back (a body, or input the door leaves to this path): read on here, starting with its bytes
             socket.getChannel().configureBlocking(true);
-            raw = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(read), raw);
+            raw = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(back.read()), raw);
+            fresh = back.fresh();
         }
-        if (http2 != null && tls == null) {
+        if (http2 != null && tls == null && fresh) { // the preface only as a connection's first bytes (RFC 9113 3.4)
             raw = http2.h2cOrHttp1(socket, raw, activity, limits.maxBodyBytes(), limits.bodyTimeout(), this::admitAndHandle);
             if (raw == null) {
                 return; // it was h2c, and is over

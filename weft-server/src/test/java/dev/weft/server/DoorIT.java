@@ -83,6 +83,25 @@ class DoorIT {
         out.flush();
     }
 
+    /**
+     * The HTTP/2 client preface is a connection's first bytes or nothing (RFC 9113 section 3.4): after a request the
+     * door served, {@code PRI * HTTP/2.0} is an HTTP/1.1 request line with version 2.0, answered 505 over HTTP/1.1,
+     * never a switch of the connection to HTTP/2 (that would let bytes a front proxy forwards as HTTP/1.1 speak
+     * HTTP/2 to the server behind it).
+     */
+    @Test
+    void thePrefaceAfterARequestTheDoorServedIsAnsweredAsHttp11NotSwitchedToHttp2() throws Exception {
+        try (HttpServer server = start(r -> ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}"),
+                admission(Map.of(), 100, Duration.ofSeconds(1)), null, ServerLimits.DEFAULT);
+             Socket c = connect(server)) {
+            send(c, "GET /first HTTP/1.1\r\n" + H + "\r\n");
+            assertThat(ServerConformanceIT.Answer.read(c.getInputStream()).status()).isEqualTo(200);
+            send(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+            ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(c.getInputStream());
+            assertThat(a.status()).as("an HTTP/1.1 answer, not an HTTP/2 SETTINGS frame").isEqualTo(505);
+        }
+    }
+
     @Test
     void aRefusedRequestIsAnswered503OnTheDoorsThreadAndReachesNoHandler() throws Exception {
         CountDownLatch release = new CountDownLatch(1);

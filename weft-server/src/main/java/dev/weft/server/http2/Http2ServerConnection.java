@@ -105,6 +105,14 @@ public final class Http2ServerConnection {
     private final LinkedHashSet<Integer> resetHere = new LinkedHashSet<>();
     /** Streams the peer reset: a frame on one but PRIORITY is a stream error STREAM_CLOSED (RFC 9113 section 5.1). */
     private final LinkedHashSet<Integer> resetThere = new LinkedHashSet<>();
+    /**
+     * Stream ids the client skipped (open interval {@code (from, to)}): opening a higher one closed them unused (RFC
+     * 9113 section 5.1.1), so HEADERS on one is an unexpected stream id, PROTOCOL_ERROR, where HEADERS on a stream
+     * that was opened and closed is STREAM_CLOSED. The last {@value #SKIPPED_RANGES} such gaps only (clients do not
+     * skip ids; one that does past this gets STREAM_CLOSED, a connection error all the same).
+     */
+    private final java.util.ArrayDeque<int[]> skipped = new java.util.ArrayDeque<>();
+    private static final int SKIPPED_RANGES = 64;
     /** Streams whose thread ended before their request did (413, body timeout): moved into {@link #resetHere}. */
     private final java.util.concurrent.ConcurrentLinkedQueue<Integer> endedEarly = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private int headerBlockStream;
@@ -522,7 +530,19 @@ public final class Http2ServerConnection {
             if (resetHere.contains(id)) {
                 return;
             }
+            for (int[] gap : skipped) {
+                if (gap[0] < id && id < gap[1]) {
+                    throw Http2Exception.connection(Http2Error.PROTOCOL_ERROR, "HEADERS on stream " + id
+                            + ", lower than stream " + gap[1] + " the client opened before it (RFC 9113 section 5.1.1)");
+                }
+            }
             throw Http2Exception.connection(Http2Error.STREAM_CLOSED, "HEADERS on closed stream " + id);
+        }
+        if (id > lastStreamId + 2) {
+            skipped.addLast(new int[] {lastStreamId, id});
+            if (skipped.size() > SKIPPED_RANGES) {
+                skipped.removeFirst();
+            }
         }
         lastStreamId = id;
         if (goingAway) {

@@ -165,6 +165,17 @@ class Http2HostileIT {
                     c.headers(1, true, get("/block"));
                     c.frame(Http2Frame.TYPE_DATA, 0, 1, new byte[16]);
                 }),
+                row("HEADERS on a stream id lower than one opened, never used (RFC 9113 5.1.1)",
+                        Http2Metrics.Hostile.PROTOCOL, Http2Error.PROTOCOL_ERROR, c -> {
+                            c.headers(5, true, get("/block"));
+                            c.headers(3, true, get("/"));
+                        }),
+                row("HEADERS again on a stream the client ended while its handler runs", Http2Metrics.Hostile.PROTOCOL,
+                        Http2Error.STREAM_CLOSED, c -> {
+                            c.headers(1, true, get("/block"));
+                            c.headers(3, true, get("/block"));
+                            c.headers(1, true, get("/"));
+                        }),
                 row("a window increment taking the connection's window over 2^31-1", Http2Metrics.Hostile.PROTOCOL,
                         Http2Error.FLOW_CONTROL_ERROR,
                         c -> c.frame(Http2Frame.TYPE_WINDOW_UPDATE, 0, 0, new byte[]{0x7f, -1, -1, -1})),
