@@ -60,7 +60,9 @@ class DoctorIT {
         assertThat(sleepers.where()).contains("Targets.sleep");
         assertThat(sleepers.via()).contains("java.lang.Thread.sleep");
 
-        assertThat(r.carriers().busyMean()).as(text).isBetween(0.8, 1.2);
+        // one carrier busy, not none and not two: JFR's sampler misses ticks on a CPU shared with parallel builds
+        // (0.76 seen with 425 of 550 samples), so the lower bound leaves room for that
+        assertThat(r.carriers().busyMean()).as(text).isBetween(0.5, 1.2);
         assertThat(r.carriers().carriers()).as(text).anySatisfy(c -> assertThat(c.carrying()).isEqualTo("spinner"));
         assertThat(text).contains("RUNAWAY \"spinner\"").contains("Targets$Spin.spinInAMethodOfItsOwn")
                 .contains("1,000  TIMED_WAITING");
