@@ -151,6 +151,9 @@ public final class Installer {
                         builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments())))
                                 .visit(Advice.to(JettyStopAdvice.class).on(named("doStop").and(takesNoArguments()))))
                 .installOn(inst);
+        if (options.pinned()) {
+            dev.weft.agent.boot.Pools.countPinnedNow();
+        }
         if (options.verbose()) {
             System.err.println("weft agent: active (" + options + ")");
         }
