@@ -12,13 +12,15 @@ import java.util.List;
  * @param excludes    globs ({@code *}, {@code ?}) of pools left on platform threads, matched against a pool's
  *                    thread name, its executor's class and its thread factory's class
  * @param verbose     also say which pools were left alone, and why
+ * @param pinned      count each pool's pinned workers from the start (a JFR recording stream in the process)
+ *                    rather than from the first read of a pool MBean's {@code Pinned} attribute
  */
-public record AgentOptions(int concurrency, List<String> excludes, boolean verbose) {
+public record AgentOptions(int concurrency, List<String> excludes, boolean verbose, boolean pinned) {
     /** The largest {@code concurrency=}: far above what a process's 20,000 descriptors can feed. */
     public static final int MAX_CONCURRENCY = 1_000_000;
 
     public static final String USAGE = "options (comma-separated): concurrency=N (1.." + MAX_CONCURRENCY
-            + "), exclude=GLOB (repeatable), verbose";
+            + "), exclude=GLOB (repeatable), verbose, pinned";
 
     public AgentOptions {
         excludes = List.copyOf(excludes);
@@ -29,8 +31,9 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
         int concurrency = 0;
         List<String> excludes = new ArrayList<>();
         boolean verbose = false;
+        boolean pinned = false;
         if (args == null || args.isBlank()) {
-            return new AgentOptions(concurrency, excludes, verbose);
+            return new AgentOptions(concurrency, excludes, verbose, pinned);
         }
         for (String part : args.split(",")) {
             String p = part.strip();
@@ -58,10 +61,16 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
                     }
                     verbose = true;
                 }
+                case "pinned" -> {
+                    if (value != null) {
+                        throw new IllegalArgumentException("pinned takes no value; " + USAGE);
+                    }
+                    pinned = true;
+                }
                 default -> throw new IllegalArgumentException("unknown option '" + p + "'; " + USAGE);
             }
         }
-        return new AgentOptions(concurrency, excludes, verbose);
+        return new AgentOptions(concurrency, excludes, verbose, pinned);
     }
 
     private static String required(String name, String value) {

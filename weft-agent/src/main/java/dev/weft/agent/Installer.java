@@ -45,6 +45,8 @@ public final class Installer {
     static final String BOOT_PACKAGE = "dev/weft/agent/boot/";
     private static final String HIKARI = "com.zaxxer.hikari.HikariDataSource";
     private static final String APACHE_POOL = "org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager";
+    /** OkHttp 4.x/5.x: its limits bound asynchronous calls only, which enter at {@code enqueue} (Kotlin: enqueue$okhttp). */
+    private static final String OKHTTP_DISPATCHER = "okhttp3.Dispatcher";
     private static final String JETTY_POOL = "org.eclipse.jetty.util.thread.QueuedThreadPool";
     private static final String[] EXECUTORS = {"java.util.concurrent.ThreadPoolExecutor",
             "org.apache.tomcat.util.threads.ThreadPoolExecutor"};
@@ -141,11 +143,17 @@ public final class Installer {
                 .type(namedOneOf(HIKARI, APACHE_POOL))
                 .transform((builder, type, loader, module, domain) -> builder.visit(Advice.to(ConnectionPoolAdvice.class)
                         .on(namedOneOf("getConnection", "lease").and(isPublic()))))
+                .type(named(OKHTTP_DISPATCHER))
+                .transform((builder, type, loader, module, domain) -> builder.visit(Advice.to(ConnectionPoolAdvice.class)
+                        .on(nameStartsWith("enqueue").and(takesArguments(1)))))
                 .type(named(JETTY_POOL))
                 .transform((builder, type, loader, module, domain) ->
                         builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments())))
                                 .visit(Advice.to(JettyStopAdvice.class).on(named("doStop").and(takesNoArguments()))))
                 .installOn(inst);
+        if (options.pinned()) {
+            dev.weft.agent.boot.Pools.countPinnedNow();
+        }
         if (options.verbose()) {
             System.err.println("weft agent: active (" + options + ")");
         }

@@ -2,7 +2,10 @@ package dev.weft.agent;
 
 import dev.weft.agent.apps.ConnectionPoolsApp;
 import dev.weft.agent.apps.KeepAliveApp;
+import dev.weft.agent.apps.OkHttpApp;
 import dev.weft.agent.apps.PoolsApp;
+import dev.weft.sim.SimConfig;
+import dev.weft.sim.SimServer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -186,7 +189,7 @@ class AgentIT {
             assertThat(f.get("fixed.threads")).contains("platform").doesNotContain("virtual");
             assertThat(app.stderr().lines().filter(l -> l.startsWith("weft agent:")).toList()).containsExactly(
                     "weft agent: not active: concurrency=lots is not a whole number; options (comma-separated): "
-                            + "concurrency=N (1..1000000), exclude=GLOB (repeatable), verbose; the application runs unchanged");
+                            + "concurrency=N (1..1000000), exclude=GLOB (repeatable), verbose, pinned; the application runs unchanged");
         }
     }
 
@@ -242,6 +245,30 @@ class AgentIT {
                 ConnectionPoolsApp.class.getName(), List.of())) {
             app.facts();
             assertThat(app.stderr()).doesNotContain("weft agent: warning");
+        }
+    }
+
+    @Test
+    void underConcurrencyNAnOkHttpDispatcherBelowNIsNamedOnceAtItsFirstAsynchronousCall() throws Exception {
+        try (SimServer sim = SimServer.start(SimConfig.local())) {
+            String url = sim.url("/okhttp");
+            try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "concurrency=1000", List.of(), ChildJvm.classpath(),
+                    OkHttpApp.class.getName(), List.of(url))) {
+                Map<String, String> f = app.facts();
+                assertThat(f.get("okhttp.statuses")).isEqualTo("[200, 200, 200, 200, 200]");
+                // the default dispatcher (two clients, three asynchronous calls) once; the raised one not at all
+                List<String> warnings = app.stderr().lines().filter(l -> l.startsWith("weft agent: warning:")).toList();
+                assertThat(warnings).as(app.stderr()).singleElement().asString().matches("weft agent: warning: OkHttp "
+                        + "Dispatcher@\\p{XDigit}+ runs at most 64 asynchronous calls at once, 5 per host \\(setMaxRequests, "
+                        + "setMaxRequestsPerHost\\), fewer than the 1000 tasks a converted pool may now run at once: calls "
+                        + "past it wait there in its queue of ready calls");
+            }
+            // without concurrency=N the pools keep their bounds: nothing moved, nothing said
+            try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "", List.of(), ChildJvm.classpath(),
+                    OkHttpApp.class.getName(), List.of(url))) {
+                assertThat(app.facts().get("okhttp.statuses")).isEqualTo("[200, 200, 200, 200, 200]");
+                assertThat(app.stderr()).doesNotContain("weft agent: warning").doesNotContain("internal error");
+            }
         }
     }
 }

@@ -10,14 +10,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class AgentOptionsTest {
     @Test
     void noOptionsKeepEachPoolsBound() {
-        assertThat(AgentOptions.parse(null)).isEqualTo(new AgentOptions(0, List.of(), false));
-        assertThat(AgentOptions.parse("")).isEqualTo(new AgentOptions(0, List.of(), false));
+        assertThat(AgentOptions.parse(null)).isEqualTo(new AgentOptions(0, List.of(), false, false));
+        assertThat(AgentOptions.parse("")).isEqualTo(new AgentOptions(0, List.of(), false, false));
     }
 
     @Test
     void readsEveryOption() {
         assertThat(AgentOptions.parse("concurrency=10000, exclude=batch-*,exclude=com.acme.Pool,verbose"))
-                .isEqualTo(new AgentOptions(10000, List.of("batch-*", "com.acme.Pool"), true));
+                .isEqualTo(new AgentOptions(10000, List.of("batch-*", "com.acme.Pool"), true, false));
+        assertThat(AgentOptions.parse("pinned")).isEqualTo(new AgentOptions(0, List.of(), false, true));
     }
 
     @Test
@@ -26,5 +27,6 @@ class AgentOptionsTest {
         assertThatThrownBy(() -> AgentOptions.parse("concurrency=")).hasMessageContaining("concurrency= needs a value");
         assertThatThrownBy(() -> AgentOptions.parse("threads=com.acme.*")).hasMessageStartingWith("unknown option 'threads=com.acme.*'");
         assertThatThrownBy(() -> AgentOptions.parse("verbose=yes")).hasMessageStartingWith("verbose takes no value");
+        assertThatThrownBy(() -> AgentOptions.parse("pinned=1")).hasMessageStartingWith("pinned takes no value");
     }
 }

@@ -1,5 +1,6 @@
 package dev.weft.agent;
 
+import dev.weft.agent.apps.PinnedApp;
 import dev.weft.agent.apps.PoolsApp;
 import dev.weft.doctor.Doctor;
 import dev.weft.doctor.Report;
@@ -23,12 +24,12 @@ class DoctorIT {
             Report r = Doctor.examine(app.process.pid(), BRIEF, null);
             String text = ReportText.render(r);
             assertThat(r.agentPools()).as(text).containsExactly(new Report.AgentPool("orders-N",
-                    "java.util.concurrent.ThreadPoolExecutor", 2, 2, 1, 1, 2, 2, 2));
+                    "java.util.concurrent.ThreadPoolExecutor", 2, 2, 1, 0, 1, 2, 2, 2));
             assertThat(text).contains("weft agent's pools (virtual threads; dev.weft.agent MBeans): 1")
-                    .containsPattern("orders-N +2 +2 +1 +1 +2 +2  java\\.util\\.concurrent\\.ThreadPoolExecutor");
+                    .containsPattern("orders-N +2 +2 +1 +0 +1 +2 +2  java\\.util\\.concurrent\\.ThreadPoolExecutor");
             assertThat(Json.MAPPER.writeValueAsString(r)).contains("\"agentPools\":[{\"name\":\"orders-N\","
                     + "\"executorClass\":\"java.util.concurrent.ThreadPoolExecutor\",\"active\":2,\"queued\":2,"
-                    + "\"rejected\":1,\"completed\":1,\"poolSize\":2,\"maximumPoolSize\":2,\"originalMaximumPoolSize\":2}]");
+                    + "\"rejected\":1,\"pinned\":0,\"completed\":1,\"poolSize\":2,\"maximumPoolSize\":2,\"originalMaximumPoolSize\":2}]");
         }
     }
 
@@ -46,6 +47,26 @@ class DoctorIT {
                 assertThat(p.rejected()).isZero();
             });
             assertThat(text).containsPattern("orders-N .* 50 \\(was 2\\)");
+        }
+    }
+
+    @Test
+    void showsEachPoolsPinnedWorkers() throws Exception {
+        // pinned: counted from the JVM's start, so early-N's pin (before anything asked) is in too
+        try (ChildJvm app = ChildJvm.app("pinned", PinnedApp.class, "doctor")) {
+            app.awaitLine("doctor.ready=");
+            Report r = Doctor.examine(app.process.pid(), BRIEF, null);
+            String text = ReportText.render(r);
+            assertThat(r.agentPools()).as(text).extracting(Report.AgentPool::name)
+                    .containsExactly("calm-N", "early-N", "pinning-N");
+            assertThat(r.agentPools()).as(text).allSatisfy(p -> {
+                if (p.name().equals("calm-N")) {
+                    assertThat(p.pinned()).isZero();
+                } else {
+                    assertThat(p.pinned()).isPositive();
+                }
+            });
+            assertThat(text).contains("rejected  pinned   completed").containsPattern("calm-N +0 +0 +0 +0 +2 ");
         }
     }
 

@@ -17,11 +17,13 @@ import java.util.Map;
 /**
  * The pools weft-agent converted in a JVM, from its MBeans ({@code dev.weft.agent:type=Pool,name="PATTERN"},
  * {@code ,instance=K} for pools that share a pattern). Read by attribute name, so the doctor needs nothing of
- * the agent's classes; a JVM without the agent has no such MBean and gives an empty list.
+ * the agent's classes; a JVM without the agent has no such MBean and gives an empty list. Reading
+ * {@code Pinned} starts the agent's count of pinned workers in the target if nothing did before (it counts
+ * from when it is first asked), which is why the doctor reads the pools at its window's start as well.
  */
 final class AgentPools {
     static final String DOMAIN = "dev.weft.agent";
-    private static final String[] ATTRIBUTES = {"ExecutorClass", "Active", "Queued", "Rejected", "Completed",
+    private static final String[] ATTRIBUTES = {"ExecutorClass", "Active", "Queued", "Rejected", "Pinned", "Completed",
             "PoolSize", "MaximumPoolSize", "OriginalMaximumPoolSize"};
 
     private AgentPools() {
@@ -48,7 +50,8 @@ final class AgentPools {
                 throw new IOException("reading " + n + ": " + e.getMessage(), e);
             }
             pools.add(new Report.AgentPool(name(n), String.valueOf(a.get("ExecutorClass")), integer(a, "Active"),
-                    integer(a, "Queued"), number(a, "Rejected"), number(a, "Completed"), integer(a, "PoolSize"),
+                    integer(a, "Queued"), number(a, "Rejected"), number(a, "Pinned"), number(a, "Completed"),
+                    integer(a, "PoolSize"),
                     integer(a, "MaximumPoolSize"), integer(a, "OriginalMaximumPoolSize")));
         }
         pools.sort(Comparator.comparing(Report.AgentPool::name));

@@ -83,12 +83,15 @@ public record Report(String target, String from, long windowMs, long samplePerio
      * @param active                  tasks running now
      * @param queued                  tasks waiting in the executor's queue
      * @param rejected                tasks the executor refused since the agent converted it
+     * @param pinned                  times a worker blocked pinned to its carrier (JFR's jdk.VirtualThreadPinned,
+     *                                20 ms or longer), counted by the agent since first asked (the doctor asks at
+     *                                its window's start); -1 when the agent cannot count or does not say
      * @param completed               tasks completed
      * @param poolSize                worker threads now (virtual threads)
      * @param maximumPoolSize         the bound: at most this many tasks at once
      * @param originalMaximumPoolSize the maximum the application gave, before {@code concurrency=N}
      */
-    public record AgentPool(String name, String executorClass, int active, int queued, long rejected,
+    public record AgentPool(String name, String executorClass, int active, int queued, long rejected, long pinned,
                             long completed, int poolSize, int maximumPoolSize, int originalMaximumPoolSize) {
     }
 }

@@ -78,11 +78,12 @@ public final class ReportText {
         if (!r.agentPools().isEmpty()) {
             sb.append(String.format(Locale.ROOT, "%nweft agent's pools (virtual threads; dev.weft.agent MBeans): %d%n",
                     r.agentPools().size()));
-            sb.append(String.format(Locale.ROOT, "  %-40s %7s %7s %9s %11s %6s %9s%n", "pool", "active", "queued",
-                    "rejected", "completed", "size", "max"));
+            sb.append(String.format(Locale.ROOT, "  %-40s %7s %7s %9s %7s %11s %6s %9s%n", "pool", "active", "queued",
+                    "rejected", "pinned", "completed", "size", "max"));
             for (Report.AgentPool a : r.agentPools()) {
-                sb.append(String.format(Locale.ROOT, "  %-40s %,7d %,7d %,9d %,11d %,6d %,9d%s  %s%n", a.name(), a.active(),
-                        a.queued(), a.rejected(), a.completed(), a.poolSize(), a.maximumPoolSize(),
+                sb.append(String.format(Locale.ROOT, "  %-40s %,7d %,7d %,9d %7s %,11d %,6d %,9d%s  %s%n", a.name(), a.active(),
+                        a.queued(), a.rejected(), a.pinned() < 0 ? "-" : String.format(Locale.ROOT, "%,d", a.pinned()),
+                        a.completed(), a.poolSize(), a.maximumPoolSize(),
                         a.maximumPoolSize() == a.originalMaximumPoolSize() ? "" : " (was " + a.originalMaximumPoolSize() + ")",
                         a.executorClass()));
             }

@@ -15,12 +15,12 @@ import java.util.function.Supplier;
 
 /**
  * A JFR event per converted pool, every second of a recording that enables it ({@code dev.weft.agent.Pool}):
- * the figures of its MBean. Pinning is JFR's own {@code jdk.VirtualThreadPinned}, named by thread.
+ * the figures of its MBean, its pinned count too once counted (see {@link Pinned}).
  */
 @Name("dev.weft.agent.Pool")
 @Label("Weft agent pool")
 @Category({"Weft", "Agent"})
-@Description("A thread pool weft-agent moved onto virtual threads: tasks running, queued, refused, completed")
+@Description("A thread pool weft-agent moved onto virtual threads: tasks running, queued, refused, pinned, completed")
 @Period("1 s")
 @StackTrace(false)
 public final class PoolEvent extends Event {
@@ -41,6 +41,11 @@ public final class PoolEvent extends Event {
 
     @Label("Rejected")
     long rejected;
+
+    @Label("Pinned")
+    @Description("Times a worker blocked pinned to its carrier (jdk.VirtualThreadPinned, 20 ms or longer), counted "
+            + "since first asked (the MBean's Pinned attribute read, or the agent's pinned option); -1 before")
+    long pinned;
 
     @Label("Completed")
     long completed;
@@ -64,6 +69,8 @@ public final class PoolEvent extends Event {
                 e.active = p.getActive();
                 e.queued = p.getQueued();
                 e.rejected = p.getRejected();
+                // a recording of this event does not start the count: JFR's own jdk.VirtualThreadPinned is there
+                e.pinned = p instanceof Pools.Pool pool ? pool.pinnedIfCounting() : -1;
                 e.completed = p.getCompleted();
                 e.poolSize = p.getPoolSize();
                 e.maximumPoolSize = p.getMaximumPoolSize();

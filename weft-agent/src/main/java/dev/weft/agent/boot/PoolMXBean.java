@@ -21,6 +21,14 @@ public interface PoolMXBean {
     /** Tasks the executor refused (its rejection handler was called) since the agent converted it. */
     long getRejected();
 
+    /**
+     * Times a worker of this pool blocked while pinned to its carrier (JFR's {@code jdk.VirtualThreadPinned},
+     * 20 ms or longer; on JDK 25 inside a class initializer or under a native frame), counted since first
+     * asked: the first read of this attribute in the process (any pool's) starts the count, unless the agent's
+     * {@code pinned} option started it with the JVM. -1 when this runtime cannot count (no JFR).
+     */
+    long getPinned();
+
     /** Tasks completed (the executor's {@code getCompletedTaskCount()}). */
     long getCompleted();
 

@@ -60,6 +60,14 @@ public final class Pools {
     }
 
     /**
+     * The {@code pinned} option: counts pinned workers from now on rather than from the first read of an
+     * MBean's {@code Pinned} attribute. Called by the installer once the executors' classes are changed.
+     */
+    public static void countPinnedNow() {
+        Pinned.start();
+    }
+
+    /**
      * Called at the end of every {@code Worker} constructor with the thread the pool's factory returned;
      * returns the thread the Worker keeps.
      */
@@ -366,6 +374,37 @@ public final class Pools {
         }
     }
 
+    /** A pool's MXBean with a description per attribute (jconsole and other JMX clients show them). */
+    private static final class Described extends javax.management.StandardMBean {
+        private static final Map<String, String> ATTRIBUTES = Map.of(
+                "ExecutorClass", "The executor's class",
+                "ThreadNamePattern", "The pool's thread names, the trailing number as N",
+                "Active", "Tasks running now (the executor's getActiveCount())",
+                "Queued", "Tasks waiting in the executor's queue",
+                "Rejected", "Tasks the executor refused since the agent converted it",
+                "Pinned", "Times a worker blocked pinned to its carrier (JFR jdk.VirtualThreadPinned, 20 ms or longer), "
+                        + "counted since first asked: the first read of Pinned (of any pool) starts the count, unless "
+                        + "the agent's pinned option started it with the JVM; -1 when this runtime has no JFR",
+                "Completed", "Tasks completed (the executor's getCompletedTaskCount())",
+                "PoolSize", "Worker threads now, each a virtual thread (the executor's getPoolSize())",
+                "MaximumPoolSize", "The bound: at most this many tasks at once (the executor's getMaximumPoolSize())",
+                "OriginalMaximumPoolSize", "The maximum pool size the application gave, before concurrency=N");
+
+        Described(PoolMXBean pool) {
+            super(pool, PoolMXBean.class, true);
+        }
+
+        @Override
+        protected String getDescription(javax.management.MBeanInfo info) {
+            return "A thread pool weft-agent moved onto virtual threads";
+        }
+
+        @Override
+        protected String getDescription(javax.management.MBeanAttributeInfo info) {
+            return ATTRIBUTES.getOrDefault(info.getName(), info.getDescription());
+        }
+    }
+
     /** One converted pool. Holds its executor weakly: the agent never keeps a pool alive. */
     static final class Pool implements PoolMXBean {
         private final WeakReference<Object> executor;
@@ -373,6 +412,8 @@ public final class Pools {
         private final String pattern;
         private final Ops ops;
         final LongAdder rejected = new LongAdder();
+        /** jdk.VirtualThreadPinned events of this pool's workers, once {@link Pinned} counts. */
+        final LongAdder pinned = new LongAdder();
         private volatile int originalMax;
         /** The MBean's name while registered; whoever takes it (last worker, Cleaner, sweep) unregisters. */
         private final java.util.concurrent.atomic.AtomicReference<ObjectName> name = new java.util.concurrent.atomic.AtomicReference<>();
@@ -476,15 +517,18 @@ public final class Pools {
             if (h != null && (h != fromFactory.getThreadGroup() || h.getClass() != ThreadGroup.class)) {
                 b.uncaughtExceptionHandler(h);
             }
+            LongAdder pins = pinned;
             Thread v = b.unstarted(() -> {
                 if (!daemon) {
                     KeepAlive.started(worker);
                 }
+                Pinned.running(pins);
                 try {
                     // Thread.run() of the unstarted thread runs its target: the Runnable the factory built around
                     // the Worker (its logging, MDC, monitoring), and TaskThread's wrapper, then the Worker.
                     fromFactory.run();
                 } finally {
+                    Pinned.ended();
                     if (!daemon) {
                         KeepAlive.release();
                     }
@@ -535,7 +579,7 @@ public final class Pools {
                 String base = "dev.weft.agent:type=Pool,name=" + ObjectName.quote(pattern);
                 int i = INSTANCES.computeIfAbsent(pattern, k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
                 ObjectName n = new ObjectName(i == 1 ? base : base + ",instance=" + i);
-                server.registerMBean(this, n);
+                server.registerMBean(new Described(this), n);
                 name.set(n);
             } catch (Throwable t) {
                 if (verbose) {
@@ -585,6 +629,16 @@ public final class Pools {
         @Override
         public long getRejected() {
             return rejected.sum();
+        }
+
+        @Override
+        public long getPinned() {
+            return Pinned.start() ? pinned.sum() : -1;
+        }
+
+        /** Pins counted so far without starting the count: -1 while nobody asked (for the JFR event). */
+        long pinnedIfCounting() {
+            return Pinned.counting() ? pinned.sum() : -1;
         }
 
         @Override

@@ -1,0 +1,117 @@
+package dev.weft.agent.apps;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+/**
+ * Three fixed pools of one thread, {@code early-N}, {@code pinning-N} and {@code calm-N}, each of which has run
+ * an empty task first (a pool's MBean comes with its first worker). On JDK 25 a virtual
+ * thread that blocks inside a class initializer cannot leave its carrier (the initializer runs under a VM
+ * frame), while one that blocks inside {@code synchronized} can (JEP 491). So:
+ * <ol>
+ * <li>an {@code early-N} worker initializes {@link EarlyPin} (its initializer sleeps 100 ms: a pin), before
+ * anything reads a pool's {@code Pinned} attribute;</li>
+ * <li>every pool's {@code Pinned} is read ({@code asked.POOL=...}): the first read starts the agent's count;</li>
+ * <li>a {@code pinning-N} worker initializes {@link LaterPin} (another 100 ms pin), and a {@code calm-N}
+ * worker sleeps 100 ms inside {@code synchronized} (no pin);</li>
+ * <li>{@code Pinned} is read until {@code pinning-N}'s is above 0 (JFR delivers events about a second late),
+ * then printed for each pool ({@code pinned.POOL=...}).</li>
+ * </ol>
+ * With the argument {@code doctor} it then prints {@code doctor.ready=true} and waits until stdin ends.
+ */
+public final class PinnedApp {
+    private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
+    private static final String[] POOLS = {"early", "pinning", "calm"};
+
+    private PinnedApp() {
+    }
+
+    /** Initialized once, on the first worker that touches it: the sleep runs inside its class initializer. */
+    static final class EarlyPin {
+        static final long SLEPT = sleepInInitializer();
+    }
+
+    static final class LaterPin {
+        static final long SLEPT = sleepInInitializer();
+    }
+
+    static long sleepInInitializer() {
+        long start = System.nanoTime();
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+        return System.nanoTime() - start;
+    }
+
+    public static void main(String[] args) throws Exception {
+        ExecutorService early = pool("early");
+        ExecutorService pinning = pool("pinning");
+        ExecutorService calm = pool("calm");
+        for (ExecutorService e : new ExecutorService[]{early, pinning, calm}) {
+            e.submit(() -> { }).get(30, TimeUnit.SECONDS); // its worker, and so its MBean, exists from here
+        }
+
+        print("early.thread", early.submit(() -> describe() + " slept " + ms(EarlyPin.SLEPT)).get(30, TimeUnit.SECONDS));
+        for (String p : POOLS) {
+            print("asked." + p, pinned(p));
+        }
+        print("pinning.thread", pinning.submit(() -> describe() + " slept " + ms(LaterPin.SLEPT)).get(30, TimeUnit.SECONDS));
+        Object lock = new Object();
+        print("calm.thread", calm.submit(() -> {
+            synchronized (lock) {
+                Thread.sleep(100);
+            }
+            return describe();
+        }).get(30, TimeUnit.SECONDS));
+
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (pinned("pinning") == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50); // polling the agent's count: JFR flushes its events about once a second
+        }
+        for (String p : POOLS) {
+            print("pinned." + p, pinned(p));
+        }
+        if (args.length > 0 && args[0].equals("doctor")) {
+            print("doctor.ready", true);
+            while (System.in.read() >= 0) {
+                // until the test closes our stdin
+            }
+        }
+        for (ExecutorService e : new ExecutorService[]{early, pinning, calm}) {
+            e.shutdown();
+            e.awaitTermination(30, TimeUnit.SECONDS);
+        }
+        System.out.println("done");
+    }
+
+    private static ExecutorService pool(String name) {
+        AtomicInteger n = new AtomicInteger();
+        return Executors.newFixedThreadPool(1, r -> new Thread(r, name + "-" + n.incrementAndGet()));
+    }
+
+    /** The agent's count for the pool, or -2 when it has no MBean (no agent). */
+    private static long pinned(String pool) throws Exception {
+        ObjectName name = new ObjectName("dev.weft.agent:type=Pool,name=" + ObjectName.quote(pool + "-N"));
+        return SERVER.isRegistered(name) ? (long) SERVER.getAttribute(name, "Pinned") : -2;
+    }
+
+    private static String describe() {
+        Thread t = Thread.currentThread();
+        return t.getName() + (t.isVirtual() ? " virtual" : " platform");
+    }
+
+    private static String ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos) >= 100 ? ">=100ms" : TimeUnit.NANOSECONDS.toMillis(nanos) + "ms";
+    }
+
+    private static void print(String key, Object value) {
+        System.out.println(key + "=" + value);
+    }
+}
