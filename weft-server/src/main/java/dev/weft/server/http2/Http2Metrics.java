@@ -60,6 +60,20 @@ public final class Http2Metrics {
         streams.increment();
     }
 
+    private final java.util.concurrent.atomic.AtomicInteger streamThreads = new java.util.concurrent.atomic.AtomicInteger();
+
+    void onStreamThread(int delta) {
+        streamThreads.addAndGet(delta);
+    }
+
+    /**
+     * Streams whose virtual thread runs now (from its start until its last act, after the stream has ended): what a
+     * test waits for instead of reading a thread dump of this JVM.
+     */
+    public int streamThreadsRunning() {
+        return streamThreads.get();
+    }
+
     void onRefused() {
         refusedStreams.increment();
     }

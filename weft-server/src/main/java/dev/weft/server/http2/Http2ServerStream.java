@@ -89,7 +89,13 @@ final class Http2ServerStream {
         } finally {
             lock.unlock();
         }
-        t.start();
+        c.metrics().onStreamThread(1);
+        try {
+            t.start();
+        } catch (RuntimeException | Error e) {
+            c.metrics().onStreamThread(-1);
+            throw e;
+        }
     }
 
     /** Reset or connection gone: the handler is interrupted (unless in socket I/O), its answer dropped. */
@@ -184,8 +190,12 @@ final class Http2ServerStream {
                 lock.unlock();
             }
             Thread.interrupted(); // a reset's interrupt must not close the socket under the writes below
-            c.credit(null, leftover); // body bytes nobody will take: the connection's window gets them back
-            c.streamEnded(this);
+            try {
+                c.credit(null, leftover); // body bytes nobody will take: the connection's window gets them back
+                c.streamEnded(this);
+            } finally {
+                c.metrics().onStreamThread(-1);
+            }
         }
     }
 
