@@ -535,15 +535,24 @@ public final class Pools {
                 if (!daemon) {
                     KeepAlive.started(worker);
                 }
-                Pinned.running(pins);
                 try {
+                    try {
+                        Pinned.running(pins);
+                    } catch (Throwable t) {
+                        failed(t); // an Error here (an OutOfMemoryError) must not keep the worker from running
+                    }
                     // Thread.run() of the unstarted thread runs its target: the Runnable the factory built around
                     // the Worker (its logging, MDC, monitoring), and TaskThread's wrapper, then the Worker.
                     fromFactory.run();
                 } finally {
-                    Pinned.ended();
+                    // release first: a failure after it must not keep the JVM from exiting
                     if (!daemon) {
                         KeepAlive.release();
+                    }
+                    try {
+                        Pinned.ended();
+                    } catch (Throwable t) {
+                        failed(t);
                     }
                     exited();
                 }
