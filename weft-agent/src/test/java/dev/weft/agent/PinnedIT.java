@@ -69,6 +69,27 @@ class PinnedIT {
     }
 
     @Test
+    void anotherRecordingAtALowerThresholdDoesNotInflateTheCount(@TempDir Path dir) throws Exception {
+        Path jfr = dir.resolve("zero.jfr");
+        Map<String, String> f;
+        // a recording of every pin however short: JFR then hands the agent's stream those too
+        try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "pinned",
+                List.of("-XX:StartFlightRecording:filename=" + jfr + ",dumponexit=true,jdk.VirtualThreadPinned#threshold=0ms"),
+                ChildJvm.testClasses(), PinnedApp.class.getName(), List.of())) {
+            f = app.facts();
+            assertThat(app.stderr()).doesNotContain("internal error").doesNotContain("not counted");
+        }
+        List<RecordedEvent> pins = RecordingFile.readAllEvents(jfr).stream()
+                .filter(e -> e.getEventType().getName().equals("jdk.VirtualThreadPinned"))
+                .filter(e -> e.getThread() != null && "pinning-1".equals(e.getThread().getJavaName())).toList();
+        // the recording saw BriefPin's pin under 20 ms; the agent counted only those of 20 ms or longer
+        assertThat(pins).as(pins.toString()).anySatisfy(e -> assertThat(e.getDuration()).isLessThan(java.time.Duration.ofMillis(20)));
+        long long20 = pins.stream().filter(e -> e.getDuration().compareTo(java.time.Duration.ofMillis(20)) >= 0).count();
+        assertThat(long20).as(pins.toString()).isPositive();
+        assertThat(f).as(pins.toString()).containsEntry("pinned.pinning", Long.toString(long20));
+    }
+
+    @Test
     void thePinnedOptionCountsFromTheStartAndAgreesWithTheJdksOwnRecording(@TempDir Path dir) throws Exception {
         Path jfr = dir.resolve("app.jfr");
         Map<String, String> f;

@@ -20,7 +20,8 @@ import javax.management.ObjectName;
  * recordings running are counted ({@code recordings.asked}), then {@code startPinnedCount} is invoked
  * ({@code started}) under a marker context class loader, and the JFR threads holding that loader are listed
  * ({@code jfr.threads.marker}); every pool's {@code Pinned} is read again ({@code counting.POOL});</li>
- * <li>a {@code pinning-N} worker initializes {@link LaterPin} (another 100 ms pin), and a {@code calm-N}
+ * <li>a {@code pinning-N} worker initializes {@link BriefPin} (a 2 ms pin, under JFR's threshold), then
+ * {@link LaterPin} (another 100 ms pin), and a {@code calm-N}
  * worker sleeps 100 ms inside {@code synchronized} (no pin);</li>
  * <li>{@code Pinned} is read until {@code pinning-N}'s is above 0 (JFR delivers events about a second late),
  * then printed for each pool ({@code pinned.POOL=...}).</li>
@@ -39,17 +40,22 @@ public final class PinnedApp {
 
     /** Initialized once, on the first worker that touches it: the sleep runs inside its class initializer. */
     static final class EarlyPin {
-        static final long SLEPT = sleepInInitializer();
+        static final long SLEPT = sleepInInitializer(100);
     }
 
     static final class LaterPin {
-        static final long SLEPT = sleepInInitializer();
+        static final long SLEPT = sleepInInitializer(100);
     }
 
-    static long sleepInInitializer() {
+    /** A pin shorter than JFR's default threshold of 20 ms: seen only by a recording with a lower one. */
+    static final class BriefPin {
+        static final long SLEPT = sleepInInitializer(2);
+    }
+
+    static long sleepInInitializer(long ms) {
         long start = System.nanoTime();
         try {
-            Thread.sleep(100);
+            Thread.sleep(ms);
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }
@@ -85,6 +91,8 @@ public final class PinnedApp {
         for (String p : POOLS) {
             print("counting." + p, pinned(p));
         }
+        // on the same worker, before LaterPin: JFR delivers one thread's events in order
+        print("brief.slept", pinning.submit(() -> BriefPin.SLEPT > 0).get(30, TimeUnit.SECONDS));
         print("pinning.thread", pinning.submit(() -> describe() + " slept " + ms(LaterPin.SLEPT)).get(30, TimeUnit.SECONDS));
         Object lock = new Object();
         print("calm.thread", calm.submit(() -> {
