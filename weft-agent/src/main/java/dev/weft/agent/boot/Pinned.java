@@ -161,6 +161,12 @@ final class Pinned {
         reader.setContextClassLoader(null);
         long[] ours = {-1};
         jdk.jfr.FlightRecorderListener started = new jdk.jfr.FlightRecorderListener() {
+            private boolean isOurs(jdk.jfr.Recording recording) {
+                synchronized (stream) {
+                    return recording.getId() == ours[0];
+                }
+            }
+
             @Override
             public void recordingStateChanged(jdk.jfr.Recording recording) {
                 jdk.jfr.RecordingState now = recording.getState();
@@ -174,8 +180,8 @@ final class Pinned {
                         }
                     }
                     running.countDown();
-                } else if (recording.getId() == ours[0]
-                        && (now == jdk.jfr.RecordingState.STOPPED || now == jdk.jfr.RecordingState.CLOSED)) {
+                } else if ((now == jdk.jfr.RecordingState.STOPPED || now == jdk.jfr.RecordingState.CLOSED)
+                        && isOurs(recording)) {
                     // stopped by someone else (jcmd PID JFR.stop): its stream would wait for more and never end.
                     // Off at once, then closed off this (JFR's, or jcmd's) thread, which ends the reader.
                     stop();
