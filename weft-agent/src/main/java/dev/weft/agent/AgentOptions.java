@@ -13,7 +13,7 @@ import java.util.List;
  *                    thread name, its executor's class and its thread factory's class
  * @param verbose     also say which pools were left alone, and why
  * @param pinned      count each pool's pinned workers from the start (a JFR recording stream in the process)
- *                    rather than from the first read of a pool MBean's {@code Pinned} attribute
+ *                    rather than from a pool MBean's {@code startPinnedCount()} operation
  */
 public record AgentOptions(int concurrency, List<String> excludes, boolean verbose, boolean pinned) {
     /** The largest {@code concurrency=}: far above what a process's 20,000 descriptors can feed. */

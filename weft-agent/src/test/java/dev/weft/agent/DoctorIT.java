@@ -23,6 +23,7 @@ class DoctorIT {
             assertThat(app.stdout()).contains("doctor.fifth=rejected");
             Report r = Doctor.examine(app.process.pid(), BRIEF, null);
             String text = ReportText.render(r);
+            // pinned 0, not -1: the doctor started the agent's count (startPinnedCount) at its window's start
             assertThat(r.agentPools()).as(text).containsExactly(new Report.AgentPool("orders-N",
                     "java.util.concurrent.ThreadPoolExecutor", 2, 2, 1, 0, 1, 2, 2, 2));
             assertThat(text).contains("weft agent's pools (virtual threads; dev.weft.agent MBeans): 1")

@@ -14,8 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Pinned workers counted per pool ({@link PinnedApp}: a worker of {@code pinning-N} blocks inside a class
- * initializer, one of {@code calm-N} inside {@code synchronized}), from the first read of an MBean's
- * {@code Pinned} attribute, or from the JVM's start with the agent's {@code pinned} option.
+ * initializer, one of {@code calm-N} inside {@code synchronized}), from an MBean's
+ * {@code startPinnedCount} operation (reading {@code Pinned} starts nothing), or from the JVM's start with the
+ * agent's {@code pinned} option.
  */
 class PinnedIT {
     @Test
@@ -25,14 +26,67 @@ class PinnedIT {
             assertThat(f).containsEntry("early.thread", "early-1 virtual slept >=100ms")
                     .containsEntry("pinning.thread", "pinning-1 virtual slept >=100ms")
                     .containsEntry("calm.thread", "calm-1 virtual");
-            // the first read starts the count: nothing before it
-            assertThat(f).containsEntry("asked.early", "0").containsEntry("asked.pinning", "0").containsEntry("asked.calm", "0");
+            // reading (as every JMX scraper does) starts nothing: -1, and no JFR recording runs
+            assertThat(f).containsEntry("asked.early", "-1").containsEntry("asked.pinning", "-1")
+                    .containsEntry("asked.calm", "-1").containsEntry("recordings.asked", "0");
+            // the operation starts the one count of every pool, from 0
+            assertThat(f).containsEntry("started", "true").containsEntry("recordings.started", "1")
+                    .containsEntry("counting.early", "0").containsEntry("counting.pinning", "0").containsEntry("counting.calm", "0");
+            // it was created on the agent's own thread: JFR's threads keep not the asking thread's context class loader
+            assertThat(f).containsEntry("jfr.threads.marker", "[]");
             assertThat(Long.parseLong(f.get("pinned.pinning"))).as(f.toString()).isPositive();
-            // early-N pinned before anyone asked, calm-N never: JFR delivers in order, so after pinning-N's event
+            // early-N pinned before the count started, calm-N never: JFR delivers in order, so after pinning-N's event
             // an earlier one of early-N would have been counted too
             assertThat(f).containsEntry("pinned.early", "0").containsEntry("pinned.calm", "0");
             assertThat(app.stderr()).doesNotContain("internal error").doesNotContain("not counted");
         }
+    }
+
+    @Test
+    void aStoppedRecordingReadsMinusOneAgain() throws Exception {
+        try (ChildJvm app = ChildJvm.app("pinned", PinnedApp.class, "stop")) {
+            assertThat(Long.parseLong(app.awaitLine("pinned.pinning=").substring("pinned.pinning=".length()))).isPositive();
+            app.awaitLine("stop.ready=");
+            Path jcmd = Path.of(ChildJvm.java()).resolveSibling("jcmd");
+            String pid = Long.toString(app.process.pid());
+            String check = run(jcmd.toString(), pid, "JFR.check");
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("Recording (\\d+): name=Recording Stream").matcher(check);
+            assertThat(m.find()).as(check).isTrue();
+            run(jcmd.toString(), pid, "JFR.stop", "name=" + m.group(1));
+            app.send("stopped");
+            Map<String, String> f = app.facts();
+            // the count froze: it no longer reads as valid, and it stays off
+            assertThat(f).containsEntry("stopped.pinning", "-1").containsEntry("stopped.started", "false");
+            assertThat(app.stderr()).contains("Pinned reads -1 from now on").doesNotContain("internal error");
+        }
+    }
+
+    private static String run(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+        return out;
+    }
+
+    @Test
+    void anotherRecordingAtALowerThresholdDoesNotInflateTheCount(@TempDir Path dir) throws Exception {
+        Path jfr = dir.resolve("zero.jfr");
+        Map<String, String> f;
+        // a recording of every pin however short: JFR then hands the agent's stream those too
+        try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "pinned",
+                List.of("-XX:StartFlightRecording:filename=" + jfr + ",dumponexit=true,jdk.VirtualThreadPinned#threshold=0ms"),
+                ChildJvm.testClasses(), PinnedApp.class.getName(), List.of())) {
+            f = app.facts();
+            assertThat(app.stderr()).doesNotContain("internal error").doesNotContain("not counted");
+        }
+        List<RecordedEvent> pins = RecordingFile.readAllEvents(jfr).stream()
+                .filter(e -> e.getEventType().getName().equals("jdk.VirtualThreadPinned"))
+                .filter(e -> e.getThread() != null && "pinning-1".equals(e.getThread().getJavaName())).toList();
+        // the recording saw BriefPin's pin under 20 ms; the agent counted only those of 20 ms or longer
+        assertThat(pins).as(pins.toString()).anySatisfy(e -> assertThat(e.getDuration()).isLessThan(java.time.Duration.ofMillis(20)));
+        long long20 = pins.stream().filter(e -> e.getDuration().compareTo(java.time.Duration.ofMillis(20)) >= 0).count();
+        assertThat(long20).as(pins.toString()).isPositive();
+        assertThat(f).as(pins.toString()).containsEntry("pinned.pinning", Long.toString(long20));
     }
 
     @Test

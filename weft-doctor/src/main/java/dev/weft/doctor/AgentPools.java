@@ -18,8 +18,8 @@ import java.util.Map;
  * The pools weft-agent converted in a JVM, from its MBeans ({@code dev.weft.agent:type=Pool,name="PATTERN"},
  * {@code ,instance=K} for pools that share a pattern). Read by attribute name, so the doctor needs nothing of
  * the agent's classes; a JVM without the agent has no such MBean and gives an empty list. Reading
- * {@code Pinned} starts the agent's count of pinned workers in the target if nothing did before (it counts
- * from when it is first asked), which is why the doctor reads the pools at its window's start as well.
+ * {@code Pinned} starts nothing (-1 until counted): the doctor invokes {@code startPinnedCount} at its window's
+ * start ({@link #startPinnedCount}), which starts the agent's one count for all pools unless it runs.
  */
 final class AgentPools {
     static final String DOMAIN = "dev.weft.agent";
@@ -56,6 +56,31 @@ final class AgentPools {
         }
         pools.sort(Comparator.comparing(Report.AgentPool::name));
         return List.copyOf(pools);
+    }
+
+    /**
+     * Invokes {@code startPinnedCount} on one pool (the count is shared by all); nothing without the agent, or with
+     * an agent that has no such operation (its {@code Pinned} then reads as it did).
+     */
+    static void startPinnedCount(MBeanServerConnection mbeans) throws IOException {
+        ObjectName query;
+        try {
+            query = new ObjectName(DOMAIN + ":type=Pool,*");
+        } catch (MalformedObjectNameException e) {
+            throw new IllegalStateException(e);
+        }
+        for (ObjectName n : mbeans.queryNames(query, null)) {
+            try {
+                mbeans.invoke(n, "startPinnedCount", null, null);
+                return;
+            } catch (InstanceNotFoundException gone) {
+                // its pool terminated between the query and the call: the next one
+            } catch (javax.management.ReflectionException older) {
+                return; // an agent without the operation
+            } catch (JMException e) {
+                throw new IOException("starting the pinned count of " + n + ": " + e.getMessage(), e);
+            }
+        }
     }
 
     /** The pool's thread-name pattern, with {@code #K} for the K-th pool of that pattern. */

@@ -165,6 +165,11 @@ public final class AttachedJvm implements ThreadSource {
     }
 
     @Override
+    public void startAgentPinnedCount() throws IOException {
+        AgentPools.startPinnedCount(mbeans);
+    }
+
+    @Override
     public String describe() {
         return "pid " + pid + " (JDK " + version + ")";
     }

@@ -13,8 +13,8 @@ import java.util.function.IntConsumer;
  * thread dump, the census (every virtual thread with its state and stack, the carriers). Only one dump: on
  * JDK 25.0.3 a thread dump taken while virtual threads mount and unmount can crash the JVM (JDK-8364343; we
  * saw it twice in a loaded gateway), while JFR's sampler is the profiler path the JDK runs in production.
- * Also at the window's end, the figures of the pools weft-agent converted, when the target runs it (read at
- * the start as well: the agent counts pinned workers from the first time it is asked).
+ * Also at the window's end, the figures of the pools weft-agent converted, when the target runs it (at the
+ * start its count of pinned workers is started: the agent counts them once started, never on a read).
  */
 public final class Doctor {
     /**
@@ -89,9 +89,9 @@ public final class Doctor {
         List<Report.AgentPool> agentPools;
         Jfr.Recorded recorded;
         try {
-            // weft-agent counts pinned workers from the first read of a pool's Pinned: read at the start too, so
-            // that the figures at the end cover at least this window (the list itself is read again at the end)
-            source.agentPools();
+            // weft-agent counts pinned workers once started (reading never starts it): start it now, so that the
+            // figures at the end cover at least this window
+            source.startAgentPinnedCount();
             long end = start + o.window().toNanos();
             int second = 0;
             while (true) {

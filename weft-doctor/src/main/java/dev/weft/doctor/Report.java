@@ -84,8 +84,8 @@ public record Report(String target, String from, long windowMs, long samplePerio
      * @param queued                  tasks waiting in the executor's queue
      * @param rejected                tasks the executor refused since the agent converted it
      * @param pinned                  times a worker blocked pinned to its carrier (JFR's jdk.VirtualThreadPinned,
-     *                                20 ms or longer), counted by the agent since first asked (the doctor asks at
-     *                                its window's start); -1 when the agent cannot count or does not say
+     *                                20 ms or longer), counted by the agent since started (the doctor starts it at
+     *                                its window's start); -1 when the agent does not count or does not say
      * @param completed               tasks completed
      * @param poolSize                worker threads now (virtual threads)
      * @param maximumPoolSize         the bound: at most this many tasks at once

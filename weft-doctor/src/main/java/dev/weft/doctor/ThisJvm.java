@@ -137,6 +137,11 @@ public final class ThisJvm implements ThreadSource {
     }
 
     @Override
+    public void startAgentPinnedCount() throws IOException {
+        AgentPools.startPinnedCount(ManagementFactory.getPlatformMBeanServer());
+    }
+
+    @Override
     public String describe() {
         return "pid " + ProcessHandle.current().pid() + " (JDK " + Runtime.version() + ", this process)";
     }

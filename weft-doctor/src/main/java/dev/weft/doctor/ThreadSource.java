@@ -25,6 +25,9 @@ public interface ThreadSource extends AutoCloseable {
     /** The pools weft-agent converted (its {@code dev.weft.agent:type=Pool} MBeans); empty without the agent. */
     java.util.List<Report.AgentPool> agentPools() throws IOException;
 
+    /** Starts weft-agent's count of pinned workers (its pools' {@code startPinnedCount}); nothing without the agent. */
+    void startAgentPinnedCount() throws IOException;
+
     /** What is examined, for the report: "pid 1234 (JDK 25.0.3)". */
     String describe();
 

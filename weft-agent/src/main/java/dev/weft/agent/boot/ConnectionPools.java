@@ -1,9 +1,8 @@
 package dev.weft.agent.boot;
 
 import java.lang.reflect.Method;
-import java.util.Collections;
-import java.util.Map;
-import java.util.WeakHashMap;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -12,9 +11,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * first use, when the pool is smaller than N: HikariCP's {@code HikariDataSource} (its MBeans are off by
  * default, so the agent reads it at {@code getConnection}) and Apache HttpClient 5's
  * {@code PoolingHttpClientConnectionManager} (5 connections per route, 25 in all, by default; at {@code lease}).
- * OkHttp's {@code Dispatcher} (4.x and 5.x: 64 calls at once, 5 per host, by default) is checked once per
- * dispatcher at its first asynchronous call ({@code enqueue}): its limits bound only those, a synchronous
- * {@code execute()} passes it by. Clients made with {@code newBuilder()} share their dispatcher.
+ * OkHttp's {@code Dispatcher} (4.x and 5.x: 64 calls at once, 5 per host, by default) is checked at its
+ * asynchronous calls ({@code enqueue}): its limits bound only those, a synchronous {@code execute()} passes it
+ * by. It warns once per distinct pair of limits, not per dispatcher: an application that builds a client (and so
+ * a dispatcher) per request gets one line, not one per request.
  */
 final class ConnectionPools {
     /** Checked once per class: a request path must not pay for reflection. */
@@ -25,8 +25,23 @@ final class ConnectionPools {
         }
     };
 
-    /** OkHttp dispatchers checked, by identity (the class is final and keeps Object's equals). */
-    private static final Map<Object, Boolean> DISPATCHERS = Collections.synchronizedMap(new WeakHashMap<>());
+    /** OkHttp's limit getters, per Dispatcher class (one per class loader that loaded OkHttp). */
+    private static final ClassValue<Method[]> LIMITS = new ClassValue<>() {
+        @Override
+        protected Method[] computeValue(Class<?> type) {
+            try {
+                return new Method[]{method(type, "getMaxRequests"), method(type, "getMaxRequestsPerHost")};
+            } catch (NoSuchMethodException e) {
+                return new Method[0];
+            }
+        }
+    };
+    /** At most this many distinct (maxRequests, maxRequestsPerHost) pairs are remembered, and so named. */
+    static final int OKHTTP_PAIRS = 64;
+    /** The pairs checked (maxRequests in the high half, maxRequestsPerHost in the low one). */
+    private static final Set<Long> PAIRS = ConcurrentHashMap.newKeySet();
+    /** The last pair checked: the lock-free path of an application whose dispatchers all have the same limits. */
+    private static volatile long lastPair = -1;
     static final String OKHTTP_DISPATCHER = "okhttp3.Dispatcher";
 
     private ConnectionPools() {
@@ -39,9 +54,7 @@ final class ConnectionPools {
         Class<?> type = pool.getClass();
         String name = type.getName();
         if (name.equals(OKHTTP_DISPATCHER)) {
-            if (DISPATCHERS.putIfAbsent(pool, Boolean.TRUE) == null) {
-                dispatcher(pool, type, bound);
-            }
+            dispatcher(pool, type, bound);
             return;
         }
         if (CHECKED.get(type).getAndSet(true)) {
@@ -65,14 +78,29 @@ final class ConnectionPools {
         }
     }
 
-    /** OkHttp's limits, read as its getters give them now (the application may have set them after creation). */
+    /**
+     * OkHttp's limits, read as its getters give them at this call (the application may have set them after
+     * creation); named once per distinct pair below {@code bound}.
+     */
     private static void dispatcher(Object dispatcher, Class<?> type, int bound) throws ReflectiveOperationException {
-        int max = (int) method(type, "getMaxRequests").invoke(dispatcher);
-        int perHost = (int) method(type, "getMaxRequestsPerHost").invoke(dispatcher);
+        Method[] limits = LIMITS.get(type);
+        if (limits.length == 0) {
+            return;
+        }
+        int max = (int) limits[0].invoke(dispatcher);
+        int perHost = (int) limits[1].invoke(dispatcher);
+        long pair = ((long) max << 32) | (perHost & 0xffffffffL);
+        if (pair == lastPair) {
+            return;
+        }
+        lastPair = pair;
+        if (PAIRS.size() >= OKHTTP_PAIRS || !PAIRS.add(pair)) {
+            return;
+        }
         if (max < bound || perHost < bound) {
-            warn("OkHttp Dispatcher@" + Integer.toHexString(System.identityHashCode(dispatcher)) + " runs at most " + max
-                    + " asynchronous calls at once, " + perHost + " per host (setMaxRequests, setMaxRequestsPerHost)", bound,
-                    "in its queue of ready calls");
+            warn("OkHttp Dispatcher@" + Integer.toHexString(System.identityHashCode(dispatcher)) + " (and any other with "
+                    + "these limits) runs at most " + max + " asynchronous calls at once, " + perHost
+                    + " per host (setMaxRequests, setMaxRequestsPerHost)", bound, "in its queue of ready calls");
         }
     }
 

@@ -12,11 +12,16 @@ import java.util.concurrent.atomic.LongAdder;
  * that blocked while it could not leave its carrier (on JDK 25: inside a class initializer, or under a native
  * frame such as a JNI or foreign-function upcall; {@code synchronized} no longer pins since JEP 491).
  *
- * <p>It costs nothing until someone asks: no recording runs until the first read of a pool MBean's
- * {@code Pinned} attribute (or the agent's {@code pinned} option, at start); from then on an in-process
- * {@link jdk.jfr.consumer.RecordingStream} enables that event alone, without stack traces, at JFR's default
- * threshold (20 ms, as the JDK's own recordings and {@code weft doctor} use), and counts each event whose
- * thread is a worker of a converted pool. Counted since first asked: pins before that are not seen.
+ * <p>Until it is started it runs no recording and costs one map put and remove per worker lifetime (so that
+ * workers already running when it starts are attributed). Reading never starts it: only the agent's
+ * {@code pinned} option (at start) or a pool MBean's {@code startPinnedCount()} operation do, because JMX
+ * scrapers read every attribute. From then on an in-process {@link jdk.jfr.consumer.RecordingStream} enables
+ * that event alone, without stack traces, at JFR's default threshold (20 ms, as the JDK's own recordings and
+ * {@code weft doctor} use), and counts each event of 20 ms or longer whose thread is a worker of a converted
+ * pool. Counted since started: pins before that are not seen.
+ *
+ * <p>If the stream ends (an operator's {@code jcmd PID JFR.stop} of its recording, or a failure), counting
+ * stops for good: the counts read -1 again and no worker is registered any more.
  *
  * <p>Attribution: the event's thread is the virtual thread that pinned (JFR records virtual threads under
  * their own id), so each worker registers its {@link Thread#threadId()} with its pool's counter while it runs.
@@ -29,116 +34,181 @@ final class Pinned {
     /** How long an ended worker's id is still attributed: well past JFR's one-second flush of a stream. */
     static final Duration RETAIN = Duration.ofSeconds(10);
     private static final String EVENT = "jdk.VirtualThreadPinned";
-    /** How long the first asker waits for the recording to start (it takes well under a second). */
-    private static final Duration START_WAIT = Duration.ofSeconds(10);
+    /** How long the starter waits for the recording to start (it takes well under a second); past it, failed. */
+    static final Duration START_WAIT = Duration.ofSeconds(10);
 
     /** Each running converted worker's thread id, with its pool's counter. */
     private static final ConcurrentHashMap<Long, LongAdder> WORKERS = new ConcurrentHashMap<>();
     /** Ended workers' ids with when they ended (nanoTime), dropped from {@link #WORKERS} after {@link #RETAIN}. */
     private static final ConcurrentLinkedQueue<long[]> ENDED = new ConcurrentLinkedQueue<>();
 
+    private static final int NOT_STARTED = 0;
+    private static final int COUNTING = 1;
+    /** Could not start (no JFR in this runtime, or it failed), or its stream ended: never counts again. */
+    private static final int OFF = -1;
+
     private static final Object LOCK = new Object();
-    /** 0: not asked yet; 1: counting; -1: could not start (no JFR in this runtime, or it failed). */
-    private static volatile int state;
+    private static volatile int state = NOT_STARTED;
+    /** Whether it ever counted: its end is then said on stderr. */
+    private static volatile boolean counted;
 
     private Pinned() {
     }
 
     /** The current thread, a converted pool's worker, starts running; its pins count for {@code pool}. */
     static void running(LongAdder pool) {
-        WORKERS.put(Thread.currentThread().threadId(), pool);
+        if (state != OFF) {
+            WORKERS.put(Thread.currentThread().threadId(), pool);
+        }
     }
 
     /** The current thread, a converted pool's worker, ends. */
     static void ended() {
         long id = Thread.currentThread().threadId();
-        if (state == 1) {
+        if (state == COUNTING) {
             ENDED.add(new long[]{id, System.nanoTime()});
         } else {
             WORKERS.remove(id);
         }
     }
 
-    /** Whether pins are counted (someone asked, and the recording started). */
+    /** Whether pins are counted (started, and its stream still runs). */
     static boolean counting() {
-        return state == 1;
+        return state == COUNTING;
     }
 
     /**
-     * Starts counting if nobody asked before; returns whether it counts. Synchronous: pins from the moment
-     * it returns true are counted.
+     * Starts counting if nobody did before; returns whether it counts. Synchronous: pins from the moment it
+     * returns true are counted. Blocks up to {@link #START_WAIT} the first time.
      */
     static boolean start() {
-        if (state != 0) {
-            return state == 1;
+        if (state != NOT_STARTED) {
+            return state == COUNTING;
         }
         synchronized (LOCK) {
-            if (state == 0) {
+            if (state == NOT_STARTED) {
                 try {
                     open();
-                    state = 1;
                 } catch (Throwable t) {
-                    state = -1;
+                    stop();
                     System.err.println("weft agent: pinned virtual threads are not counted: no JFR recording stream ("
                             + t + ")");
                 }
             }
         }
-        return state == 1;
+        return state == COUNTING;
+    }
+
+    /** Counting is off for good: reads say -1, and no worker id is kept. */
+    private static void stop() {
+        state = OFF;
+        WORKERS.clear();
+        ENDED.clear();
     }
 
     /**
-     * Starts the stream on a daemon thread of its own and returns once its recording runs. Not
-     * {@code startAsync()}: its reader thread is not a daemon and would keep the JVM from exiting; nor the asking
-     * thread, whose context class loader (a web application's) and inheritable thread locals it must not keep.
-     * Its recording's start is seen by a JFR listener on that thread.
+     * Creates and starts the stream on a daemon thread of its own and returns once its recording runs. Not
+     * {@code startAsync()}: its reader thread is not a daemon and would keep the JVM from exiting. Not created on
+     * the asking thread either: JFR's own threads started with the first recording (JFR Periodic Tasks) inherit
+     * the creating thread's context class loader (a web application's) and inheritable thread locals, and live
+     * as long as the JVM. Its recording's start is seen by a JFR listener on that thread.
      */
     private static void open() throws Throwable {
-        jdk.jfr.consumer.RecordingStream rs = new jdk.jfr.consumer.RecordingStream();
-        rs.enable(EVENT).withThreshold(THRESHOLD).withoutStackTrace();
-        // the stream releases the chunks it has read; this bounds the disk it may hold should it fall behind
-        rs.setMaxAge(RETAIN.multipliedBy(6));
-        rs.onEvent(EVENT, e -> {
-            jdk.jfr.consumer.RecordedThread t = e.getThread();
-            if (t != null) {
-                LongAdder pool = WORKERS.get(t.getJavaThreadId());
-                if (pool != null) {
-                    pool.increment();
-                }
-            }
-        });
-        rs.onFlush(Pinned::dropEnded);
         CountDownLatch running = new CountDownLatch(1);
         Throwable[] failed = new Throwable[1];
+        jdk.jfr.consumer.RecordingStream[] stream = new jdk.jfr.consumer.RecordingStream[1];
+        jdk.jfr.FlightRecorderListener[] watching = new jdk.jfr.FlightRecorderListener[1];
         Thread reader = Thread.ofPlatform().name("weft-agent-pinned").daemon(true).inheritInheritableThreadLocals(false)
                 .unstarted(() -> {
+                    jdk.jfr.consumer.RecordingStream rs = null;
                     try {
-                        rs.start(); // starts the recording, then reads it until the JVM ends
+                        rs = new jdk.jfr.consumer.RecordingStream();
+                        synchronized (stream) {
+                            stream[0] = rs;
+                            if (failed[0] != null) {
+                                return; // the starter gave up waiting: the finally closes it
+                            }
+                        }
+                        rs.enable(EVENT).withThreshold(THRESHOLD).withoutStackTrace();
+                        rs.onEvent(EVENT, Pinned::onEvent);
+                        rs.onFlush(Pinned::dropEnded);
+                        rs.start(); // starts the recording, then reads it until it stops
                     } catch (Throwable t) {
-                        failed[0] = t;
+                        synchronized (stream) {
+                            if (failed[0] == null) {
+                                failed[0] = t;
+                            }
+                        }
                     } finally {
+                        boolean wasCounting = counted;
+                        stop();
+                        synchronized (stream) {
+                            if (watching[0] != null) {
+                                jdk.jfr.FlightRecorder.removeListener(watching[0]);
+                            }
+                        }
                         running.countDown();
+                        if (rs != null) {
+                            rs.close();
+                        }
+                        if (wasCounting) {
+                            System.err.println("weft agent: the JFR recording stream that counts pinned virtual threads "
+                                    + "ended" + (failed[0] == null ? "" : " (" + failed[0] + ")")
+                                    + "; Pinned reads -1 from now on");
+                        }
                     }
                 });
         reader.setContextClassLoader(null);
+        long[] ours = {-1};
         jdk.jfr.FlightRecorderListener started = new jdk.jfr.FlightRecorderListener() {
+            private boolean isOurs(jdk.jfr.Recording recording) {
+                synchronized (stream) {
+                    return recording.getId() == ours[0];
+                }
+            }
+
             @Override
             public void recordingStateChanged(jdk.jfr.Recording recording) {
-                if (Thread.currentThread() == reader && recording.getState() == jdk.jfr.RecordingState.RUNNING) {
+                jdk.jfr.RecordingState now = recording.getState();
+                if (Thread.currentThread() == reader && now == jdk.jfr.RecordingState.RUNNING) {
+                    // before the latch: the reader's finally must see COUNTING should the stream end at once
+                    synchronized (stream) {
+                        ours[0] = recording.getId();
+                        if (failed[0] == null) {
+                            state = COUNTING;
+                            counted = true;
+                        }
+                    }
                     running.countDown();
+                } else if ((now == jdk.jfr.RecordingState.STOPPED || now == jdk.jfr.RecordingState.CLOSED)
+                        && isOurs(recording)) {
+                    // stopped by someone else (jcmd PID JFR.stop): its stream would wait for more and never end.
+                    // Off at once, then closed off this (JFR's, or jcmd's) thread, which ends the reader.
+                    stop();
+                    jdk.jfr.consumer.RecordingStream rs;
+                    synchronized (stream) {
+                        rs = stream[0];
+                    }
+                    if (rs != null) {
+                        Thread closer = Thread.ofPlatform().name("weft-agent-pinned-close").daemon(true)
+                                .inheritInheritableThreadLocals(false).unstarted(rs::close);
+                        closer.setContextClassLoader(null);
+                        closer.start();
+                    }
                 }
             }
         };
+        synchronized (stream) {
+            watching[0] = started;
+        }
         jdk.jfr.FlightRecorder.addListener(started);
+        boolean began;
         try {
             reader.start();
             boolean interrupted = false;
             while (true) {
                 try {
-                    if (!running.await(START_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                        System.err.println("weft agent: the JFR recording that counts pinned virtual threads did not say "
-                                + "it started within " + START_WAIT.toSeconds() + " s; counting from when it does");
-                    }
+                    began = running.await(START_WAIT.toMillis(), TimeUnit.MILLISECONDS);
                     break;
                 } catch (InterruptedException e) {
                     interrupted = true;
@@ -148,10 +218,37 @@ final class Pinned {
                 Thread.currentThread().interrupt();
             }
         } finally {
-            jdk.jfr.FlightRecorder.removeListener(started);
+            if (state != COUNTING) {
+                jdk.jfr.FlightRecorder.removeListener(started);
+            }
         }
-        if (failed[0] != null) {
+        if (!began || state != COUNTING) {
+            jdk.jfr.consumer.RecordingStream rs;
+            synchronized (stream) {
+                if (failed[0] == null) {
+                    failed[0] = new IllegalStateException(began ? "its stream ended"
+                            : "its recording did not start within " + START_WAIT.toSeconds() + " s");
+                }
+                rs = stream[0];
+            }
+            if (rs != null) {
+                rs.close(); // ends the reader's start(), whose finally turns counting off
+            }
             throw failed[0];
+        }
+    }
+
+    /** Counts a pin of a converted worker. Another recording may lower the event's threshold: 20 ms still. */
+    private static void onEvent(jdk.jfr.consumer.RecordedEvent e) {
+        if (e.getDuration().compareTo(THRESHOLD) < 0) {
+            return;
+        }
+        jdk.jfr.consumer.RecordedThread t = e.getThread();
+        if (t != null) {
+            LongAdder pool = WORKERS.get(t.getJavaThreadId());
+            if (pool != null) {
+                pool.increment();
+            }
         }
     }
 

@@ -44,7 +44,7 @@ public final class PoolEvent extends Event {
 
     @Label("Pinned")
     @Description("Times a worker blocked pinned to its carrier (jdk.VirtualThreadPinned, 20 ms or longer), counted "
-            + "since first asked (the MBean's Pinned attribute read, or the agent's pinned option); -1 before")
+            + "since started (the agent's pinned option, or the MBean's startPinnedCount); -1 before or after it stopped")
     long pinned;
 
     @Label("Completed")
@@ -69,8 +69,7 @@ public final class PoolEvent extends Event {
                 e.active = p.getActive();
                 e.queued = p.getQueued();
                 e.rejected = p.getRejected();
-                // a recording of this event does not start the count: JFR's own jdk.VirtualThreadPinned is there
-                e.pinned = p instanceof Pools.Pool pool ? pool.pinnedIfCounting() : -1;
+                e.pinned = p.getPinned(); // never starts the count: JFR's own jdk.VirtualThreadPinned is there
                 e.completed = p.getCompleted();
                 e.poolSize = p.getPoolSize();
                 e.maximumPoolSize = p.getMaximumPoolSize();

@@ -60,8 +60,8 @@ public final class Pools {
     }
 
     /**
-     * The {@code pinned} option: counts pinned workers from now on rather than from the first read of an
-     * MBean's {@code Pinned} attribute. Called by the installer once the executors' classes are changed.
+     * The {@code pinned} option: counts pinned workers from now on rather than from a pool MBean's
+     * {@code startPinnedCount()}. Called by the installer once the executors' classes are changed.
      */
     public static void countPinnedNow() {
         Pinned.start();
@@ -383,8 +383,8 @@ public final class Pools {
                 "Queued", "Tasks waiting in the executor's queue",
                 "Rejected", "Tasks the executor refused since the agent converted it",
                 "Pinned", "Times a worker blocked pinned to its carrier (JFR jdk.VirtualThreadPinned, 20 ms or longer), "
-                        + "counted since first asked: the first read of Pinned (of any pool) starts the count, unless "
-                        + "the agent's pinned option started it with the JVM; -1 when this runtime has no JFR",
+                        + "counted since started (the agent's pinned option, or the operation startPinnedCount of any "
+                        + "pool); -1 until then, when this runtime has no JFR, or after its recording was stopped",
                 "Completed", "Tasks completed (the executor's getCompletedTaskCount())",
                 "PoolSize", "Worker threads now, each a virtual thread (the executor's getPoolSize())",
                 "MaximumPoolSize", "The bound: at most this many tasks at once (the executor's getMaximumPoolSize())",
@@ -402,6 +402,19 @@ public final class Pools {
         @Override
         protected String getDescription(javax.management.MBeanAttributeInfo info) {
             return ATTRIBUTES.getOrDefault(info.getName(), info.getDescription());
+        }
+
+        @Override
+        protected String getDescription(javax.management.MBeanOperationInfo info) {
+            return info.getName().equals("startPinnedCount")
+                    ? "Starts counting every pool's Pinned (one JFR recording stream in this JVM, of "
+                    + "jdk.VirtualThreadPinned alone) unless it runs; waits up to 10 s for it to start; true when counting"
+                    : info.getDescription();
+        }
+
+        @Override
+        protected int getImpact(javax.management.MBeanOperationInfo info) {
+            return javax.management.MBeanOperationInfo.ACTION;
         }
     }
 
@@ -522,15 +535,24 @@ public final class Pools {
                 if (!daemon) {
                     KeepAlive.started(worker);
                 }
-                Pinned.running(pins);
                 try {
+                    try {
+                        Pinned.running(pins);
+                    } catch (Throwable t) {
+                        failed(t); // an Error here (an OutOfMemoryError) must not keep the worker from running
+                    }
                     // Thread.run() of the unstarted thread runs its target: the Runnable the factory built around
                     // the Worker (its logging, MDC, monitoring), and TaskThread's wrapper, then the Worker.
                     fromFactory.run();
                 } finally {
-                    Pinned.ended();
+                    // release first: a failure after it must not keep the JVM from exiting
                     if (!daemon) {
                         KeepAlive.release();
+                    }
+                    try {
+                        Pinned.ended();
+                    } catch (Throwable t) {
+                        failed(t);
                     }
                     exited();
                 }
@@ -633,12 +655,12 @@ public final class Pools {
 
         @Override
         public long getPinned() {
-            return Pinned.start() ? pinned.sum() : -1;
+            return Pinned.counting() ? pinned.sum() : -1;
         }
 
-        /** Pins counted so far without starting the count: -1 while nobody asked (for the JFR event). */
-        long pinnedIfCounting() {
-            return Pinned.counting() ? pinned.sum() : -1;
+        @Override
+        public boolean startPinnedCount() {
+            return Pinned.start();
         }
 
         @Override

@@ -17,10 +17,14 @@ import java.util.concurrent.TimeUnit;
  * OkHttp clients making asynchronous calls ({@code enqueue}) to the server at {@code args[0]}: a client at
  * OkHttp's defaults (its dispatcher: 64 calls at once, 5 per host) calls twice, a client made from it with
  * {@code newBuilder()} (the same dispatcher) once, and a client whose own dispatcher allows 1,000 at once and
- * 1,000 per host once; then a synchronous call ({@code execute}), which the dispatcher does not bound.
+ * 1,000 per host once; then {@link #PER_REQUEST} clients built one per call (each its own dispatcher at the
+ * defaults) once each; then a synchronous call ({@code execute}), which the dispatcher does not bound.
  * Prints {@code okhttp.statuses=[...]} and {@code done}.
  */
 public final class OkHttpApp {
+    /** Clients built one per request, each with its own default dispatcher. */
+    public static final int PER_REQUEST = 20;
+
     private OkHttpApp() {
     }
 
@@ -32,8 +36,14 @@ public final class OkHttpApp {
         large.setMaxRequests(1000);
         large.setMaxRequestsPerHost(1000);
         OkHttpClient raised = new OkHttpClient.Builder().dispatcher(large).build();
+        // a client, and so a dispatcher, per request: the same limits each time
+        List<OkHttpClient> perRequest = new java.util.ArrayList<>();
+        for (int i = 0; i < PER_REQUEST; i++) {
+            perRequest.add(new OkHttpClient());
+        }
 
-        List<OkHttpClient> callers = List.of(defaults, defaults, sameDispatcher, raised);
+        List<OkHttpClient> callers = new java.util.ArrayList<>(List.of(defaults, defaults, sameDispatcher, raised));
+        callers.addAll(perRequest);
         ConcurrentLinkedQueue<Object> statuses = new ConcurrentLinkedQueue<>();
         CountDownLatch answered = new CountDownLatch(callers.size());
         for (OkHttpClient c : callers) {
@@ -67,6 +77,10 @@ public final class OkHttpApp {
         }
         defaults.connectionPool().evictAll();
         raised.connectionPool().evictAll();
+        for (OkHttpClient c : perRequest) {
+            c.dispatcher().executorService().shutdown();
+            c.connectionPool().evictAll();
+        }
         System.out.println("done");
     }
 }

@@ -16,13 +16,20 @@ import javax.management.ObjectName;
  * <ol>
  * <li>an {@code early-N} worker initializes {@link EarlyPin} (its initializer sleeps 100 ms: a pin), before
  * anything reads a pool's {@code Pinned} attribute;</li>
- * <li>every pool's {@code Pinned} is read ({@code asked.POOL=...}): the first read starts the agent's count;</li>
- * <li>a {@code pinning-N} worker initializes {@link LaterPin} (another 100 ms pin), and a {@code calm-N}
+ * <li>every pool's {@code Pinned} is read ({@code asked.POOL=...}, -1: a read starts nothing), the JFR
+ * recordings running are counted ({@code recordings.asked}), then {@code startPinnedCount} is invoked
+ * ({@code started}) under a marker context class loader, and the JFR threads holding that loader are listed
+ * ({@code jfr.threads.marker}); every pool's {@code Pinned} is read again ({@code counting.POOL});</li>
+ * <li>a {@code pinning-N} worker initializes {@link BriefPin} (a 2 ms pin, under JFR's threshold), then
+ * {@link LaterPin} (another 100 ms pin), and a {@code calm-N}
  * worker sleeps 100 ms inside {@code synchronized} (no pin);</li>
  * <li>{@code Pinned} is read until {@code pinning-N}'s is above 0 (JFR delivers events about a second late),
  * then printed for each pool ({@code pinned.POOL=...}).</li>
  * </ol>
- * With the argument {@code doctor} it then prints {@code doctor.ready=true} and waits until stdin ends.
+ * With the argument {@code stop} it then prints {@code stop.ready=true}, waits for a line on stdin (the test
+ * stopped the agent's recording), reads {@code pinning-N}'s count until it is -1 ({@code stopped.pinning}) and
+ * invokes {@code startPinnedCount} again ({@code stopped.started}). With the argument {@code doctor} it prints
+ * {@code doctor.ready=true} and waits until stdin ends.
  */
 public final class PinnedApp {
     private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
@@ -33,17 +40,22 @@ public final class PinnedApp {
 
     /** Initialized once, on the first worker that touches it: the sleep runs inside its class initializer. */
     static final class EarlyPin {
-        static final long SLEPT = sleepInInitializer();
+        static final long SLEPT = sleepInInitializer(100);
     }
 
     static final class LaterPin {
-        static final long SLEPT = sleepInInitializer();
+        static final long SLEPT = sleepInInitializer(100);
     }
 
-    static long sleepInInitializer() {
+    /** A pin shorter than JFR's default threshold of 20 ms: seen only by a recording with a lower one. */
+    static final class BriefPin {
+        static final long SLEPT = sleepInInitializer(2);
+    }
+
+    static long sleepInInitializer(long ms) {
         long start = System.nanoTime();
         try {
-            Thread.sleep(100);
+            Thread.sleep(ms);
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }
@@ -60,8 +72,27 @@ public final class PinnedApp {
 
         print("early.thread", early.submit(() -> describe() + " slept " + ms(EarlyPin.SLEPT)).get(30, TimeUnit.SECONDS));
         for (String p : POOLS) {
-            print("asked." + p, pinned(p));
+            print("asked." + p, pinned(p)); // a read, as a JMX scraper's: starts nothing
         }
+        print("recordings.asked", runningRecordings());
+        // the operation starts the count, here from a thread whose context class loader JFR's threads must not keep
+        ClassLoader own = Thread.currentThread().getContextClassLoader();
+        ClassLoader marker = new java.net.URLClassLoader("pinned-app-marker", new java.net.URL[0], own);
+        Thread.currentThread().setContextClassLoader(marker);
+        try {
+            print("started", SERVER.invoke(name("pinning"), "startPinnedCount", null, null));
+        } finally {
+            Thread.currentThread().setContextClassLoader(own);
+        }
+        print("recordings.started", runningRecordings());
+        print("jfr.threads.marker", Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("JFR") && t.getContextClassLoader() == marker)
+                .map(Thread::getName).sorted().toList());
+        for (String p : POOLS) {
+            print("counting." + p, pinned(p));
+        }
+        // on the same worker, before LaterPin: JFR delivers one thread's events in order
+        print("brief.slept", pinning.submit(() -> BriefPin.SLEPT > 0).get(30, TimeUnit.SECONDS));
         print("pinning.thread", pinning.submit(() -> describe() + " slept " + ms(LaterPin.SLEPT)).get(30, TimeUnit.SECONDS));
         Object lock = new Object();
         print("calm.thread", calm.submit(() -> {
@@ -77,6 +108,17 @@ public final class PinnedApp {
         }
         for (String p : POOLS) {
             print("pinned." + p, pinned(p));
+        }
+        if (args.length > 0 && args[0].equals("stop")) {
+            // the test stops the agent's recording (jcmd JFR.stop) and says so on our stdin
+            print("stop.ready", true);
+            new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (pinned("pinning") >= 0 && System.nanoTime() < until) {
+                Thread.sleep(50);
+            }
+            print("stopped.pinning", pinned("pinning"));
+            print("stopped.started", SERVER.invoke(name("pinning"), "startPinnedCount", null, null));
         }
         if (args.length > 0 && args[0].equals("doctor")) {
             print("doctor.ready", true);
@@ -96,10 +138,20 @@ public final class PinnedApp {
         return Executors.newFixedThreadPool(1, r -> new Thread(r, name + "-" + n.incrementAndGet()));
     }
 
+    private static ObjectName name(String pool) throws Exception {
+        return new ObjectName("dev.weft.agent:type=Pool,name=" + ObjectName.quote(pool + "-N"));
+    }
+
     /** The agent's count for the pool, or -2 when it has no MBean (no agent). */
     private static long pinned(String pool) throws Exception {
-        ObjectName name = new ObjectName("dev.weft.agent:type=Pool,name=" + ObjectName.quote(pool + "-N"));
+        ObjectName name = name(pool);
         return SERVER.isRegistered(name) ? (long) SERVER.getAttribute(name, "Pinned") : -2;
+    }
+
+    /** JFR recordings running in this JVM; 0 without initializing JFR when nothing did. */
+    private static long runningRecordings() {
+        return !jdk.jfr.FlightRecorder.isInitialized() ? 0 : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()
+                .stream().filter(r -> r.getState() == jdk.jfr.RecordingState.RUNNING).count();
     }
 
     private static String describe() {
