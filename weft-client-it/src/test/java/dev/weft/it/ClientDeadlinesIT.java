@@ -286,17 +286,20 @@ class ClientDeadlinesIT {
         Backend b = closing(Backend.tls(n -> "http/1.1"));
         Transport t = transport(DestinationLimits.DEFAULT.withMaxConnections(2));
         String url = b.url("/");
-        // recent exchanges of ~1.2 s: a call is handed a connection only with twice that left (the pool's estimate)
+        // recent exchanges of ~2 s: a call is handed a connection only with twice the pool's estimate left (a moving
+        // average, 1/8 per exchange from 0: after these 8 exchanges about 1.3 s, so about 2.6 s asked)
         for (int round = 0; round < 4; round++) {
-            Running x = Running.start(t, CallRequest.get(b.url("/sleep/1200")), Duration.ofSeconds(10));
-            Running y = Running.start(t, CallRequest.get(b.url("/sleep/1200")), Duration.ofSeconds(10));
+            Running x = Running.start(t, CallRequest.get(b.url("/sleep/2000")), Duration.ofSeconds(10));
+            Running y = Running.start(t, CallRequest.get(b.url("/sleep/2000")), Duration.ofSeconds(10));
             assertThat(x.await().ok()).isTrue();
             assertThat(y.await().ok()).isTrue();
         }
         b.gate.drainPermits();
         b.closeConnections(); // TLS close_notify on each: the client does not reuse them (bytes sent unasked)
-        // a call with too little budget for an exchange queues first, with a lease; then one with enough
-        Running poor = Running.start(t, CallRequest.get(b.url("/sleep/0")), Duration.ofMillis(1200));
+        // a call with too little budget for an exchange (2 s) queues first, with a lease; then one with enough. Its
+        // 2 s must also outlast what comes before the pass-over (the long call queued, a fresh connection's TLS
+        // handshake): with 1.2 s (after exchanges of 1.2 s) it once ran out first on a cold CI JVM
+        Running poor = Running.start(t, CallRequest.get(b.url("/sleep/0")), Duration.ofMillis(2000));
         awaitCondition("the short call queued", () -> ClientProbe.waiting(t, url) == 1);
         Running rich = Running.start(t, CallRequest.get(b.url("/sleep/2000")), Duration.ofSeconds(10));
         awaitCondition("the long call queued", () -> ClientProbe.waiting(t, url) == 2);
