@@ -18,11 +18,9 @@ order="before after after before"
 if [ "$1" != "--" ]; then order=$1; shift; fi
 [ "$1" = "--" ] || { echo "before-after.sh: expected -- before the lab's arguments" >&2; exit 2; }
 shift
-jdk=""
-for j in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
-  if [ -n "$j" ] && [ -x "$j/bin/java" ] && "$j/bin/java" -version 2>&1 | grep -Eq 'version "(2[5-9]|[3-9][0-9])'; then jdk=$j; break; fi
-done
-[ -n "$jdk" ] || { echo "before-after.sh: no JDK 25+ (set JAVA_HOME or install one under /usr/lib/jvm)" >&2; exit 1; }
+. "$(dirname "$0")/../../bin/jdk.sh"
+weft_find_jdk || exit 2
+jdk=$WEFT_JDK
 jar_of() { # the lab jar of a checkout: weft-lab/target (since the house moves) or weft-cli/target (before them)
   for j in "$1/weft-lab/target/weft-lab.jar" "$1/weft-cli/target/weft-lab.jar"; do
     [ -f "$j" ] && { echo "$j"; return; }

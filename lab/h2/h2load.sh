@@ -14,7 +14,9 @@ streams=${1:-100}
 seconds=${2:-10}
 conns=${3:-1}
 jar=${JAR:-$root/weft-cli/target/weft-lab.jar}
-java=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+. "$root/bin/jdk.sh"
+weft_find_jdk || exit 2
+java=$WEFT_JDK/bin/java
 h2load=$("$root/lab/h2/install-h2load.sh")
 fifo=$(mktemp -u)
 mkfifo "$fifo"
