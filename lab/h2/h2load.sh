@@ -7,13 +7,13 @@
 #   WARM=<requests>: that many requests first, unmeasured (the JIT's warm-up)
 # Prints h2load's report, then the server's CPU seconds during the measured run (user + system).
 #   H1=1: h2load speaks HTTP/1.1 instead (CONNECTIONS connections, one request at a time each), for comparison
-#   JAR: the weft-lab.jar to take the server from (default weft-cli/target/weft-lab.jar; ./mvnw -DskipTests package)
+#   JAR: the weft-lab.jar to take the server from (default weft-lab/target/weft-lab.jar; ./mvnw -DskipTests package)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 streams=${1:-100}
 seconds=${2:-10}
 conns=${3:-1}
-jar=${JAR:-$root/weft-cli/target/weft-lab.jar}
+jar=${JAR:-$root/weft-lab/target/weft-lab.jar}
 . "$root/bin/jdk.sh"
 weft_find_jdk || exit 2
 java=$WEFT_JDK/bin/java
