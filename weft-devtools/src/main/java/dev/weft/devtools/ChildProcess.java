@@ -47,14 +47,72 @@ public final class ChildProcess implements AutoCloseable {
 
     /** Starts {@code command}; waits for its READY line. {@code name} is for errors. */
     public static ChildProcess start(List<String> command, String name) throws IOException {
-        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(command).start();
+        StderrTail tail = new StderrTail(p, name);
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line = r.readLine();
         if (line == null || !line.startsWith("READY ")) {
+            // its standard error's last lines say why (Address already in use, a timeout, a stack trace): a test
+            // report that only says "it said: null" cannot be diagnosed
+            String how;
+            try {
+                how = p.waitFor(5, TimeUnit.SECONDS) ? "exit code " + p.exitValue() : "still running, killed";
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                how = "interrupted while waiting for it";
+            }
             p.destroyForcibly();
-            throw new IOException(name + " did not start (it said: " + line + ")");
+            throw new IOException(name + " did not start (it said: " + line + "; " + how + "; its last lines on stderr: "
+                    + tail.lines() + ")");
         }
         return new ChildProcess(p, r, line.substring(6).strip());
+    }
+
+    /**
+     * Copies a child's standard error to ours line by line (as {@code Redirect.INHERIT} did) and keeps its last
+     * {@value #TAIL} lines for an error message.
+     */
+    private static final class StderrTail implements Runnable {
+        static final int TAIL = 20;
+        private final java.util.ArrayDeque<String> last = new java.util.ArrayDeque<>();
+        private final Process process;
+        private final Thread reader;
+
+        StderrTail(Process process, String name) {
+            this.process = process;
+            this.reader = Thread.ofPlatform().daemon().name("stderr of " + name).unstarted(this);
+            reader.start();
+        }
+
+        @Override
+        public void run() {
+            try (BufferedReader err = new BufferedReader(new InputStreamReader(process.getErrorStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String l; (l = err.readLine()) != null; ) {
+                    System.err.println(l);
+                    synchronized (last) {
+                        if (last.size() == TAIL) {
+                            last.removeFirst();
+                        }
+                        last.addLast(l);
+                    }
+                }
+            } catch (IOException e) {
+                // the child is gone
+            }
+        }
+
+        /** The lines kept, once the reader has drained what the (dead) child wrote, or after 2 s. */
+        List<String> lines() {
+            try {
+                reader.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            synchronized (last) {
+                return new ArrayList<>(last);
+            }
+        }
     }
 
     /** What the child printed after READY (its URL, or URLs separated by commas). */

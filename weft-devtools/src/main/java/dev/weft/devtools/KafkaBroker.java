@@ -43,9 +43,37 @@ public final class KafkaBroker implements AutoCloseable {
      * naming a policy on the tests' class path, which the child JVM shares).
      */
     public static KafkaBroker start(Path dir, InetSocketAddress listen, Map<String, String> settings) throws IOException {
-        if (listen.getPort() == 0) {
-            listen = new InetSocketAddress(listen.getAddress(), freePort(listen));
+        if (listen.getPort() != 0 || java.nio.file.Files.exists(dir.resolve("server.properties"))) {
+            return startOnce(dir, listen, settings);
         }
+        // A port found free can be taken (by any connection's ephemeral port) before the broker binds it, and so can
+        // the controller's port BrokerMain picks: a fresh directory is ours to clear, so try again on other ports.
+        IOException first = null;
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            try {
+                return startOnce(dir, new InetSocketAddress(listen.getAddress(), freePort(listen)), settings);
+            } catch (IOException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+                clear(dir);
+            }
+        }
+        throw first;
+    }
+
+    private static void clear(Path dir) {
+        try (var paths = java.nio.file.Files.walk(dir)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).filter(p -> !p.equals(dir)).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // the next attempt says what is wrong
+        }
+    }
+
+    private static KafkaBroker startOnce(Path dir, InetSocketAddress listen, Map<String, String> settings)
+            throws IOException {
         List<String> flags = List.of("-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "--sun-misc-unsafe-memory-access=allow",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.level=WARN",
                 "-Dlogback.configurationFile=dev/weft/devtools/logback-broker.xml", // where Logback is the binding

@@ -21,6 +21,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.io.PrintWriter;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -150,9 +151,7 @@ public final class ChaosLab {
     public static Summary run(Options o, PrintWriter out) throws Exception {
         Path dir = Files.createTempDirectory("weft-chaos-kafka");
         try (Toxiproxy tp = Toxiproxy.start(); SimServer sim = SimServer.start(SimConfig.local())) {
-            int brokerPort = Toxiproxy.freePort();
             int proxyPort = Toxiproxy.freePort();
-            tp.proxy("kafka", proxyPort, "127.0.0.1:" + brokerPort);
             URI simUri = URI.create(sim.url());
             Map<String, String> urls = new HashMap<>();
             for (String e : ENDPOINTS) {
@@ -161,11 +160,10 @@ public final class ChaosLab {
                 urls.put(e, "http://127.0.0.1:" + port + "/" + e);
             }
             String bootstrap = "127.0.0.1:" + proxyPort;
-            out.println("toxiproxy: broker 127.0.0.1:" + brokerPort + " behind " + bootstrap + " (advertised), weft-sim "
-                    + sim.url() + " behind " + urls.values());
-            out.flush();
-            try (KafkaBroker broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", brokerPort),
-                    Map.of("advertised.listeners", "PLAINTEXT://" + bootstrap))) {
+            try (KafkaBroker broker = startBroker(dir, tp, bootstrap, proxyPort)) {
+                out.println("toxiproxy: broker " + broker.bootstrap() + " behind " + bootstrap + " (advertised), weft-sim "
+                        + sim.url() + " behind " + urls.values());
+                out.flush();
                 List<RunResult> results = new ArrayList<>();
                 for (int i = 0; i < o.runs(); i++) {
                     RunResult r = oneRun(o, o.seed() + i, i, broker, bootstrap, tp, sim, urls, out);
@@ -220,6 +218,31 @@ public final class ChaosLab {
         @SuppressWarnings("unchecked")
         Map<String, Object> ids = (Map<String, Object>) sim.stats().snapshot(false).get("webhook_ids");
         return ((Number) ids.get("requests")).longValue() - ((Number) ids.get("distinct")).longValue();
+    }
+
+    /**
+     * The broker behind proxy "kafka", which it advertises: its readiness probe already goes through the proxy, so the
+     * proxy exists before it starts. A port found free can be taken by another socket before the broker binds it (as
+     * can the controller's port): then the proxy moves to new ports in a fresh directory, three tries in all.
+     */
+    private static KafkaBroker startBroker(Path dir, Toxiproxy tp, String bootstrap, int proxyPort) throws Exception {
+        IOException first = null;
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            int brokerPort = Toxiproxy.freePort();
+            tp.proxy("kafka", proxyPort, "127.0.0.1:" + brokerPort);
+            try {
+                return KafkaBroker.start(dir.resolve("try-" + attempt), new InetSocketAddress("127.0.0.1", brokerPort),
+                        Map.of("advertised.listeners", "PLAINTEXT://" + bootstrap));
+            } catch (IOException e) {
+                tp.removeProxy("kafka");
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        throw first;
     }
 
     private static RunResult oneRun(Options o, long seed, int index, KafkaBroker broker, String bootstrap, Toxiproxy tp,

@@ -90,6 +90,11 @@ public final class Toxiproxy implements AutoCloseable {
         call("POST", "/proxies", b.toString());
     }
 
+    /** Removes proxy {@code name} (it stops listening). */
+    public void removeProxy(String name) throws IOException, InterruptedException {
+        call("DELETE", "/proxies/" + name, "");
+    }
+
     /** Adds toxic {@code toxic} of {@code type} to {@code proxy} on {@code stream} (upstream or downstream). */
     public void addToxic(String proxy, String toxic, String type, String stream, Map<String, Long> attributes)
             throws IOException, InterruptedException {
