@@ -58,9 +58,15 @@ public final class RelayLab {
      * measured requests made (three each).
      */
     public record Row(String model, Duration latency, boolean openLoop, Bench.Result result, double serviceCpuSeconds,
-                      double relayCpuSeconds) {
+                      double relayCpuSeconds, boolean hop) {
+        public Row(String model, Duration latency, boolean openLoop, Bench.Result result, double serviceCpuSeconds,
+                   double relayCpuSeconds) {
+            this(model, latency, openLoop, result, serviceCpuSeconds, relayCpuSeconds, false);
+        }
+
+        /** The backend calls the measured requests made: three per service request, one per hop-row call. */
         public long calls() {
-            return 3 * result.requests();
+            return (hop ? 1 : 3) * result.requests();
         }
 
         /** The relay's CPU milliseconds per 1,000 backend calls; NaN without a relay. */
@@ -128,14 +134,7 @@ public final class RelayLab {
 
     static Stack start(String model, List<String> b, Path weftConfig, int maxStreams) throws Exception {
         List<String> args = new ArrayList<>(List.of("--backends", String.join(",", b)));
-        ChildProcess relay = switch (model) {
-            case "direct" -> null;
-            case "relay-weft" -> ChildProcess.startJvm(SystemALab.serviceJvmFlags(), GatewayProcess.class,
-                    List.of(weftConfig.toString(), "virtual"));
-            case "relay-go" -> ChildProcess.start(List.of(GoPeers.build("go-relay").toString(), String.valueOf(maxStreams),
-                    "/b/=" + b.get(0) + "/b/", "/c/=" + b.get(1) + "/c/", "/d/=" + b.get(2) + "/d/"), "go-relay");
-            default -> throw new IllegalArgumentException(describe(model));
-        };
+        ChildProcess relay = startRelay(model, b, weftConfig, maxStreams);
         if (relay != null) {
             args.addAll(List.of("--mode", "relay-async", "--relay", relay.ready()));
         }
@@ -149,7 +148,19 @@ public final class RelayLab {
         }
     }
 
-    /** Runs every latency's models in turn, then the open-loop rows at 0 ms. */
+    /** The relay of {@code model} alone (null for direct); it prints its base URL (the routes are /b/, /c/, /d/). */
+    static ChildProcess startRelay(String model, List<String> b, Path weftConfig, int maxStreams) throws Exception {
+        return switch (model) {
+            case "direct" -> null;
+            case "relay-weft" -> ChildProcess.startJvm(SystemALab.serviceJvmFlags(), GatewayProcess.class,
+                    List.of(weftConfig.toString(), "virtual"));
+            case "relay-go" -> ChildProcess.start(List.of(GoPeers.build("go-relay").toString(), String.valueOf(maxStreams),
+                    "/b/=" + b.get(0) + "/b/", "/c/=" + b.get(1) + "/c/", "/d/=" + b.get(2) + "/d/"), "go-relay");
+            default -> throw new IllegalArgumentException(describe(model));
+        };
+    }
+
+    /** Runs every latency's models in turn, then the open-loop rows at 0 ms, then the hop rows. */
     public static Report run(Options o, PrintWriter out, PrintWriter progress, boolean live) throws Exception {
         o.models().forEach(RelayLab::describe);
         List<Row> rows = new ArrayList<>();
@@ -196,6 +207,11 @@ public final class RelayLab {
                     for (String model : o.models()) {
                         if (!failed.containsKey(model)) {
                             measure(o, model, Duration.ZERO, openRate, b, config, progress, live, rows, failed);
+                        }
+                    }
+                    for (String model : o.models()) {
+                        if (!failed.containsKey(model)) {
+                            measureHop(o, model, 3 * openRate, b, config, progress, live, rows, failed);
                         }
                     }
                 }
@@ -256,6 +272,61 @@ public final class RelayLab {
         }
     }
 
+    /**
+     * A hop row: one call per request, without the service, so that only the hop differs between rows: the same
+     * client (Weft's, the lab's load client), the same protocol (HTTP/1.1, which both relays also serve) and the same
+     * backends, B, C and D in turn, straight ({@code direct}) or through the relay's /b/, /c/, /d/. Open loop at
+     * {@code rate} calls a second (three times the request-level open rows' rate: the relay carries the calls a second
+     * it carries there), 0 ms backends. What HTTP/2 on one connection adds besides is in the request-level open rows,
+     * where the service's JDK HttpClient makes its calls over it.
+     */
+    private static void measureHop(Options o, String model, double rate, List<String> b, Path config,
+                                   PrintWriter progress, boolean live, List<Row> rows, Map<String, String> failed)
+            throws Exception {
+        ChildProcess relay;
+        try {
+            relay = startRelay(model, b, config, o.maxStreams());
+        } catch (GoPeers.Unavailable | IOException e) {
+            failed.put(model, e.getMessage());
+            progress.println("lab relay: " + model + " FAILED: " + e.getMessage());
+            progress.flush();
+            return;
+        }
+        String[] names = {"b", "c", "d"};
+        List<String> urls = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            urls.add((relay == null ? b.get(i) : relay.ready()) + "/" + names[i] + "/1?latency=0ms");
+        }
+        try (Transport client = LoadClient.transport(o.concurrency())) {
+            Bench.Sender sender = Bench.sender(client, urls.stream().map(CallRequest::get).toList(), Duration.ofSeconds(60));
+            String first = sender.send(0, false);
+            if (first != null) {
+                failed.put(model, "the hop row's first call failed: " + first);
+                return;
+            }
+            Bench.run(new Bench.Options(urls, "GET", Headers.EMPTY, null, rate, o.concurrency(), Duration.ZERO,
+                    o.jitWarmup(), Duration.ofSeconds(60)), sender, null, false);
+            progress.printf(Locale.ROOT, "lab relay: hop %s, open loop %.0f calls/s, %s ...%n", model, rate,
+                    Durations.format(o.openDuration()));
+            progress.flush();
+            Duration relay0 = relay == null ? Duration.ZERO : relay.cpu();
+            Bench.Result r = Bench.run(new Bench.Options(urls, "GET", Headers.EMPTY, null, rate, o.concurrency(),
+                    Duration.ZERO, o.openDuration(), Duration.ofSeconds(60)), sender, progress, live);
+            if (relay != null && relay.exited() != null) {
+                throw new IOException(model + ": " + relay.exited() + " during the hop row");
+            }
+            rows.add(new Row(model, Duration.ZERO, true, r, Double.NaN,
+                    relay == null ? Double.NaN : relay.cpu().minus(relay0).toMillis() / 1000.0, true));
+            progress.printf(Locale.ROOT, "lab relay: hop %s: %.0f calls/s, p50 %.2f ms, p99 %.2f ms, %d errors%n", model,
+                    r.throughput(), r.percentileMillis(50), r.percentileMillis(99), r.errors());
+            progress.flush();
+        } finally {
+            if (relay != null) {
+                relay.close();
+            }
+        }
+    }
+
     private static Bench.Sender sender(Transport client, String url) {
         return Bench.sender(client, List.of(CallRequest.get(url)), Duration.ofSeconds(60));
     }
@@ -268,11 +339,13 @@ public final class RelayLab {
                 + "| relay CPU ms / 1,000 calls |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Row r : report.rows()) {
             Bench.Result x = r.result();
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.1f | %.1f | %d%s | %.1f | %s | %s |%n",
-                    r.openLoop() ? String.format(Locale.ROOT, "open %.0f/s", x.options().rate()) : "closed "
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %.2f | %.2f | %d%s | %s | %s | %s |%n",
+                    r.hop() ? String.format(Locale.ROOT, "hop, open %.0f calls/s", x.options().rate())
+                            : r.openLoop() ? String.format(Locale.ROOT, "open %.0f/s", x.options().rate()) : "closed "
                             + o.concurrency(), Durations.format(r.latency()), r.model(), x.throughput(),
                     x.percentileMillis(50), x.percentileMillis(99), x.errors(),
-                    x.errors() > 0 ? " " + x.errorsByReason() : "", r.serviceCpuSeconds(),
+                    x.errors() > 0 ? " " + x.errorsByReason() : "",
+                    Double.isNaN(r.serviceCpuSeconds()) ? "-" : String.format(Locale.ROOT, "%.1f", r.serviceCpuSeconds()),
                     Double.isNaN(r.relayCpuSeconds()) ? "-" : String.format(Locale.ROOT, "%.2f", r.relayCpuSeconds()),
                     Double.isNaN(r.relayCpuSeconds()) ? "-" : String.format(Locale.ROOT, "%.1f", r.relayCpuMsPer1000Calls())));
             String note = x.generatorNote();
@@ -285,8 +358,11 @@ public final class RelayLab {
         }
         Map<String, Map<Duration, Double>> closed = new LinkedHashMap<>();
         Map<String, Row> open = new LinkedHashMap<>();
+        Map<String, Row> hops = new LinkedHashMap<>();
         for (Row r : report.rows()) {
-            if (r.openLoop()) {
+            if (r.hop()) {
+                hops.put(r.model(), r);
+            } else if (r.openLoop()) {
                 open.put(r.model(), r);
             } else {
                 closed.computeIfAbsent(r.model(), k -> new LinkedHashMap<>()).put(r.latency(), r.result().throughput());
@@ -322,6 +398,19 @@ public final class RelayLab {
                     sb.append(String.format(Locale.ROOT, "- %s: p50 %+.2f ms, p99 %+.2f ms%n", m,
                             r.result().percentileMillis(50) - base.result().percentileMillis(50),
                             r.result().percentileMillis(99) - base.result().percentileMillis(99)));
+                }
+            });
+        }
+        Row hopBase = hops.get("direct");
+        if (hopBase != null && hops.size() > 1) {
+            sb.append(String.format(Locale.ROOT, "%nOne hop alone, open loop at %.0f calls/s, 0 ms backends, the same client "
+                    + "and protocol both ways (Weft's, HTTP/1.1, straight to B, C, D or through the relay): what the hop "
+                    + "adds to a call:%n%n", hopBase.result().options().rate()));
+            hops.forEach((m, r) -> {
+                if (!m.equals("direct")) {
+                    sb.append(String.format(Locale.ROOT, "- %s: p50 %+.2f ms, p99 %+.2f ms%n", m,
+                            r.result().percentileMillis(50) - hopBase.result().percentileMillis(50),
+                            r.result().percentileMillis(99) - hopBase.result().percentileMillis(99)));
                 }
             });
         }

@@ -178,4 +178,28 @@ class RelayLabIT {
         }
         return n;
     }
+
+    /**
+     * The lab end to end at a toy size: the hop rows exist for direct and the Weft relay, every call of them answered,
+     * and the table says what a hop adds.
+     */
+    @Test
+    void theLabMeasuresOneHopAloneBesideTheRequestRows() throws Exception {
+        RelayLab.Options o = new RelayLab.Options(List.of("direct", "relay-weft"), List.of(Duration.ZERO), 20,
+                Duration.ofMillis(300), Duration.ofSeconds(1), Duration.ofMillis(300), 50, Duration.ofSeconds(1));
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter progress = new java.io.StringWriter();
+        RelayLab.Report r = RelayLab.run(o, new java.io.PrintWriter(out, true), new java.io.PrintWriter(progress, true),
+                false);
+        assertThat(r.failed()).as(progress.toString()).isEmpty();
+        List<RelayLab.Row> hops = r.rows().stream().filter(RelayLab.Row::hop).toList();
+        assertThat(hops).extracting(RelayLab.Row::model).containsExactly("direct", "relay-weft");
+        for (RelayLab.Row h : hops) {
+            assertThat(h.result().errors()).as(h.model() + " " + h.result().errorsByReason()).isZero();
+            assertThat(h.result().requests()).as(h.model()).isPositive();
+            assertThat(h.result().options().rate()).isEqualTo(150.0);
+            assertThat(h.calls()).isEqualTo(h.result().requests());
+        }
+        assertThat(RelayLab.table(r, o)).contains("One hop alone, open loop at 150 calls/s").contains("- relay-weft: p50 ");
+    }
 }
