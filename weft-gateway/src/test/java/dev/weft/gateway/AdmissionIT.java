@@ -282,6 +282,35 @@ class AdmissionIT {
     }
 
     @Test
+    void aQueueingRatioBelowOneIsNamedWithItsPlace() throws Exception {
+        assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", """
+                admission:
+                  queueing: 0.5
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """)).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:2:13")
+                .hasMessageContaining("admission.queueing is 0 (off) or a ratio of 1 to 100");
+        String yaml = """
+                admission:
+                  queueing: %s
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """;
+        assertThat(GatewayConfigLoader.parse("gw.yaml", yaml.formatted("0")).admission().queueing()).as("0: off").isZero();
+        assertThat(GatewayConfigLoader.parse("gw.yaml", yaml.formatted("2")).admission().queueing()).isEqualTo(2.0);
+        assertThat(GatewayConfigLoader.parse("gw.yaml", """
+                routes:
+                  - get: /p
+                    calls:
+                      a: { url: "http://127.0.0.1:9/a" }
+                """).admission().queueing()).as("the default").isEqualTo(AdmissionPolicy.DEFAULT_QUEUEING);
+    }
+
+    @Test
     void anUnknownRouteInAdmissionIsNamedWithItsPlace() {
         assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", """
                 admission:

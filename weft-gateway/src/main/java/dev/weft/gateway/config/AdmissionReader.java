@@ -23,7 +23,7 @@ final class AdmissionReader {
         AdmissionPolicy d = AdmissionPolicy.DEFAULT;
         try {
             Map<String, ConfigNode> a = node.entries(Set.of("enabled", "initial_limit", "min_limit", "queue",
-                    "max_wait", "lag_target", "cpu_busy", "routes", "door_nice", "door_fallback"), problems);
+                    "max_wait", "lag_target", "cpu_busy", "queueing", "routes", "door_nice", "door_fallback"), problems);
             boolean enabled = a.containsKey("enabled") ? a.get("enabled").bool() : d.enabled();
             int initial = a.containsKey("initial_limit") ? (int) a.get("initial_limit").integer(1, 1_000_000) : d.initialLimit();
             int min = a.containsKey("min_limit") ? (int) a.get("min_limit").integer(1, 1_000_000) : d.minLimit();
@@ -31,6 +31,7 @@ final class AdmissionReader {
             Duration maxWait = a.containsKey("max_wait") ? a.get("max_wait").duration() : d.maxWait();
             Duration lagTarget = a.containsKey("lag_target") ? a.get("lag_target").duration() : d.lagTarget();
             double cpuBusy = a.containsKey("cpu_busy") ? a.get("cpu_busy").number(0, 1) : d.cpuBusy();
+            double queueing = a.containsKey("queueing") ? queueing(a.get("queueing")) : d.queueing();
             int doorNice = a.containsKey("door_nice") ? (int) a.get("door_nice").integer(-20, 0) : d.doorNice();
             AdmissionPolicy.DoorFallback fallback = a.containsKey("door_fallback") ? fallback(a.get("door_fallback"))
                     : d.doorFallback();
@@ -47,7 +48,7 @@ final class AdmissionReader {
             }
             try {
                 return new AdmissionPolicy(enabled, initial, min, queue, maxWait, lagTarget, cpuBusy, perRoute,
-                        doorNice, fallback);
+                        doorNice, fallback, queueing);
             } catch (IllegalArgumentException e) {
                 problems.add(node, e.getMessage());
             }
@@ -55,6 +56,16 @@ final class AdmissionReader {
             problems.addAll(e);
         }
         return d;
+    }
+
+    /** {@code queueing}: 0 (off) or a ratio of 1 to 100. */
+    private static double queueing(ConfigNode n) throws ConfigException {
+        double q = n.number(0, 100);
+        if (q > 0 && q < 1) {
+            throw n.error("admission.queueing is 0 (off) or a ratio of 1 to 100 (a route's mean latency over the last second "
+                    + "against its usual one), got " + n.text());
+        }
+        return q;
     }
 
     /** {@code door_fallback}: what the door does when it may not raise its thread. */

@@ -40,6 +40,11 @@ final class GatewayAdmission {
                 Gauge.builder("weft.admission.queued", ad, x -> x.queued(route))
                         .description("the route's requests waiting for a place (admission.queue)").tag("route", route)
                         .register(registry);
+                Gauge.builder("weft.admission.latency_ratio", ad, x -> x.latencyRatio(route))
+                        .description("the route's mean latency over the last second against its usual one (the lowest "
+                                + "such mean of the last 30 s); at or above admission.queueing a lag over the target cuts "
+                                + "the limit whatever the CPU share; NaN until a second of completions")
+                        .tag("route", route).register(registry);
                 FunctionCounter.builder("weft.admission.shed", ad, x -> x.shed(route))
                         .description("the route's requests answered 503 by the admission").tag("route", route)
                         .register(registry);

@@ -33,8 +33,11 @@ import java.util.function.Function;
  * the key's own bound).
  *
  * <p>The lag is read as a CPU shortage only while the process uses at least {@code cpuBusy} (default 0.8) of its CPUs
- * ({@link CpuShare}, its CPU time over the last 500 ms, against its CPUs): below
- * that a lag over the target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
+ * ({@link CpuShare}, its CPU time over the last 500 ms, against its CPUs), or while the key's requests take at least
+ * {@code queueing} (default 1.5) times their usual latency (the mean of the last second's completions against the
+ * lowest such mean of the last 30 s: they wait inside the process, a shortage the CPU share does not see when the
+ * process shares its CPUs with others) and the lag is at least a tenth of that usual latency: otherwise a lag over the
+ * target holds the limit instead of cutting it, and a busy key grows at any lag. With the front
  * door the lag comes in bursts (ready threads queued behind a batch of wake-ups, a collector's pause) while the CPU
  * still has room: at twice the load one CPU served, the process used 71-92% of it in each second while the limit,
  * cut by those bursts, refused 59% of the requests (docs/design/admission.md). The CPU the front doors spend
@@ -63,6 +66,12 @@ public final class AdaptiveAdmission implements Admission {
     static final int NO_LOAD_INTERVALS = 50;
     /** The served rate is the completions of this many intervals (1 s). */
     static final int RATE_INTERVALS = 10;
+    /**
+     * A key's usual latency is the lowest of its one-second mean latencies over this many intervals (30 s): the mean
+     * of a key whose backends answer anywhere from 10 ms to 1 s is far above its shortest answer, and only a mean
+     * tells queueing from such a spread.
+     */
+    static final int USUAL_INTERVALS = 300;
     /** A limit that grows grows by this share per interval (and one place). */
     static final double GROWTH = 0.05;
     /** The process's CPU share is taken over this many revisions (500 ms). */
@@ -100,9 +109,43 @@ public final class AdaptiveAdmission implements Admission {
      */
     static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
                        boolean calm, double cpuShare, double refusingShare, double cpuBusy) {
+        return next(limit, lagMs, targetMs, floor, peak, settling, calm, cpuShare, refusingShare, cpuBusy, Double.NaN,
+                Double.NaN, 0);
+    }
+
+    /**
+     * A request waits for a carrier several times (when it starts, when each call's answer wakes it, when it writes its
+     * answer): a lag of this share of its usual latency makes it take about half as long again. Below it, a lag does
+     * not explain why the requests take longer than usual: their backends do (a backend that slowed from 1 s to 2 s
+     * doubled the ratio for 30 s, and a closed loop's lag bursts over the 20 ms target then refused 10,725-36,628
+     * requests in 20 s; docs/design/admission.md).
+     */
+    static final double LAG_SHARE_OF_USUAL = 0.1;
+
+    /**
+     * As above, with a second sign that the lag is a CPU shortage of this process's making: its requests queue inside
+     * it. {@code latencyRatio} is the key's mean latency over the last second against its usual one (the lowest such
+     * mean of the last 30 s, {@code usualMs}; NaN: unknown); at or above {@code queueing} (0: off) a lag over the
+     * target and at least {@value #LAG_SHARE_OF_USUAL} of the usual latency counts as a shortage while the process
+     * uses less than {@code cpuBusy} of its CPUs (refusing included: at or above it, the share alone decides). A
+     * process that shares its CPUs with others (its load generator, its backends) may never use {@code cpuBusy} of them
+     * while its requests wait for a carrier: at twice the load it served at 250 ms backends, sharing two cores, the CPU
+     * share alone refused nothing while the requests took 2.3 s (docs/design/admission.md). A closed loop at slow
+     * backends, whose lag comes in bursts with the requests at about their usual latency (1.1x at 4,800 in flight and
+     * 1 s), is not cut by it; a backend that slows down raises the ratio, and only a lag of a tenth of the usual
+     * latency then cuts.
+     */
+    static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
+                       boolean calm, double cpuShare, double refusingShare, double cpuBusy, double latencyRatio,
+                       double usualMs, double queueing) {
         // the CPU spent refusing is not short for serving: a cut frees none of it but refuses more, and in a closed
         // loop each refused caller comes straight back (docs/design/admission.md)
-        boolean cpuShort = (Double.isNaN(refusingShare) ? cpuShare : cpuShare - refusingShare) >= cpuBusy;
+        // the queueing sign speaks only for a process that others keep below cpuBusy of its CPUs: one that uses them
+        // (refusing included) is judged by its share alone, which leaves out the CPU spent refusing (with the sign on
+        // too, a gateway on a CPU of its own refused 4.5% at the load it served cleanly; docs/design/admission.md)
+        boolean cpuShort = (Double.isNaN(refusingShare) ? cpuShare : cpuShare - refusingShare) >= cpuBusy
+                || (queueing > 0 && !(cpuShare >= cpuBusy) && latencyRatio >= queueing
+                && lagMs >= LAG_SHARE_OF_USUAL * usualMs);
         if (lagMs > targetMs && cpuShort) {
             double from = Math.min(limit, peak / MAX_CUT);
             return Math.max(Math.min(limit, floor), from * Math.max(MAX_CUT, targetMs / lagMs));
@@ -358,6 +401,16 @@ public final class AdaptiveAdmission implements Admission {
         return k == null ? 0 : k.waiting;
     }
 
+    /**
+     * The key's mean latency over the last second against its usual one (the lowest such mean of the last 30 s), at
+     * the last revision (NaN: not yet known); a lag over the target may cut its limit while this is at least
+     * {@link AdmissionPolicy#queueing()}.
+     */
+    public double latencyRatio(String key) {
+        Key k = keys.get(key);
+        return k == null ? Double.NaN : k.latencyRatio;
+    }
+
     public long shed(String key) {
         Key k = keys.get(key);
         return k == null ? 0 : k.shed.get();
@@ -468,6 +521,17 @@ public final class AdaptiveAdmission implements Admission {
         int minsPos;
         /** Completions of the last {@value #RATE_INTERVALS} intervals (1 s): the served rate. */
         final int[] done = new int[RATE_INTERVALS];
+        /** Per interval: the completions' summed latency (ns); of the last {@value #RATE_INTERVALS}: their mean. */
+        long tookSum;
+        final long[] tookSums = new long[RATE_INTERVALS];
+        /**
+         * The mean latency of the last second (ns) at each of the last {@value #USUAL_INTERVALS} revisions (0: none);
+         * the lowest is the key's usual latency.
+         */
+        final double[] means = new double[USUAL_INTERVALS];
+        int meansPos;
+        /** The mean latency of the last second against the usual one at the last revision (NaN: unknown). */
+        volatile double latencyRatio = Double.NaN;
         int donePos;
         /** Revisions since the first that saw a completion, counted up to {@value #RATE_INTERVALS} + 1. */
         int revisionsSinceFirstDone;
@@ -629,6 +693,7 @@ public final class AdaptiveAdmission implements Admission {
             try {
                 inFlight--;
                 completed++;
+                tookSum += took;
                 if (took < intervalMin) {
                     intervalMin = took;
                 }
@@ -645,11 +710,15 @@ public final class AdaptiveAdmission implements Admission {
             lock.lock();
             try {
                 done[donePos] = completed;
+                tookSums[donePos] = tookSum;
                 donePos = (donePos + 1) % done.length;
                 int sum = 0;
-                for (int c : done) {
-                    sum += c;
+                long tookTotal = 0;
+                for (int i = 0; i < done.length; i++) {
+                    sum += done[i];
+                    tookTotal += tookSums[i];
                 }
+                tookSum = 0;
                 double rate = sum / (done.length * intervalSeconds);
                 if (completed > 0) {
                     mins[minsPos] = intervalMin;
@@ -676,8 +745,27 @@ public final class AdaptiveAdmission implements Admission {
                 long now = System.nanoTime();
                 boolean settling = noLoad != Long.MAX_VALUE && now - lastCutAt < noLoad;
                 boolean calm = now - lastCutAt >= TimeUnit.MILLISECONDS.toNanos(RATE_INTERVALS * INTERVAL_MS);
+                // the requests' mean latency over the last second against their usual one (the lowest such mean of
+                // the last 30 s): above 1, they wait inside the process (for a carrier, when the lag is high too);
+                // unknown with the floor
+                double ratio = Double.NaN;
+                double usualMs = Double.NaN;
+                if (!Double.isInfinite(floor) && sum > 0) {
+                    double mean = (double) tookTotal / sum;
+                    means[meansPos] = mean;
+                    meansPos = (meansPos + 1) % means.length;
+                    double usual = mean;
+                    for (double m : means) {
+                        if (m > 0 && m < usual) {
+                            usual = m;
+                        }
+                    }
+                    ratio = mean / usual;
+                    usualMs = usual / 1e6;
+                }
+                latencyRatio = ratio;
                 double l = next(limit, lagMs, targetMs, floor, peak, settling, calm, use.process(), use.refusing(),
-                        policy.cpuBusy());
+                        policy.cpuBusy(), ratio, usualMs, policy.queueing());
                 if (l < limit) {
                     lastCutAt = now;
                 }

@@ -25,11 +25,16 @@ import java.util.Map;
  *                     door runs at the process's priority ({@code doorFallback}); 0 leaves it alone
  * @param doorFallback what the door does when it may not raise its thread ({@code admission.door_fallback}, default
  *                     {@link DoorFallback#AUTO})
+ * @param queueing     a lag over the target also cuts, whatever the CPU share, while a key's requests take at least
+ *                     this many times their usual latency (their mean over the last second against the lowest
+ *                     such mean of the last 30 s: they queue inside the process), default {@value #DEFAULT_QUEUEING}; 0: never
+ *                     (the CPU share alone decides, as before); see docs/design/admission.md
  */
 public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                               Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice,
-                              DoorFallback doorFallback) {
+                              DoorFallback doorFallback, double queueing) {
     public static final double DEFAULT_CPU_BUSY = 0.8;
+    public static final double DEFAULT_QUEUEING = 1.5;
     public static final int DEFAULT_DOOR_NICE = -5;
     /** An {@code initialLimit} that starts each key at its ceiling. */
     public static final int AT_CEILING = Integer.MAX_VALUE;
@@ -68,6 +73,14 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         return Math.min(19, processNice - doorNice);
     }
 
+    /** With the default {@code queueing}. */
+    public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
+                           Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice,
+                           DoorFallback doorFallback) {
+        this(enabled, initialLimit, minLimit, queue, maxWait, lagTarget, cpuBusy, routes, doorNice, doorFallback,
+                DEFAULT_QUEUEING);
+    }
+
     /** With the default {@code doorFallback} ({@link DoorFallback#AUTO}). */
     public AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, int queue, Duration maxWait,
                            Duration lagTarget, double cpuBusy, Map<String, Integer> routes, int doorNice) {
@@ -92,6 +105,9 @@ public record AdmissionPolicy(boolean enabled, int initialLimit, int minLimit, i
         }
         if (!(cpuBusy >= 0 && cpuBusy <= 1)) {
             throw new IllegalArgumentException("admission cpu_busy must be 0..1");
+        }
+        if (!(queueing == 0 || (queueing >= 1 && queueing <= 100))) {
+            throw new IllegalArgumentException("admission queueing must be 0 (off) or 1..100");
         }
         if (doorNice < -20 || doorNice > 0) {
             throw new IllegalArgumentException("admission door_nice must be -20..0");

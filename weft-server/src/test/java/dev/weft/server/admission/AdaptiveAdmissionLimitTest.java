@@ -130,4 +130,30 @@ class AdaptiveAdmissionLimitTest {
     void theCpusAreTheLowerOfTheCountAndTheQuota(int available, Double quota, double expected) {
         assertThat(AdaptiveAdmission.CpuShare.cpus(available, quota)).isEqualTo(expected);
     }
+
+    @ParameterizedTest(name = "limit {0}, lag {1} ms, cpu {2}, latency ratio {3}, usual {4} ms, queueing {5}: {6} ({7})")
+    @CsvSource(delimiter = ';', textBlock = """
+            # a process sharing its CPUs: the CPU share is low, the requests queue inside it
+            1000; 40;  0.5; 2.0;  250;  1.5; 800;  a lag while the requests take twice their usual latency cuts, whatever the CPU share
+            1000; 40;  0.5; 1.5;  250;  1.5; 800;  at the ratio: cuts
+            1000; 40;  0.5; 1.1;  250;  1.5; 1051; a closed loop's lag burst at about the usual latency: a busy route grows, as before
+            1000; 40;  0.5; 2.0;  250;  0;   1051; queueing 0: the CPU share alone decides
+            1000; 40;  0.5; NaN;  NaN;  1.5; 1051; an unknown ratio (under a second of completions): the CPU share alone
+            1000; 10;  0.5; 3.0;  250;  1.5; 1051; no lag to speak of: slow requests are the backends', a busy route grows
+            1000; 15;  0.5; 3.0;  250;  1.5; 1051; a lag of 15 ms, under a tenth of the usual 250 ms: not short, a busy route grows
+            1000; 15;  0.5; 3.0;  100;  1.5; 1000; a lag between half the target and the target, over a tenth of 100 ms: hold
+            1000; 40;  1.0; 1.0;  250;  1.5; 800;  the CPU share still cuts on its own
+            # a process that uses its CPUs is judged by its share alone (the CPU spent refusing left out)
+            1000; 40;  0.9; 2.0;  250;  1.5; 1051; busy at 0.9, 0.2 of it refusing: serving takes 0.7, not short; queueing does not override it
+            # a backend that slowed from 1 s to 2 s: twice the usual latency, a lag burst far below a tenth of it
+            1000; 40;  0.5; 2.0;  1000; 1.5; 1051; a lag of 40 ms does not make a 1 s request take 2 s: its backend did
+            1000; 99;  0.5; 2.0;  1000; 1.5; 1051; just under a tenth of the usual latency: still the backend's
+            1000; 100; 0.5; 2.0;  1000; 1.5; 800;  a tenth: the lag explains it, cut
+            """)
+    void queueingInsideTheProcessIsAShortageToo(double limit, double lag, double cpuShare, double ratio, double usualMs,
+                                               double queueing, double expected, String why) {
+        double refusing = cpuShare == 0.9 ? 0.2 : 0;
+        assertThat(AdaptiveAdmission.next(limit, lag, 20, 0, limit, false, false, cpuShare, refusing,
+                AdmissionPolicy.DEFAULT_CPU_BUSY, ratio, usualMs, queueing)).as(why).isCloseTo(expected, offset(0.01));
+    }
 }
