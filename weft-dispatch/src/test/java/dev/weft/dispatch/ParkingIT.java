@@ -138,6 +138,30 @@ class ParkingIT {
     }
 
     /**
+     * Retired parking topics (of a config before a reload, read until they are deleted) still hold parked records: an
+     * install of before (7 days on a wait topic, one minute on a retry topic) has their retention raised at start as
+     * the live ones' is.
+     */
+    @Test
+    void retiredParkingTopicsKeepTheirRecordsLongerThanTheyMayWait() throws Exception {
+        String topic = TestKafka.topic("retiredret", 1);
+        createTopic("g-rr.wait.old", Map.of()); // the broker's default: 7 days
+        createTopic("g-rr.retry.5000", Map.of(TopicConfig.RETENTION_MS_CONFIG, "60000"));
+        ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+        DispatchConfig cfg = DispatchConfigLoader.parse("test.yaml", DispatchIT.source(topic, "g-rr")
+                + "endpoints:\n  - { id: a, url: \"http://127.0.0.1:1/a\", retry: [1s] }\n");
+        try (Dispatcher d = Dispatcher.start(cfg, TestKafka.bootstrap(),
+                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), log::add,
+                List.of("g-rr.wait.old", "g-rr.retry.5000"))) {
+            assertThat(retention(List.of("g-rr.wait.old", "g-rr.retry.5000"))).containsExactlyInAnyOrderEntriesOf(Map.of(
+                    "g-rr.wait.old", "-1",
+                    "g-rr.retry.5000", Long.toString(Duration.ofDays(7).toMillis())));
+            assertThat(log).anySatisfy(l -> assertThat(l).startsWith(
+                    "topic g-rr.wait.old: retention.ms raised from 604800000 to -1"));
+        }
+    }
+
+    /**
      * Where the broker refuses to raise a too-short retention, nothing starts, and the error gives the command that
      * fixes it (the test broker's policy refuses config changes to topics named refused-*).
      */
