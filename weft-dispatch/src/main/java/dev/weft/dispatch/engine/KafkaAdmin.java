@@ -41,6 +41,16 @@ public final class KafkaAdmin {
                 if (!refused.isEmpty()) {
                     throw new IOException("creating topics on " + bootstrap + ": " + String.join("; ", refused));
                 }
+                // the controller has made them; the broker that answers the next listing may not know them for a
+                // few milliseconds more (a dispatcher started at once said "topic not found")
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!admin.listTopics().names().get(30, TimeUnit.SECONDS).containsAll(topics.keySet())) {
+                    if (System.nanoTime() > end) {
+                        throw new IOException("created topics " + topics.keySet() + " on " + bootstrap
+                                + ", but they were not listed within 30 s");
+                    }
+                    Thread.sleep(50);
+                }
             }
         } catch (ExecutionException e) {
             throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": "
