@@ -138,6 +138,75 @@ class ParkingIT {
     }
 
     /**
+     * Retired parking topics (of a config before a reload, read until they are deleted) still hold parked records: an
+     * install of before (7 days on a wait topic, one minute on a retry topic) has their retention raised at start as
+     * the live ones' is.
+     */
+    @Test
+    void retiredParkingTopicsKeepTheirRecordsLongerThanTheyMayWait() throws Exception {
+        String topic = TestKafka.topic("retiredret", 1);
+        createTopic("g-rr.wait.old", Map.of()); // the broker's default: 7 days
+        createTopic("g-rr.retry.5000", Map.of(TopicConfig.RETENTION_MS_CONFIG, "60000"));
+        ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+        DispatchConfig cfg = DispatchConfigLoader.parse("test.yaml", DispatchIT.source(topic, "g-rr")
+                + "endpoints:\n  - { id: a, url: \"http://127.0.0.1:1/a\", retry: [1s] }\n");
+        try (Dispatcher d = Dispatcher.start(cfg, TestKafka.bootstrap(),
+                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), log::add,
+                List.of("g-rr.wait.old", "g-rr.retry.5000"))) {
+            assertThat(retention(List.of("g-rr.wait.old", "g-rr.retry.5000"))).containsExactlyInAnyOrderEntriesOf(Map.of(
+                    "g-rr.wait.old", "-1",
+                    "g-rr.retry.5000", Long.toString(Duration.ofDays(7).toMillis())));
+            assertThat(log).anySatisfy(l -> assertThat(l).startsWith(
+                    "topic g-rr.wait.old: retention.ms raised from 604800000 to -1"));
+        }
+    }
+
+    /**
+     * A parking topic the dispatcher may not write to (an ACL slip) is not a reason to dead-letter: the copy is tried
+     * again every 5 s, nothing is committed meanwhile, and once the operator fixes the ACL it is parked and delivered.
+     */
+    @Test
+    void aParkingTopicTheBrokerDeniesIsTriedAgainNotDeadLettered() throws Exception {
+        String topic = TestKafka.topic("acl", 1);
+        ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+        String retry = "g-acl.retry.1000";
+        org.apache.kafka.common.acl.AclBinding deny = new org.apache.kafka.common.acl.AclBinding(
+                new org.apache.kafka.common.resource.ResourcePattern(org.apache.kafka.common.resource.ResourceType.TOPIC,
+                        retry, org.apache.kafka.common.resource.PatternType.LITERAL),
+                new org.apache.kafka.common.acl.AccessControlEntry("User:ANONYMOUS", "*",
+                        org.apache.kafka.common.acl.AclOperation.WRITE,
+                        org.apache.kafka.common.acl.AclPermissionType.DENY));
+        // a resource with an ACL allows only what an ACL allows: everything, then Write denied (a deny wins)
+        org.apache.kafka.common.acl.AclBinding allow = new org.apache.kafka.common.acl.AclBinding(deny.pattern(),
+                new org.apache.kafka.common.acl.AccessControlEntry("User:ANONYMOUS", "*",
+                        org.apache.kafka.common.acl.AclOperation.ALL,
+                        org.apache.kafka.common.acl.AclPermissionType.ALLOW));
+        try (Admin admin = KafkaAdmin.admin(TestKafka.bootstrap())) {
+            admin.createAcls(List.of(allow, deny)).all().get(30, TimeUnit.SECONDS);
+        }
+        try (Endpoint a = Endpoint.start(503)) {
+            String yaml = DispatchIT.source(topic, "g-acl") + "endpoints:\n  - { id: a, url: \"" + a.url()
+                    + "\", retry: [1s] }\n";
+            TopicPartition source = new TopicPartition(topic, 0);
+            try (Dispatcher d = start(yaml, log)) {
+                TestKafka.produce(topic, List.of("{\"n\":1}"), null);
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> log.stream().anyMatch(l -> l.startsWith(
+                        "ERROR: cannot write to Kafka topic " + retry + " (TopicAuthorizationException")))).isTrue();
+                assertThat(log).anySatisfy(l -> assertThat(l).contains("the dispatcher's principal needs Write on it"));
+                // denied for a while: tried again, not dead-lettered, not committed
+                assertThat(TestKafka.await(Duration.ofSeconds(8), () -> DispatchIT.endpoint(d, "a").deadLettered() > 0))
+                        .isFalse();
+                assertThat(DispatchIT.committed("g-acl", source)).isLessThan(1);
+                try (Admin admin = KafkaAdmin.admin(TestKafka.bootstrap())) {
+                    admin.deleteAcls(List.of(deny.toFilter())).all().get(30, TimeUnit.SECONDS);
+                }
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> DispatchIT.committed("g-acl", source) == 1))
+                        .as("parked once the ACL is gone, and the source committed").isTrue();
+            }
+        }
+    }
+
+    /**
      * Where the broker refuses to raise a too-short retention, nothing starts, and the error gives the command that
      * fixes it (the test broker's policy refuses config changes to topics named refused-*).
      */

@@ -41,7 +41,11 @@ final class TestKafka {
         if (broker == null) {
             Path dir = Files.createTempDirectory("weft-kafka-test");
             broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", 0),
-                    Map.of("alter.config.policy.class.name", RefusingAlterPolicy.class.getName()));
+                    Map.of("alter.config.policy.class.name", RefusingAlterPolicy.class.getName(),
+                            // ACLs, so that a test can deny the dispatcher a topic; with none on a resource, everyone
+                            // may do everything there, as on a broker without an authorizer
+                            "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                            "allow.everyone.if.no.acl.found", "true"));
             Runtime.getRuntime().addShutdownHook(new Thread(broker::close));
         }
         return broker.bootstrap();

@@ -207,9 +207,11 @@ public final class Dispatcher implements AutoCloseable {
                                    Consumer<String> log, Collection<String> retired) throws DispatchException {
         int partitions = checkTopics(cfg, bootstrap);
         int maxMessageBytes;
+        int sourceMaxBytes;
         try {
-            maxMessageBytes = KafkaAdmin.ensureParkingTopics(bootstrap, parkingTopics(cfg, partitions,
-                    KafkaAdmin.maxMessageBytes(bootstrap, cfg.topics())), log);
+            sourceMaxBytes = KafkaAdmin.maxMessageBytes(bootstrap, cfg.topics());
+            maxMessageBytes = KafkaAdmin.ensureParkingTopics(bootstrap, parkingTopics(cfg, partitions, sourceMaxBytes),
+                    log);
         } catch (java.io.IOException e) {
             throw new DispatchException(e.getMessage(), e);
         }
@@ -235,6 +237,13 @@ public final class Dispatcher implements AutoCloseable {
         }
         d.lanes.values().forEach(Lane::start);
         List<String> reading = d.retired(retired);
+        try { // a retired topic still holds parked records: it must keep them as long as a parking topic would
+            KafkaAdmin.ensureParkingTopics(bootstrap, retiredTopics(cfg, reading, partitions, sourceMaxBytes), log,
+                    false);
+        } catch (java.io.IOException e) {
+            d.close();
+            throw new DispatchException(e.getMessage(), e);
+        }
         d.flow.retire(reading);
         all.addAll(reading);
         d.consumer.subscribe(all, d.rebalance);
@@ -294,6 +303,31 @@ public final class Dispatcher implements AutoCloseable {
                 DispatchConfig.retryRetention(delay).toMillis(), bytes)));
         cfg.endpoints().forEach(e -> out.add(new KafkaAdmin.ParkingTopic(cfg.waitTopic(e.id()), partitions, -1, bytes)));
         out.add(new KafkaAdmin.ParkingTopic(cfg.deadLetterTopic(), partitions, -1, bytes));
+        return out;
+    }
+
+    /**
+     * The retired parking topics as parking topics: a retry topic ({@code GROUP.retry.MILLIS}, of this group or an
+     * earlier one) keeps records {@link DispatchConfig#retryRetention} of its delay; any other (a wait or dead-letter
+     * topic, or a name that does not say its delay) never deletes by time.
+     */
+    static List<KafkaAdmin.ParkingTopic> retiredTopics(DispatchConfig cfg, List<String> retired, int partitions,
+                                                       int sourceMaxBytes) {
+        int bytes = (int) Math.min(Integer.MAX_VALUE, (long) sourceMaxBytes + HEADER_ROOM_BYTES);
+        List<KafkaAdmin.ParkingTopic> out = new ArrayList<>();
+        for (String t : retired) {
+            long retention = -1;
+            int at = t.lastIndexOf(".retry.");
+            if (at >= 0) {
+                try {
+                    retention = DispatchConfig.retryRetention(Duration.ofMillis(
+                            Long.parseLong(t.substring(at + ".retry.".length())))).toMillis();
+                } catch (NumberFormatException | ArithmeticException e) {
+                    retention = -1; // not a delay: keep for ever, the safe side
+                }
+            }
+            out.add(new KafkaAdmin.ParkingTopic(t, partitions, retention, bytes));
+        }
         return out;
     }
 

@@ -37,13 +37,24 @@ public final class KafkaAdmin {
                     .map(e -> new NewTopic(e.getKey(), Optional.of(e.getValue()), Optional.empty()))
                     .toList();
             if (!create.isEmpty()) {
-                admin.createTopics(create).all().get(30, TimeUnit.SECONDS);
+                List<String> refused = refusedCreations(admin.createTopics(create).values());
+                if (!refused.isEmpty()) {
+                    throw new IOException("creating topics on " + bootstrap + ": " + String.join("; ", refused));
+                }
+                // the controller has made them; the broker that answers the next listing may not know them for a
+                // few milliseconds more (a dispatcher started at once said "topic not found")
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (!admin.listTopics().names().get(30, TimeUnit.SECONDS).containsAll(topics.keySet())) {
+                    if (System.nanoTime() > end) {
+                        throw new IOException("created topics " + topics.keySet() + " on " + bootstrap
+                                + ", but they were not listed within 30 s");
+                    }
+                    Thread.sleep(50);
+                }
             }
         } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
-                throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": "
-                        + e.getCause().getMessage(), e.getCause());
-            }
+            throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": "
+                    + e.getCause().getMessage(), e.getCause());
         } catch (InterruptedException | TimeoutException e) {
             throw new IOException("creating topics " + topics.keySet() + " on " + bootstrap + ": no answer in 30 s", e);
         }
@@ -69,20 +80,45 @@ public final class KafkaAdmin {
      */
     public static int ensureParkingTopics(String bootstrap, List<ParkingTopic> topics, Consumer<String> log)
             throws IOException {
+        return ensureParkingTopics(bootstrap, topics, log, true);
+    }
+
+    /**
+     * As above; with {@code createMissing} false, only the topics that exist are checked and raised (retired parking
+     * topics: one deleted since it was listed is not made again).
+     */
+    public static int ensureParkingTopics(String bootstrap, List<ParkingTopic> topics, Consumer<String> log,
+                                          boolean createMissing) throws IOException {
         try (Admin admin = admin(bootstrap)) {
             var existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            if (!createMissing) {
+                topics = topics.stream().filter(t -> existing.contains(t.name())).toList();
+                if (topics.isEmpty()) {
+                    return 0;
+                }
+            }
             List<NewTopic> create = topics.stream().filter(t -> !existing.contains(t.name()))
                     .map(t -> new NewTopic(t.name(), Optional.of(t.partitions()), Optional.empty()).configs(Map.of(
                             TopicConfig.RETENTION_MS_CONFIG, Long.toString(t.retentionMs()),
                             TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(t.maxMessageBytes()))))
                     .toList();
             if (!create.isEmpty()) {
-                try {
-                    admin.createTopics(create).all().get(30, TimeUnit.SECONDS);
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
-                        throw e; // another instance creating them at once is fine; the check below covers it
+                // another instance creating some at once is fine (the check below covers them); any other refusal
+                // of any topic is reported, not hidden behind the first answer of the batch
+                List<String> refused = refusedCreations(admin.createTopics(create).values());
+                if (!refused.isEmpty()) {
+                    Map<String, ParkingTopic> byName = new HashMap<>();
+                    topics.forEach(t -> byName.put(t.name(), t));
+                    List<String> lines = new ArrayList<>();
+                    for (String r : refused) {
+                        String topic = r.substring("topic ".length(), r.indexOf(':'));
+                        ParkingTopic t = byName.get(topic);
+                        lines.add(r + "; create it by hand: kafka-topics.sh --bootstrap-server " + bootstrap
+                                + " --create --topic " + topic + " --partitions " + t.partitions() + " --config "
+                                + TopicConfig.RETENTION_MS_CONFIG + "=" + t.retentionMs() + " --config "
+                                + TopicConfig.MAX_MESSAGE_BYTES_CONFIG + "=" + t.maxMessageBytes());
                     }
+                    throw new IOException(String.join("\n", lines));
                 }
             }
             Map<String, Config> configs = configs(admin, topics.stream().map(ParkingTopic::name).toList());
@@ -138,6 +174,29 @@ public final class KafkaAdmin {
         } catch (InterruptedException | TimeoutException e) {
             throw new IOException("setting up topics on " + bootstrap + ": no answer in 30 s", e);
         }
+    }
+
+    /**
+     * Waits for each topic's creation (30 s in all) and says which the broker refused, one line each ({@code topic
+     * NAME: the broker refused to create it: WHY}), sorted; a topic that exists already (made by another instance at
+     * the same moment) is not a refusal. A batch's {@code all()} would give only its first failure: a
+     * {@code TopicExistsException} there hid a policy's refusal of another topic, which then surfaced 30 s later as
+     * an unknown topic.
+     */
+    static List<String> refusedCreations(Map<String, org.apache.kafka.common.KafkaFuture<Void>> outcomes)
+            throws InterruptedException, TimeoutException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        List<String> refused = new ArrayList<>();
+        for (var e : new java.util.TreeMap<>(outcomes).entrySet()) {
+            try {
+                e.getValue().get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException x) {
+                if (!(x.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                    refused.add("topic " + e.getKey() + ": the broker refused to create it: " + x.getCause().getMessage());
+                }
+            }
+        }
+        return refused;
     }
 
     /** A topic setting to raise: what it {@code has}, what parking {@code wants}. */
