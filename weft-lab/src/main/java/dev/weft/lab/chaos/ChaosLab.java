@@ -62,11 +62,19 @@ import java.util.regex.Pattern;
 public final class ChaosLab {
     static final int SAMPLE_MS = 250;
 
-    /** What a run injects. The broker toxics act on every client of the broker (the lab's own included). */
+    /**
+     * What a run injects. The broker toxics act on every client of the broker (the lab's own included). KILL_9: kill -9
+     * of the dispatcher and a new one started; BROKER_KILL_9: kill -9 of the broker, down for the fault's time, then
+     * started again on the same directory and port (the proxy and the advertised listener point at them).
+     */
     public enum Fault {
         BROKER_LATENCY, BROKER_RESET_PEER, BROKER_TIMEOUT, BROKER_BANDWIDTH, BROKER_SLICER,
         ENDPOINT_LATENCY, ENDPOINT_RESET_PEER, ENDPOINT_TIMEOUT, ENDPOINT_BANDWIDTH, ENDPOINT_SLICER,
-        KILL_9;
+        KILL_9, BROKER_KILL_9;
+
+        boolean isKill() {
+            return this == KILL_9 || this == BROKER_KILL_9;
+        }
 
         String toxicType() {
             String n = name();
@@ -94,12 +102,15 @@ public final class ChaosLab {
         }
     }
 
-    /** One fault of a run's sequence: a toxic on {@code proxy}'s {@code stream}, or (KILL_9) kill -9 and a restart. */
+    /** One fault of a run's sequence: a toxic on {@code proxy}'s {@code stream}, or a kill -9 and a restart. */
     public record Applied(Fault fault, String proxy, String stream, Map<String, Long> attributes) {
         @Override
         public String toString() {
-            return fault == Fault.KILL_9 ? "KILL_9(dispatcher, restarted)" : fault + "(" + proxy + " " + stream + " "
-                    + new java.util.TreeMap<>(attributes) + ")";
+            return switch (fault) {
+                case KILL_9 -> "KILL_9(dispatcher, restarted)";
+                case BROKER_KILL_9 -> "BROKER_KILL_9(broker, restarted on its directory and port)";
+                default -> fault + "(" + proxy + " " + stream + " " + new java.util.TreeMap<>(attributes) + ")";
+            };
         }
     }
 
@@ -110,16 +121,16 @@ public final class ChaosLab {
         for (int f = 0; f < o.faults(); f++) {
             Fault fault = Fault.values()[rnd.nextInt(Fault.values().length)];
             String stream = rnd.nextBoolean() ? "downstream" : "upstream";
-            String proxy = fault == Fault.KILL_9 ? "" : fault.name().startsWith("BROKER") ? "kafka"
+            String proxy = fault.isKill() ? "" : fault.name().startsWith("BROKER") ? "kafka"
                     : "endpoint-" + ENDPOINTS.get(rnd.nextInt(ENDPOINTS.size()));
-            out.add(new Applied(fault, proxy, fault == Fault.KILL_9 ? "" : stream, attributes(fault, rnd)));
+            out.add(new Applied(fault, proxy, fault.isKill() ? "" : stream, attributes(fault, rnd)));
         }
         return out;
     }
 
     public record RunResult(long seed, List<Applied> faults, int sent, int expected, int delivered, int deadLettered,
                             List<String> lost, Map<Fault, Long> duplicates, List<String> earlyCommits, int commitsSeen,
-                            int restarts) {
+                            int restarts, int brokerRestarts) {
     }
 
     public record Summary(List<RunResult> runs) {
@@ -160,8 +171,8 @@ public final class ChaosLab {
                 urls.put(e, "http://127.0.0.1:" + port + "/" + e);
             }
             String bootstrap = "127.0.0.1:" + proxyPort;
-            try (KafkaBroker broker = startBroker(dir, tp, bootstrap, proxyPort)) {
-                out.println("toxiproxy: broker " + broker.bootstrap() + " behind " + bootstrap + " (advertised), weft-sim "
+            try (Broker broker = new Broker(startBroker(dir, tp, bootstrap, proxyPort))) {
+                out.println("toxiproxy: broker " + broker.current.bootstrap() + " behind " + bootstrap + " (advertised), weft-sim "
                         + sim.url() + " behind " + urls.values());
                 out.flush();
                 List<RunResult> results = new ArrayList<>();
@@ -192,9 +203,9 @@ public final class ChaosLab {
 
     static void print(RunResult r, PrintWriter out) {
         out.println(String.format(Locale.ROOT, "seed %d: faults %s; records %d, deliveries expected %d: delivered %d, "
-                        + "dead-lettered %d, lost %d; duplicates %s; restarts %d; commits seen %d, before settling %d",
-                r.seed(), r.faults(), r.sent(), r.expected(),
-                r.delivered(), r.deadLettered(), r.lost().size(), r.duplicates(), r.restarts(), r.commitsSeen(), r.earlyCommits().size()));
+                        + "dead-lettered %d, lost %d; duplicates %s; restarts %d (broker %d); commits seen %d, before settling %d",
+                r.seed(), r.faults(), r.sent(), r.expected(), r.delivered(), r.deadLettered(), r.lost().size(),
+                r.duplicates(), r.restarts(), r.brokerRestarts(), r.commitsSeen(), r.earlyCommits().size()));
         r.lost().stream().limit(10).forEach(l -> out.println("  LOST " + l));
         r.earlyCommits().stream().limit(10).forEach(l -> out.println("  EARLY COMMIT " + l));
         out.flush();
@@ -245,11 +256,48 @@ public final class ChaosLab {
         throw first;
     }
 
-    private static RunResult oneRun(Options o, long seed, int index, KafkaBroker broker, String bootstrap, Toxiproxy tp,
+    /**
+     * The run's broker, which BROKER_KILL_9 replaces: kill -9, then a new one on the same directory and port (so the
+     * proxy in front of it and the address it advertises stay true).
+     */
+    static final class Broker implements AutoCloseable {
+        KafkaBroker current;
+
+        Broker(KafkaBroker first) {
+            this.current = first;
+        }
+
+        void killAndRestart(Duration down) throws Exception {
+            current.kill();
+            Thread.sleep(down.toMillis());
+            IOException first = null;
+            for (int attempt = 1; attempt <= 3; attempt++) { // the port may still be held a moment after the kill
+                try {
+                    current = current.restart();
+                    return;
+                } catch (IOException e) {
+                    if (first == null) {
+                        first = e;
+                    } else {
+                        first.addSuppressed(e);
+                    }
+                    Thread.sleep(1000);
+                }
+            }
+            throw first;
+        }
+
+        @Override
+        public void close() {
+            current.close();
+        }
+    }
+
+    private static RunResult oneRun(Options o, long seed, int index, Broker broker, String bootstrap, Toxiproxy tp,
                                     SimServer sim, Map<String, String> urls, PrintWriter out) throws Exception {
         String topic = "chaos-" + index + "-" + seed;
         String group = "chaos-" + index;
-        broker.createTopic(topic, 3);
+        broker.current.createTopic(topic, 3);
         sim.stats().reset();
         tp.reset();
         Path cfg = Files.createTempFile("weft-chaos", ".yaml");
@@ -264,6 +312,7 @@ public final class ChaosLab {
         List<Applied> applied = new ArrayList<>();
         Map<Fault, Long> dups = new EnumMap<>(Fault.class);
         int restarts = 0;
+        int brokerRestarts = 0;
         ChildProcess dispatcher = dispatcher(cfg);
         Thread monitor = null;
         Thread writer = null;
@@ -286,6 +335,9 @@ public final class ChaosLab {
                     dispatcher = dispatcher(cfg);
                     restarts++;
                     Thread.sleep(o.faultFor().toMillis());
+                } else if (fault == Fault.BROKER_KILL_9) {
+                    broker.killAndRestart(o.faultFor());
+                    brokerRestarts++;
                 } else {
                     tp.addToxic(step.proxy(), "chaos", fault.toxicType(), step.stream(), step.attributes());
                     Thread.sleep(o.faultFor().toMillis());
@@ -344,7 +396,8 @@ public final class ChaosLab {
             if (sent.size() < o.records()) {
                 missing.add(0, "the writer had " + sent.size() + " of " + o.records() + " records acknowledged");
             }
-            return new RunResult(seed, applied, sent.size(), expected, delivered, dead, missing, dups, early, samples.size(), restarts);
+            return new RunResult(seed, applied, sent.size(), expected, delivered, dead, missing, dups, early, samples.size(), restarts,
+                    brokerRestarts);
         } finally {
             if (writer != null) {
                 writer.interrupt();
@@ -372,7 +425,7 @@ public final class ChaosLab {
                 long avg = 1 + rnd.nextInt(64);
                 yield Map.of("average_size", avg, "size_variation", avg / 2, "delay", 10L + rnd.nextInt(1000));
             }
-            case KILL_9 -> Map.of();
+            case KILL_9, BROKER_KILL_9 -> Map.of();
         };
     }
 

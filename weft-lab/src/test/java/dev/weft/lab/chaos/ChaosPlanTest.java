@@ -3,6 +3,8 @@ package dev.weft.lab.chaos;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,12 +19,15 @@ class ChaosPlanTest {
     }
 
     @Test
-    void theItsSeedsCoverAKillResetsTimeoutsOnBothSides() {
+    void theItsSeedsDrawEveryKindOfFaultOnBothSides() {
         ChaosLab.Options o = ChaosLab.Options.defaults(2, ChaosIT.DEFAULT_SEED);
         List<ChaosLab.Fault> drawn = Stream.of(ChaosLab.plan(o, ChaosIT.DEFAULT_SEED), ChaosLab.plan(o, ChaosIT.DEFAULT_SEED + 1))
                 .flatMap(List::stream).map(ChaosLab.Applied::fault).toList();
-        assertThat(drawn).contains(ChaosLab.Fault.KILL_9, ChaosLab.Fault.BROKER_RESET_PEER, ChaosLab.Fault.ENDPOINT_TIMEOUT,
-                ChaosLab.Fault.BROKER_TIMEOUT, ChaosLab.Fault.BROKER_BANDWIDTH, ChaosLab.Fault.ENDPOINT_SLICER,
-                ChaosLab.Fault.BROKER_LATENCY);
+        Set<String> kinds = drawn.stream().map(f -> f.isKill() ? f.name() : f.toxicType()).collect(Collectors.toSet());
+        Set<String> every = Stream.of(ChaosLab.Fault.values()).map(f -> f.isKill() ? f.name() : f.toxicType())
+                .collect(Collectors.toSet());
+        assertThat(kinds).as("drawn " + drawn).isEqualTo(every);
+        assertThat(drawn).as("a toxic on the broker's proxy").anyMatch(f -> !f.isKill() && f.name().startsWith("BROKER_"));
+        assertThat(drawn).as("a toxic on an endpoint's proxy").anyMatch(f -> f.name().startsWith("ENDPOINT_"));
     }
 }
