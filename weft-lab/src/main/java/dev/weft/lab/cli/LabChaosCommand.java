@@ -18,10 +18,11 @@ import java.time.Instant;
                 "The forwarder (weft dispatch) under injected faults. One Kafka broker, weft-sim and Toxiproxy",
                 "(github.com/Shopify/toxiproxy/v2, installed once by lab/chaos/install-toxiproxy.sh with 'go install'",
                 "from the Go module proxy into ~/.cache/weft/toxiproxy). Per run: a topic of its own, a dispatcher in a",
-                "child JVM that reaches the broker and its two endpoints only through Toxiproxy, records written at a",
-                "steady pace while the run's faults come and go, drawn from its seed: latency, reset_peer, timeout,",
-                "bandwidth or slicer on the broker's or an endpoint's proxy, kill -9 of the dispatcher and a restart,",
-                "or kill -9 of the broker and a restart on its data directory and port.",
+                "group of --instances child JVMs that reach the broker and their two endpoints only through Toxiproxy,",
+                "records written at a steady pace while the run's faults come and go, drawn from its seed: latency,",
+                "reset_peer, timeout, bandwidth or slicer on the broker's or an endpoint's proxy, kill -9 of the",
+                "dispatcher (every instance) and a restart, kill -9 of one instance (the survivor takes its partitions",
+                "over, then a new instance starts), or kill -9 of the broker and a restart on its data directory and port.",
                 "Then: every (record, matching endpoint) reached weft-sim or the DLQ with a reason, else it is lost;",
                 "no source offset was committed before its deliveries settled; duplicates counted per fault.",
                 "Prints per run the seed, the faults, records sent/delivered/dead-lettered/lost and duplicates per fault;",
@@ -46,16 +47,23 @@ public final class LabChaosCommand implements Runnable {
     @Option(names = "--faults", paramLabel = "N", defaultValue = "4", description = "Faults per run. Default: ${DEFAULT-VALUE}.")
     int faults;
 
+    @Option(names = "--instances", paramLabel = "N", defaultValue = "2",
+            description = "Dispatcher instances in each run's group (1..4); with 2 or more a fault may kill one of them. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    int instances;
+
     @Override
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
-        if (runs < 1 || runs > 1000 || records < 1 || records > 100_000 || faults < 1 || faults > 50) {
-            throw new UserException("--runs must be 1..1000, --records 1..100000, --faults 1..50", null, 2);
+        if (runs < 1 || runs > 1000 || records < 1 || records > 100_000 || faults < 1 || faults > 50 || instances < 1
+                || instances > 4) {
+            throw new UserException("--runs must be 1..1000, --records 1..100000, --faults 1..50, --instances 1..4", null, 2);
         }
         long s = seed != null ? seed : System.currentTimeMillis();
         ChaosLab.Options d = ChaosLab.Options.defaults(runs, s);
-        ChaosLab.Options o = new ChaosLab.Options(runs, s, records, faults, d.faultFor(), d.gap(), d.settle());
-        out.println("command: weft lab chaos --runs " + runs + " --seed " + s + " --records " + records + " --faults " + faults);
+        ChaosLab.Options o = new ChaosLab.Options(runs, s, records, faults, instances, d.faultFor(), d.gap(), d.settle());
+        out.println("command: weft lab chaos --runs " + runs + " --seed " + s + " --records " + records + " --faults " + faults
+                + " --instances " + instances);
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
