@@ -136,7 +136,7 @@ public final class ChaosLab {
             String stream = rnd.nextBoolean() ? "downstream" : "upstream";
             String proxy = fault.isKill() ? "" : fault.name().startsWith("BROKER") ? "kafka"
                     : "endpoint-" + ENDPOINTS.get(rnd.nextInt(ENDPOINTS.size()));
-            out.add(new Applied(fault, proxy, fault.isKill() ? "" : stream, attributes(fault, o, rnd)));
+            out.add(new Applied(fault, proxy, fault.isKill() ? "" : stream, attributes(fault, o.instances(), rnd)));
         }
         return out;
     }
@@ -445,7 +445,8 @@ public final class ChaosLab {
         return s.typeA() ? ENDPOINTS : List.of("a");
     }
 
-    private static Map<String, Long> attributes(Fault f, Options o, Random rnd) {
+    /** A fault's toxic attributes (or KILL_9_ONE's instance, of {@code instances}), drawn from {@code rnd}. */
+    static Map<String, Long> attributes(Fault f, int instances, Random rnd) {
         return switch (f) {
             case BROKER_LATENCY, ENDPOINT_LATENCY -> Map.of("latency", 100L + rnd.nextInt(1900), "jitter", 100L);
             case BROKER_RESET_PEER, ENDPOINT_RESET_PEER -> Map.of("timeout", (long) rnd.nextInt(500));
@@ -456,7 +457,7 @@ public final class ChaosLab {
                 yield Map.of("average_size", avg, "size_variation", avg / 2, "delay", 10L + rnd.nextInt(1000));
             }
             case KILL_9, BROKER_KILL_9 -> Map.of();
-            case KILL_9_ONE -> Map.of("instance", (long) rnd.nextInt(o.instances()));
+            case KILL_9_ONE -> Map.of("instance", (long) rnd.nextInt(instances));
         };
     }
 

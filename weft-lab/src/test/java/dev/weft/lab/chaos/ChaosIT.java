@@ -43,4 +43,30 @@ class ChaosIT {
                     + "(-1: it did not), seed " + r.seed()).allMatch(ms -> ms >= 0);
         }
     }
+
+    /**
+     * The gateway's side: one run (seed {@code -Dchaos.seed}, default {@value #DEFAULT_SEED}) applies each toxic kind
+     * once to one of the route's two backends while 50 clients call it.
+     */
+    @Test
+    void noGatewayAnswerOutlivesItsDeadlineBy100MsAndEachFailureNamesAFaultedBackend() throws Exception {
+        long seed = Long.getLong("chaos.seed", DEFAULT_SEED);
+        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+        GatewayChaos.Options o = GatewayChaos.Options.defaults(1, seed);
+        GatewayChaos.Summary s;
+        try {
+            s = GatewayChaos.run(o, out);
+        } catch (Toxiproxy.Unavailable e) {
+            System.out.println("ChaosIT skipped: " + e.getMessage());
+            Assumptions.abort(e.getMessage());
+            return;
+        }
+        GatewayChaos.RunResult r = s.runs().getFirst();
+        assertThat(r.answers()).as("answers, seed " + seed).isGreaterThan(o.clients());
+        assertThat(r.byStatus()).as("some calls succeeded").containsKey(200);
+        assertThat(r.failedBy()).as("the toxics failed some calls, named by the gateway").isNotEmpty();
+        assertThat(r.late()).as("answers past the deadline + 100 ms, seed " + seed + ", faults " + r.faults()).isEmpty();
+        assertThat(r.misnamed()).as("502/504 not naming a backend with a toxic, seed " + seed).isEmpty();
+        assertThat(r.unanswered()).as("requests with no answer, seed " + seed).isZero();
+    }
 }

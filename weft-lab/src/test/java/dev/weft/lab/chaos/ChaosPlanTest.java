@@ -40,4 +40,14 @@ class ChaosPlanTest {
         assertThat(drawn).as("a toxic on the broker's proxy").anyMatch(f -> !f.isKill() && f.name().startsWith("BROKER_"));
         assertThat(drawn).as("a toxic on an endpoint's proxy").anyMatch(f -> f.name().startsWith("ENDPOINT_"));
     }
+
+    @Test
+    void aGatewayRunAppliesEachToxicKindOnceAndTheItsSeedHitsBothBackends() {
+        for (long seed = 0; seed < 20; seed++) {
+            assertThat(GatewayChaos.plan(seed)).extracting(ChaosLab.Applied::fault)
+                    .containsExactlyInAnyOrderElementsOf(GatewayChaos.TOXICS);
+        }
+        assertThat(GatewayChaos.plan(ChaosIT.DEFAULT_SEED)).isEqualTo(GatewayChaos.plan(ChaosIT.DEFAULT_SEED))
+                .extracting(ChaosLab.Applied::proxy).contains("backend-b", "backend-c");
+    }
 }
