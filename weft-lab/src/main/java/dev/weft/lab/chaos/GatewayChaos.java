@@ -56,13 +56,15 @@ public final class GatewayChaos {
     /**
      * @param runs     seeded runs; run i uses seed {@code seed + i}
      * @param clients  the closed loop: each sends its next request when the previous one is answered
+     * @param warmup   the closed loop runs this long before the first toxic (its answers count too): the clients'
+     *                 connections and the backends' pools are opened, as in a gateway in service
      * @param deadline the route's {@code timeout:}
      * @param faultFor how long each toxic stays
      * @param gap      quiet time after each toxic before the next
      * @param latency  each backend's latency (weft-sim's {@code ?latency=})
      */
-    public record Options(int runs, long seed, int clients, Duration deadline, Duration faultFor, Duration gap,
-                          Duration latency) {
+    public record Options(int runs, long seed, int clients, Duration warmup, Duration deadline, Duration faultFor,
+                          Duration gap, Duration latency) {
         public Options {
             if (runs < 1 || clients < 1 || clients > 1000) {
                 throw new IllegalArgumentException("runs must be at least 1, clients 1..1000");
@@ -70,8 +72,8 @@ public final class GatewayChaos {
         }
 
         public static Options defaults(int runs, long seed) {
-            return new Options(runs, seed, 50, Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(1),
-                    Duration.ofMillis(100));
+            return new Options(runs, seed, 50, Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofSeconds(2),
+                    Duration.ofSeconds(1), Duration.ofMillis(100));
         }
     }
 
@@ -216,6 +218,7 @@ public final class GatewayChaos {
         }
         List<Window> windows = new ArrayList<>();
         try {
+            Thread.sleep(o.warmup().toMillis());
             for (ChaosLab.Applied step : plan) {
                 long from = System.nanoTime() - origin;
                 tp.addToxic(step.proxy(), "chaos", step.fault().toxicType(), step.stream(), step.attributes());
