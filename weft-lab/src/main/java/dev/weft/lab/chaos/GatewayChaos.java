@@ -8,11 +8,11 @@ import dev.weft.devtools.ChildProcess;
 import dev.weft.json.Json;
 import dev.weft.lab.GatewayProcess;
 import dev.weft.lab.LoadClient;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.devtools.SimProcess;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,6 +41,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * use);</li>
  * <li>every request got an answer (a client that reaches no gateway is a failure of its own).</li>
  * </ul>
+ * The gateway writes an access log; each run also prints the gateway's own durations (from its handler's start to
+ * its answer) beside the clients' view, so a late answer shows where its time went.
  * The breaker is off in the gateway's config: an open breaker fails a backend's calls for {@code open_for} after its
  * fault ended, which would hide whether each failure came from the fault in force.
  */
@@ -77,8 +79,11 @@ public final class GatewayChaos {
         }
     }
 
-    /** One request: sent at {@code sentNanos}, answered {@code nanos} later; status 0 when no answer came. */
-    record Answer(long sentNanos, long nanos, int status, String failedCall, String reason) {
+    /**
+     * One request: sent at {@code sentNanos}, answered {@code nanos} later; status 0 when no answer came. {@code id} is
+     * its path's {id}, by which the gateway's access log gives its own duration.
+     */
+    record Answer(long id, long sentNanos, long nanos, int status, String failedCall, String reason) {
     }
 
     /** A toxic on {@code backend}'s proxy from {@code fromNanos} to {@code toNanos}. */
@@ -87,7 +92,8 @@ public final class GatewayChaos {
 
     public record RunResult(long seed, List<ChaosLab.Applied> faults, int answers, Map<Integer, Integer> byStatus,
                             Map<String, Integer> failedBy, double p50Millis, double p99Millis, double maxMillis,
-                            List<String> late, List<String> misnamed, int unanswered) {
+                            double gatewayMaxMillis, int gatewayLogged, int gatewayLate, List<String> late,
+                            List<String> misnamed, int unanswered) {
         public boolean ok() {
             return late.isEmpty() && misnamed.isEmpty() && unanswered == 0;
         }
@@ -124,8 +130,10 @@ public final class GatewayChaos {
         return out;
     }
 
-    static String config(Duration deadline, Duration latency, Map<String, String> backendUrls) {
+    static String config(Duration deadline, Duration latency, Map<String, String> backendUrls, Path accessLog) {
         StringBuilder b = new StringBuilder("listen: 127.0.0.1:0\n");
+        b.append("# the gateway's own duration of each request, printed beside a late answer's\n");
+        b.append("access_log: \"").append(accessLog.toAbsolutePath()).append("\"\n");
         b.append("# the breaker off: every failure belongs to the fault in force (see GatewayChaos)\n");
         b.append("destination_defaults: { breaker: { enabled: false } }\n");
         b.append("routes:\n  - get: /chaos/{id}\n    timeout: ").append(deadline.toMillis()).append("ms\n    calls:\n");
@@ -138,7 +146,10 @@ public final class GatewayChaos {
 
     public static Summary run(Options o, PrintWriter out) throws Exception {
         Path cfg = Files.createTempFile("weft-chaos-gateway", ".yaml");
-        try (Toxiproxy tp = Toxiproxy.start(); SimServer sim = SimServer.start(SimConfig.local())) {
+        Path accessLog = Files.createTempFile("weft-chaos-gateway", ".access.log");
+        // weft-sim in a JVM of its own: in the clients' JVM its work would delay their view of the answers
+        try (Toxiproxy tp = Toxiproxy.start();
+             SimProcess sim = SimProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0)))) {
             URI simUri = URI.create(sim.url());
             Map<String, String> urls = new TreeMap<>();
             for (String be : BACKENDS) {
@@ -146,7 +157,7 @@ public final class GatewayChaos {
                 tp.proxy("backend-" + be, port, simUri.getHost() + ":" + simUri.getPort());
                 urls.put(be, "http://127.0.0.1:" + port);
             }
-            Files.writeString(cfg, config(o.deadline(), o.latency(), urls));
+            Files.writeString(cfg, config(o.deadline(), o.latency(), urls, accessLog));
             try (ChildProcess gw = ChildProcess.startJvm(List.of("-Xmx512m", "-XX:+UseG1GC"), GatewayProcess.class,
                     List.of(cfg.toString(), "virtual"));
                  Transport client = LoadClient.transport(o.clients() + 8)) {
@@ -156,7 +167,7 @@ public final class GatewayChaos {
                 out.flush();
                 List<RunResult> results = new ArrayList<>();
                 for (int i = 0; i < o.runs(); i++) {
-                    RunResult r = oneRun(o, o.seed() + i, gw.ready(), client, tp);
+                    RunResult r = oneRun(o, o.seed() + i, gw.ready(), client, tp, accessLog);
                     results.add(r);
                     print(r, o, out);
                 }
@@ -169,22 +180,25 @@ public final class GatewayChaos {
             }
         } finally {
             Files.deleteIfExists(cfg);
+            Files.deleteIfExists(accessLog);
         }
     }
 
     static void print(RunResult r, Options o, PrintWriter out) {
         out.println(String.format(Locale.ROOT, "gateway seed %d: faults %s; answers %d by status %s, failed calls %s; "
-                        + "latency p50 %.0f ms, p99 %.0f ms, max %.0f ms; past %d ms: %d; failures not naming a faulted "
+                        + "latency p50 %.0f ms, p99 %.0f ms, max %.0f ms (the gateway's own, from its access log: max %.0f "
+                        + "ms, %d past the bound, of %d logged); past %d ms: %d; "
+                        + "failures not naming a faulted "
                         + "backend: %d; unanswered %d",
                 r.seed(), r.faults(), r.answers(), r.byStatus(), r.failedBy(), r.p50Millis(), r.p99Millis(), r.maxMillis(),
-                o.deadline().plus(SLACK).toMillis(), r.late().size(), r.misnamed().size(), r.unanswered()));
+                r.gatewayMaxMillis(), r.gatewayLate(), r.gatewayLogged(), o.deadline().plus(SLACK).toMillis(), r.late().size(), r.misnamed().size(), r.unanswered()));
         r.late().stream().limit(10).forEach(l -> out.println("  LATE " + l));
         r.misnamed().stream().limit(10).forEach(l -> out.println("  MISNAMED " + l));
         out.flush();
     }
 
-    private static RunResult oneRun(Options o, long seed, String gatewayUrl, Transport client, Toxiproxy tp)
-            throws Exception {
+    private static RunResult oneRun(Options o, long seed, String gatewayUrl, Transport client, Toxiproxy tp,
+                                    Path accessLog) throws Exception {
         tp.reset();
         List<ChaosLab.Applied> plan = plan(seed);
         AtomicLong ids = new AtomicLong();
@@ -205,11 +219,12 @@ public final class GatewayChaos {
         for (int c = 0; c < o.clients(); c++) {
             clients.add(Thread.ofVirtual().name("chaos-client-" + c).start(() -> {
                 while (!stop.get()) {
-                    CallRequest req = CallRequest.get(gatewayUrl + "/chaos/" + ids.incrementAndGet());
+                    long id = ids.incrementAndGet();
+                    CallRequest req = CallRequest.get(gatewayUrl + "/chaos/" + seed + "-" + id);
                     long sent = System.nanoTime();
                     CallResult r = client.call(req, clientTimeout);
                     long took = System.nanoTime() - sent;
-                    answers.add(answer(sent - origin, took, r));
+                    answers.add(answer(id, sent - origin, took, r));
                     if (r.status() == 0) {
                         sleep(10); // no gateway to reach: do not spin
                     }
@@ -244,12 +259,43 @@ public final class GatewayChaos {
             }
         }
         long[] nanos = all.stream().mapToLong(Answer::nanos).sorted().toArray();
+        // the access log is written behind the answers: wait (at most 5 s) until it has every answered request
+        long answered = all.stream().filter(a -> a.status() != 0).count();
+        Map<Long, Double> gatewayMillis = gatewayMillis(accessLog, seed);
+        for (long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+             gatewayMillis.size() < answered && System.nanoTime() < until; ) {
+            Thread.sleep(100);
+            gatewayMillis = gatewayMillis(accessLog, seed);
+        }
+        double bound = o.deadline().plus(SLACK).toNanos() / 1e6;
+        int gatewayLate = (int) gatewayMillis.values().stream().filter(ms -> ms > bound).count();
+        List<String> late = late(all, o.deadline(), windows, gatewayMillis);
         return new RunResult(seed, plan, all.size(), byStatus, failedBy, percentile(nanos, 0.50), percentile(nanos, 0.99),
-                nanos.length == 0 ? 0 : nanos[nanos.length - 1] / 1e6, late(all, o.deadline(), windows),
+                nanos.length == 0 ? 0 : nanos[nanos.length - 1] / 1e6,
+                gatewayMillis.values().stream().mapToDouble(Double::doubleValue).max().orElse(0), gatewayMillis.size(),
+                gatewayLate, late,
                 misnamed(all, windows), (int) all.stream().filter(a -> a.status() == 0).count());
     }
 
-    private static Answer answer(long sent, long took, CallResult r) {
+    /** Request id -> the gateway's duration_ms, from its access log (the lines of run {@code seed}). */
+    private static Map<Long, Double> gatewayMillis(Path accessLog, long seed) throws IOException {
+        Map<Long, Double> out = new java.util.HashMap<>();
+        String prefix = "/chaos/" + seed + "-";
+        for (String line : Files.readAllLines(accessLog)) {
+            try {
+                JsonNode n = Json.MAPPER.readTree(line);
+                String path = n.path("path").asText("");
+                if (path.startsWith(prefix) && n.path("duration_ms").isNumber()) {
+                    out.put(Long.parseLong(path.substring(prefix.length())), n.path("duration_ms").asDouble());
+                }
+            } catch (IOException | NumberFormatException e) {
+                // a line cut short (the gateway still writing): that request is reported without it
+            }
+        }
+        return out;
+    }
+
+    private static Answer answer(long id, long sent, long took, CallResult r) {
         String call = null;
         String reason = null;
         if (r.status() == 502 || r.status() == 504) {
@@ -261,20 +307,25 @@ public final class GatewayChaos {
                 // not JSON: it names nothing, and is counted so
             }
         }
-        return new Answer(sent, took, r.status(), call, reason);
+        return new Answer(id, sent, took, r.status(), call, reason);
     }
 
     private static double percentile(long[] sorted, double q) {
         return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, (int) Math.ceil(q * sorted.length) - 1)] / 1e6;
     }
 
-    /** The answers that arrived later than {@code deadline} + {@link #SLACK} after their request was sent. */
-    static List<String> late(List<Answer> answers, Duration deadline, List<Window> windows) {
+    /**
+     * The answers that arrived later than {@code deadline} + {@link #SLACK} after their request was sent, latest first,
+     * each with the gateway's own duration of it where its access log has it ({@code gatewayMillis}: id -> ms).
+     */
+    static List<String> late(List<Answer> answers, Duration deadline, List<Window> windows, Map<Long, Double> gatewayMillis) {
         long bound = deadline.plus(SLACK).toNanos();
         return answers.stream().filter(a -> a.nanos() > bound).sorted((x, y) -> Long.compare(y.nanos(), x.nanos()))
-                .map(a -> String.format(Locale.ROOT, "sent at %.3f s: status %d after %.0f ms%s%s", a.sentNanos() / 1e9,
-                        a.status(), a.nanos() / 1e6, a.failedCall() == null ? "" : " (" + a.failedCall() + " " + a.reason() + ")",
-                        during(a, windows)))
+                .map(a -> String.format(Locale.ROOT, "#%d sent at %.3f s: status %d after %.0f ms%s%s; %s", a.id(),
+                        a.sentNanos() / 1e9, a.status(), a.nanos() / 1e6,
+                        a.failedCall() == null ? "" : " (" + a.failedCall() + " " + a.reason() + ")", during(a, windows),
+                        gatewayMillis.containsKey(a.id()) ? String.format(Locale.ROOT, "the gateway's own duration %.0f ms",
+                                gatewayMillis.get(a.id())) : "not in the gateway's access log"))
                 .toList();
     }
 
