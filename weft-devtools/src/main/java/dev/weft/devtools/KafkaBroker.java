@@ -23,10 +23,12 @@ import java.util.concurrent.TimeUnit;
 public final class KafkaBroker implements AutoCloseable {
     private final ChildProcess process;
     private final String bootstrap;
+    private final Path dir;
 
-    private KafkaBroker(ChildProcess process) {
+    private KafkaBroker(ChildProcess process, Path dir) {
         this.process = process;
         this.bootstrap = process.ready();
+        this.dir = dir;
     }
 
     /**
@@ -83,7 +85,7 @@ public final class KafkaBroker implements AutoCloseable {
         List<String> args = new java.util.ArrayList<>(List.of(dir.toAbsolutePath().toString(), HostPort.format(listen)));
         new java.util.TreeMap<>(settings).forEach((k, v) -> args.add(k + "=" + v));
         ChildProcess p = ChildProcess.startJvm(flags, BrokerMain.class, args);
-        return new KafkaBroker(p);
+        return new KafkaBroker(p, dir);
     }
 
     private static int freePort(InetSocketAddress on) throws IOException {
@@ -109,6 +111,20 @@ public final class KafkaBroker implements AutoCloseable {
         } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
             throw new IOException("creating topic " + topic + " on " + bootstrap + ": no answer in 30 s", e);
         }
+    }
+
+    /** kill -9 of the broker (no shutdown hook, no flush): for crash tests. Waits until it is gone. */
+    public void kill() throws InterruptedException {
+        process.kill();
+    }
+
+    /**
+     * A new broker on this one's directory and address (after {@link #kill()} or {@link #close()}): its topics, records
+     * and committed offsets, and the settings it was started with (kept in {@code server.properties}). Kafka recovers
+     * its logs after a kill, so this can take longer than a clean start.
+     */
+    public KafkaBroker restart() throws IOException {
+        return startOnce(dir, HostPort.parse(bootstrap), Map.of());
     }
 
     /** Stops the broker cleanly (closes its standard input: Kafka's shutdown hook runs); kills it after 15 s. */

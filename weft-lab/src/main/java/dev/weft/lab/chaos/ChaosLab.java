@@ -8,6 +8,7 @@ import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -45,10 +46,11 @@ import java.util.regex.Pattern;
 
 /**
  * The forwarder's fault-injection suite ({@code weft lab chaos}, and ChaosIT at a CI size): one broker, weft-sim and
- * Toxiproxy for all runs; per run a topic and a group of their own, a dispatcher in a child JVM whose broker and
- * endpoints are reached only through Toxiproxy (the broker advertises the proxy's port, so metadata leads back
- * through it), records written at a steady pace while faults drawn from the run's seed come and go (a toxic on the
- * broker's or an endpoint's proxy, or kill -9 of the dispatcher and a restart), then the invariants:
+ * Toxiproxy for all runs; per run a topic and a group of their own, a dispatcher of two instances (child JVMs, one
+ * group) whose broker and endpoints are reached only through Toxiproxy (the broker advertises the proxy's port, so
+ * metadata leads back through it), records written at a steady pace while faults drawn from the run's seed come and
+ * go (a toxic on the broker's or an endpoint's proxy, kill -9 of the dispatcher, of one of its instances or of the
+ * broker, and a restart), then the invariants:
  * <ul>
  * <li>every (record, matching endpoint) reached weft-sim (its webhook-id) or the group's DLQ with a
  * {@code weft-reason}: else it is <b>lost</b>;</li>
@@ -61,12 +63,23 @@ import java.util.regex.Pattern;
  */
 public final class ChaosLab {
     static final int SAMPLE_MS = 250;
+    static final int PARTITIONS = 3;
 
-    /** What a run injects. The broker toxics act on every client of the broker (the lab's own included). */
+    /**
+     * What a run injects. The broker toxics act on every client of the broker (the lab's own included). KILL_9: kill -9
+     * of the dispatcher (every instance) and as many new ones started; BROKER_KILL_9: kill -9 of the broker, down for
+     * the fault's time, then started again on the same directory and port (the proxy and the advertised listener point
+     * at them); KILL_9_ONE: kill -9 of one instance, the group left to rebalance to the survivors, then a new instance
+     * (drawn only where a run has two instances or more).
+     */
     public enum Fault {
         BROKER_LATENCY, BROKER_RESET_PEER, BROKER_TIMEOUT, BROKER_BANDWIDTH, BROKER_SLICER,
         ENDPOINT_LATENCY, ENDPOINT_RESET_PEER, ENDPOINT_TIMEOUT, ENDPOINT_BANDWIDTH, ENDPOINT_SLICER,
-        KILL_9;
+        KILL_9, BROKER_KILL_9, KILL_9_ONE;
+
+        boolean isKill() {
+            return this == KILL_9 || this == BROKER_KILL_9 || this == KILL_9_ONE;
+        }
 
         String toxicType() {
             String n = name();
@@ -78,28 +91,39 @@ public final class ChaosLab {
      * @param runs       seeded runs; run i uses seed {@code seed + i} (so {@code --seed S --runs 1} repeats run i of S-i)
      * @param records    records written per run (half carry {@code type: a}, which endpoint b alone takes)
      * @param faults     faults per run, drawn with repetition
+     * @param instances  dispatcher instances in the run's group (KILL_9_ONE is drawn only with two or more)
      * @param faultFor   how long each toxic stays
      * @param gap        quiet time after each fault before the next
      * @param settle     how long a run may take, after its last fault, to deliver or dead-letter everything
      */
-    public record Options(int runs, long seed, int records, int faults, Duration faultFor, Duration gap, Duration settle) {
+    public record Options(int runs, long seed, int records, int faults, int instances, Duration faultFor, Duration gap,
+                          Duration settle) {
         public Options {
-            if (runs < 1 || records < 1 || faults < 1) {
-                throw new IllegalArgumentException("runs, records and faults must be at least 1");
+            if (runs < 1 || records < 1 || faults < 1 || instances < 1) {
+                throw new IllegalArgumentException("runs, records, faults and instances must be at least 1");
             }
         }
 
         public static Options defaults(int runs, long seed) {
-            return new Options(runs, seed, 300, 4, Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(90));
+            return new Options(runs, seed, 300, 4, 2, Duration.ofSeconds(3), Duration.ofSeconds(3), Duration.ofSeconds(90));
+        }
+
+        /** The faults a run draws from. */
+        List<Fault> kinds() {
+            return java.util.Arrays.stream(Fault.values()).filter(f -> f != Fault.KILL_9_ONE || instances > 1).toList();
         }
     }
 
-    /** One fault of a run's sequence: a toxic on {@code proxy}'s {@code stream}, or (KILL_9) kill -9 and a restart. */
+    /** One fault of a run's sequence: a toxic on {@code proxy}'s {@code stream}, or a kill -9 and a restart. */
     public record Applied(Fault fault, String proxy, String stream, Map<String, Long> attributes) {
         @Override
         public String toString() {
-            return fault == Fault.KILL_9 ? "KILL_9(dispatcher, restarted)" : fault + "(" + proxy + " " + stream + " "
-                    + new java.util.TreeMap<>(attributes) + ")";
+            return switch (fault) {
+                case KILL_9 -> "KILL_9(dispatcher, restarted)";
+                case KILL_9_ONE -> "KILL_9_ONE(instance " + attributes.get("instance") + ", survivor took over, new one started)";
+                case BROKER_KILL_9 -> "BROKER_KILL_9(broker, restarted on its directory and port)";
+                default -> fault + "(" + proxy + " " + stream + " " + new java.util.TreeMap<>(attributes) + ")";
+            };
         }
     }
 
@@ -108,18 +132,18 @@ public final class ChaosLab {
         Random rnd = new Random(seed);
         List<Applied> out = new ArrayList<>();
         for (int f = 0; f < o.faults(); f++) {
-            Fault fault = Fault.values()[rnd.nextInt(Fault.values().length)];
+            Fault fault = o.kinds().get(rnd.nextInt(o.kinds().size()));
             String stream = rnd.nextBoolean() ? "downstream" : "upstream";
-            String proxy = fault == Fault.KILL_9 ? "" : fault.name().startsWith("BROKER") ? "kafka"
+            String proxy = fault.isKill() ? "" : fault.name().startsWith("BROKER") ? "kafka"
                     : "endpoint-" + ENDPOINTS.get(rnd.nextInt(ENDPOINTS.size()));
-            out.add(new Applied(fault, proxy, fault == Fault.KILL_9 ? "" : stream, attributes(fault, rnd)));
+            out.add(new Applied(fault, proxy, fault.isKill() ? "" : stream, attributes(fault, o.instances(), rnd)));
         }
         return out;
     }
 
     public record RunResult(long seed, List<Applied> faults, int sent, int expected, int delivered, int deadLettered,
                             List<String> lost, Map<Fault, Long> duplicates, List<String> earlyCommits, int commitsSeen,
-                            int restarts) {
+                            int restarts, int brokerRestarts, List<Long> takeoverMillis) {
     }
 
     public record Summary(List<RunResult> runs) {
@@ -160,8 +184,8 @@ public final class ChaosLab {
                 urls.put(e, "http://127.0.0.1:" + port + "/" + e);
             }
             String bootstrap = "127.0.0.1:" + proxyPort;
-            try (KafkaBroker broker = startBroker(dir, tp, bootstrap, proxyPort)) {
-                out.println("toxiproxy: broker " + broker.bootstrap() + " behind " + bootstrap + " (advertised), weft-sim "
+            try (Broker broker = new Broker(startBroker(dir, tp, bootstrap, proxyPort))) {
+                out.println("toxiproxy: broker " + broker.current.bootstrap() + " behind " + bootstrap + " (advertised), weft-sim "
                         + sim.url() + " behind " + urls.values());
                 out.flush();
                 List<RunResult> results = new ArrayList<>();
@@ -192,9 +216,10 @@ public final class ChaosLab {
 
     static void print(RunResult r, PrintWriter out) {
         out.println(String.format(Locale.ROOT, "seed %d: faults %s; records %d, deliveries expected %d: delivered %d, "
-                        + "dead-lettered %d, lost %d; duplicates %s; restarts %d; commits seen %d, before settling %d",
-                r.seed(), r.faults(), r.sent(), r.expected(),
-                r.delivered(), r.deadLettered(), r.lost().size(), r.duplicates(), r.restarts(), r.commitsSeen(), r.earlyCommits().size()));
+                        + "dead-lettered %d, lost %d; duplicates %s; restarts %d (broker %d); survivors took over in %s ms; "
+                        + "commits seen %d, before settling %d",
+                r.seed(), r.faults(), r.sent(), r.expected(), r.delivered(), r.deadLettered(), r.lost().size(),
+                r.duplicates(), r.restarts(), r.brokerRestarts(), r.takeoverMillis(), r.commitsSeen(), r.earlyCommits().size()));
         r.lost().stream().limit(10).forEach(l -> out.println("  LOST " + l));
         r.earlyCommits().stream().limit(10).forEach(l -> out.println("  EARLY COMMIT " + l));
         out.flush();
@@ -245,11 +270,48 @@ public final class ChaosLab {
         throw first;
     }
 
-    private static RunResult oneRun(Options o, long seed, int index, KafkaBroker broker, String bootstrap, Toxiproxy tp,
+    /**
+     * The run's broker, which BROKER_KILL_9 replaces: kill -9, then a new one on the same directory and port (so the
+     * proxy in front of it and the address it advertises stay true).
+     */
+    static final class Broker implements AutoCloseable {
+        KafkaBroker current;
+
+        Broker(KafkaBroker first) {
+            this.current = first;
+        }
+
+        void killAndRestart(Duration down) throws Exception {
+            current.kill();
+            Thread.sleep(down.toMillis());
+            IOException first = null;
+            for (int attempt = 1; attempt <= 3; attempt++) { // the port may still be held a moment after the kill
+                try {
+                    current = current.restart();
+                    return;
+                } catch (IOException e) {
+                    if (first == null) {
+                        first = e;
+                    } else {
+                        first.addSuppressed(e);
+                    }
+                    Thread.sleep(1000);
+                }
+            }
+            throw first;
+        }
+
+        @Override
+        public void close() {
+            current.close();
+        }
+    }
+
+    private static RunResult oneRun(Options o, long seed, int index, Broker broker, String bootstrap, Toxiproxy tp,
                                     SimServer sim, Map<String, String> urls, PrintWriter out) throws Exception {
         String topic = "chaos-" + index + "-" + seed;
         String group = "chaos-" + index;
-        broker.createTopic(topic, 3);
+        broker.current.createTopic(topic, PARTITIONS);
         sim.stats().reset();
         tp.reset();
         Path cfg = Files.createTempFile("weft-chaos", ".yaml");
@@ -264,7 +326,12 @@ public final class ChaosLab {
         List<Applied> applied = new ArrayList<>();
         Map<Fault, Long> dups = new EnumMap<>(Fault.class);
         int restarts = 0;
-        ChildProcess dispatcher = dispatcher(cfg);
+        int brokerRestarts = 0;
+        List<Long> takeovers = new ArrayList<>();
+        List<ChildProcess> dispatchers = new ArrayList<>();
+        for (int i = 0; i < o.instances(); i++) {
+            dispatchers.add(dispatcher(cfg));
+        }
         Thread monitor = null;
         Thread writer = null;
         try {
@@ -282,10 +349,25 @@ public final class ChaosLab {
                 dupsAt = now;
                 current = fault;
                 if (fault == Fault.KILL_9) {
-                    dispatcher.kill();
-                    dispatcher = dispatcher(cfg);
-                    restarts++;
+                    for (ChildProcess d : dispatchers) {
+                        d.kill();
+                    }
+                    for (int i = 0; i < dispatchers.size(); i++) {
+                        dispatchers.set(i, dispatcher(cfg));
+                        restarts++;
+                    }
                     Thread.sleep(o.faultFor().toMillis());
+                } else if (fault == Fault.KILL_9_ONE) {
+                    int victim = step.attributes().get("instance").intValue();
+                    dispatchers.get(victim).kill();
+                    // the survivors must take the dead instance's partitions over (its session expires) before a new
+                    // instance joins, or the fault would only be a restart
+                    takeovers.add(awaitAssigned(bootstrap, group, topic, dispatchers.size() - 1, TAKEOVER_MAX));
+                    dispatchers.set(victim, dispatcher(cfg));
+                    restarts++;
+                } else if (fault == Fault.BROKER_KILL_9) {
+                    broker.killAndRestart(o.faultFor());
+                    brokerRestarts++;
                 } else {
                     tp.addToxic(step.proxy(), "chaos", fault.toxicType(), step.stream(), step.attributes());
                     Thread.sleep(o.faultFor().toMillis());
@@ -344,7 +426,8 @@ public final class ChaosLab {
             if (sent.size() < o.records()) {
                 missing.add(0, "the writer had " + sent.size() + " of " + o.records() + " records acknowledged");
             }
-            return new RunResult(seed, applied, sent.size(), expected, delivered, dead, missing, dups, early, samples.size(), restarts);
+            return new RunResult(seed, applied, sent.size(), expected, delivered, dead, missing, dups, early, samples.size(), restarts,
+                    brokerRestarts, takeovers);
         } finally {
             if (writer != null) {
                 writer.interrupt();
@@ -353,7 +436,7 @@ public final class ChaosLab {
                 monitor.interrupt();
             }
             tp.reset();
-            dispatcher.close();
+            dispatchers.forEach(ChildProcess::close);
             Files.deleteIfExists(cfg);
         }
     }
@@ -362,7 +445,8 @@ public final class ChaosLab {
         return s.typeA() ? ENDPOINTS : List.of("a");
     }
 
-    private static Map<String, Long> attributes(Fault f, Random rnd) {
+    /** A fault's toxic attributes (or KILL_9_ONE's instance, of {@code instances}), drawn from {@code rnd}. */
+    static Map<String, Long> attributes(Fault f, int instances, Random rnd) {
         return switch (f) {
             case BROKER_LATENCY, ENDPOINT_LATENCY -> Map.of("latency", 100L + rnd.nextInt(1900), "jitter", 100L);
             case BROKER_RESET_PEER, ENDPOINT_RESET_PEER -> Map.of("timeout", (long) rnd.nextInt(500));
@@ -372,8 +456,38 @@ public final class ChaosLab {
                 long avg = 1 + rnd.nextInt(64);
                 yield Map.of("average_size", avg, "size_variation", avg / 2, "delay", 10L + rnd.nextInt(1000));
             }
-            case KILL_9 -> Map.of();
+            case KILL_9, BROKER_KILL_9 -> Map.of();
+            case KILL_9_ONE -> Map.of("instance", (long) rnd.nextInt(instances));
         };
+    }
+
+    /** How long KILL_9_ONE waits for the survivors to own every partition (the session timeout is 10 s). */
+    static final Duration TAKEOVER_MAX = Duration.ofSeconds(45);
+
+    /**
+     * Milliseconds until the group has {@code members} members owning all {@value #PARTITIONS} partitions of
+     * {@code topic}, or -1 when it had not after {@code max}.
+     */
+    private static long awaitAssigned(String bootstrap, String group, String topic, int members, Duration max)
+            throws InterruptedException {
+        long start = System.nanoTime();
+        try (Admin a = admin(bootstrap)) {
+            while (System.nanoTime() - start < max.toNanos()) {
+                try {
+                    ConsumerGroupDescription d = a.describeConsumerGroups(List.of(group)).describedGroups().get(group)
+                            .get(5, TimeUnit.SECONDS);
+                    long owned = d.members().stream().flatMap(m -> m.assignment().topicPartitions().stream())
+                            .filter(tp -> tp.topic().equals(topic)).distinct().count();
+                    if (d.members().size() == members && owned == PARTITIONS) {
+                        return Duration.ofNanos(System.nanoTime() - start).toMillis();
+                    }
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    // the coordinator is rebalancing or busy: ask again
+                }
+                Thread.sleep(200);
+            }
+        }
+        return -1;
     }
 
     private static ChildProcess dispatcher(Path cfg) throws Exception {
