@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.core.TickWheel;
 import dev.weft.server.ConnectionListener;
 import dev.weft.server.Http1Reader;
-import dev.weft.server.Http1Writer;
+import dev.weft.http.Http1Writer;
 import dev.weft.http.Body;
 import dev.weft.http.HttpCodecException;
 import dev.weft.server.JsonText;
@@ -291,7 +291,7 @@ final class SimConnection {
     }
 
     private static byte[] head(int status, int length, Long retryAfter, boolean keepAlive) {
-        return Http1Writer.head(status, headers(retryAfter), length, keepAlive);
+        return Http1Writer.responseHead(status, headers(retryAfter), length, keepAlive);
     }
 
     private static final List<Map.Entry<String, String>> JSON_TYPE = List.of(Map.entry("Content-Type", "application/json"));

@@ -1,0 +1,292 @@
+package dev.weft.http;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The HTTP/1.1 codec's write side, the counterpart of {@link Http1}'s reader: request heads (the client) and
+ * response heads (the server and weft-sim). Every field is checked here, once, before a byte of it is written: a
+ * name must be a token and a value may hold no CR, LF or NUL, so that no caller can split a message into two
+ * ({@link #checkField}); a refused field throws {@link IllegalArgumentException} and nothing is written.
+ *
+ * <p>The response writer is on the server's hot path: it sizes the head first and writes status line, fields and
+ * body into one array, with the status lines of the common statuses made once.
+ */
+public final class Http1Writer {
+    /** The reason phrase of a status {@link #reasonPhrase} does not name. */
+    private static final String UNKNOWN_REASON = "Status";
+    private static final byte[] CRLF = {'\r', '\n'};
+    private static final byte[] COLON_SP = {':', ' '};
+    private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
+    private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
+    /** {@code HTTP/1.1 nnn Reason\r\n} for each status {@link #reasonPhrase} knows; the others are made per answer. */
+    private static final byte[][] STATUS_LINES = new byte[1000][];
+
+    static {
+        for (int s = 100; s < 1000; s++) {
+            if (!reasonPhrase(s).equals(UNKNOWN_REASON)) {
+                STATUS_LINES[s] = statusLine(s);
+            }
+        }
+    }
+
+    private Http1Writer() {
+    }
+
+    // ---- fields --------------------------------------------------------------------------------------
+
+    /**
+     * Refuses a field that would break the message: a name that is not a token (RFC 9110 section 5.6.2), a value
+     * with CR, LF or NUL (a header split into two).
+     *
+     * @throws IllegalArgumentException naming the field
+     */
+    public static void checkField(String name, String value) {
+        checkedWide(name, value);
+    }
+
+    /**
+     * {@link #checkField}; returns whether the value has a char above U+00FF. Fast for the common field (the answer's
+     * hot path): the line-break and NUL scans are the JDK's vectorized {@code indexOf}, the width an OR of the chars.
+     */
+    private static boolean checkedWide(String name, String value) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("a header has an empty name");
+        }
+        if (!Http1.isToken(name)) {
+            throw new IllegalArgumentException("header name '" + name + "' is not a token");
+        }
+        if (value == null) {
+            throw new IllegalArgumentException("header '" + name + "' has no value");
+        }
+        if (value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0 || value.indexOf(0) >= 0) {
+            throw new IllegalArgumentException("the value of header '" + name + "' has a line break or NUL");
+        }
+        int bits = 0;
+        for (int i = 0; i < value.length(); i++) {
+            bits |= value.charAt(i);
+        }
+        return bits > 0xff;
+    }
+
+    /**
+     * Whether a request field is one the request writer writes itself or that would break its framing or the
+     * connection ({@code Host}, {@code Content-Length}, {@code Transfer-Encoding}, {@code Connection},
+     * {@code Keep-Alive}, {@code Upgrade}, {@code TE}); any case. HTTP/2 forbids the same connection-specific ones.
+     */
+    public static boolean isConnectionField(String name) {
+        return switch (name.length()) {
+            case 2 -> name.equalsIgnoreCase("te");
+            case 4 -> name.equalsIgnoreCase("host");
+            case 7 -> name.equalsIgnoreCase("upgrade");
+            case 10 -> name.equalsIgnoreCase("connection") || name.equalsIgnoreCase("keep-alive");
+            case 14 -> name.equalsIgnoreCase("content-length");
+            case 17 -> name.equalsIgnoreCase("transfer-encoding");
+            default -> false;
+        };
+    }
+
+    // ---- requests ------------------------------------------------------------------------------------
+
+    /**
+     * A request head: the request line, {@code Host}, the caller's fields in order (without those
+     * {@link #isConnectionField} names: the writer writes them itself), {@code User-Agent} when the fields have
+     * none, then {@code Content-Length} (the body's, or 0 for a POST, PUT or PATCH without one), and the empty line.
+     * Encoded as UTF-8.
+     *
+     * @param method           the method, as it goes on the wire
+     * @param target           the request-target in origin-form ({@code /path?query})
+     * @param host             the {@code Host} value
+     * @param fields           the caller's fields, in order
+     * @param defaultUserAgent written when {@code fields} have no {@code User-Agent}
+     * @param bodyLength       the body's length, or -1 when the request has no body
+     * @throws IllegalArgumentException for a field {@link #checkField} refuses
+     */
+    public static byte[] requestHead(String method, String target, String host, List<Map.Entry<String, String>> fields,
+                                     String defaultUserAgent, long bodyLength) {
+        StringBuilder b = new StringBuilder(160);
+        b.append(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
+        boolean userAgent = false;
+        for (Map.Entry<String, String> h : fields) {
+            String name = h.getKey();
+            if (isConnectionField(name)) {
+                continue;
+            }
+            checkField(name, h.getValue());
+            userAgent |= name.equalsIgnoreCase("user-agent");
+            b.append(name).append(": ").append(h.getValue()).append("\r\n");
+        }
+        if (!userAgent) {
+            b.append("User-Agent: ").append(defaultUserAgent).append("\r\n");
+        }
+        if (bodyLength >= 0) {
+            b.append("Content-Length: ").append(bodyLength).append("\r\n");
+        } else if (method.equals("POST") || method.equals("PUT") || method.equals("PATCH")) {
+            b.append("Content-Length: 0\r\n");
+        }
+        b.append("\r\n");
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    // ---- responses -----------------------------------------------------------------------------------
+
+    /**
+     * A response head: the status line, the fields in order, {@code Content-Length} and, when the connection
+     * closes after it, {@code Connection: close}, then the empty line. Characters are written as ISO-8859-1 (one
+     * above U+00FF as {@code ?}).
+     *
+     * @param status 100-999
+     * @throws IllegalArgumentException for a status out of range or a field {@link #checkField} refuses
+     */
+    public static byte[] responseHead(int status, List<Map.Entry<String, String>> fields, long contentLength,
+                                      boolean keepAlive) {
+        return response(status, fields, contentLength, keepAlive, null);
+    }
+
+    /** Head and body in one array, for a single write; see {@link #responseHead}. */
+    public static byte[] response(int status, List<Map.Entry<String, String>> fields, byte[] body, boolean keepAlive) {
+        return response(status, fields, body.length, keepAlive, body);
+    }
+
+    private static byte[] response(int status, List<Map.Entry<String, String>> fields, long contentLength,
+                                   boolean keepAlive, byte[] body) {
+        if (status < 100 || status > 999) {
+            throw new IllegalArgumentException("status " + status + " is not three digits");
+        }
+        byte[] statusLine = STATUS_LINES[status];
+        if (statusLine == null) {
+            statusLine = statusLine(status);
+        }
+        // digits written in place: no string per answer (a negative length, which no caller sends, as the JDK prints it)
+        String negative = contentLength < 0 ? Long.toString(contentLength) : null;
+        int digits = negative != null ? negative.length() : digits(contentLength);
+        int n = statusLine.length;
+        boolean wide = false; // some value has a char above U+00FF (rare): values are then written char by char
+        for (Map.Entry<String, String> h : fields) {
+            String value = h.getValue();
+            if (checkedWide(h.getKey(), value)) {
+                wide = true;
+                n += h.getKey().length() + 2 + latin1Length(value) + 2; // a token name: one byte a char
+            } else {
+                n += h.getKey().length() + 2 + value.length() + 2;
+            }
+        }
+        n += CONTENT_LENGTH.length + digits + 2;
+        if (!keepAlive) {
+            n += CONNECTION_CLOSE.length;
+        }
+        n += 2;
+        byte[] out = new byte[n + (body == null ? 0 : body.length)];
+        int p = put(out, 0, statusLine);
+        for (Map.Entry<String, String> h : fields) {
+            p = latin1Bytes(out, p, h.getKey());
+            p = put(out, p, COLON_SP);
+            p = wide ? latin1(out, p, h.getValue()) : latin1Bytes(out, p, h.getValue());
+            p = put(out, p, CRLF);
+        }
+        p = put(out, p, CONTENT_LENGTH);
+        if (negative != null) {
+            p = latin1Bytes(out, p, negative);
+        } else {
+            long v = contentLength;
+            for (int i = p + digits - 1; i >= p; i--) {
+                out[i] = (byte) ('0' + v % 10);
+                v /= 10;
+            }
+            p += digits;
+        }
+        p = put(out, p, CRLF);
+        if (!keepAlive) {
+            p = put(out, p, CONNECTION_CLOSE);
+        }
+        p = put(out, p, CRLF);
+        if (body != null) {
+            System.arraycopy(body, 0, out, p, body.length);
+        }
+        return out;
+    }
+
+    /** The reason phrase written after a status code ({@code Status} for one this writer does not name). */
+    public static String reasonPhrase(int status) {
+        return switch (status) {
+            case 200 -> "OK";
+            case 201 -> "Created";
+            case 202 -> "Accepted";
+            case 204 -> "No Content";
+            case 400 -> "Bad Request";
+            case 404 -> "Not Found";
+            case 405 -> "Method Not Allowed";
+            case 410 -> "Gone";
+            case 413 -> "Content Too Large";
+            case 414 -> "URI Too Long";
+            case 429 -> "Too Many Requests";
+            case 431 -> "Request Header Fields Too Large";
+            case 500 -> "Internal Server Error";
+            case 501 -> "Not Implemented";
+            case 502 -> "Bad Gateway";
+            case 503 -> "Service Unavailable";
+            case 504 -> "Gateway Timeout";
+            case 505 -> "HTTP Version Not Supported";
+            default -> UNKNOWN_REASON;
+        };
+    }
+
+    private static byte[] statusLine(int status) {
+        return ascii("HTTP/1.1 " + status + " " + reasonPhrase(status) + "\r\n");
+    }
+
+    /** The decimal digits of {@code v >= 0}. */
+    private static int digits(long v) {
+        int d = 1;
+        while (v >= 10) {
+            v /= 10;
+            d++;
+        }
+        return d;
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static int put(byte[] out, int p, byte[] bytes) {
+        System.arraycopy(bytes, 0, out, p, bytes.length);
+        return p + bytes.length;
+    }
+
+    /** What {@link #latin1} writes: one byte a char, one {@code ?} for a surrogate pair (as the JDK's encoder). */
+    private static int latin1Length(String s) {
+        int n = s.length();
+        for (int i = 0; i < s.length() - 1; i++) {
+            if (Character.isHighSurrogate(s.charAt(i)) && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n--;
+                i++;
+            }
+        }
+        return n;
+    }
+
+    /** {@code s}, whose chars are all ISO-8859-1, at {@code out[p]}: a copy of the string's own bytes. */
+    @SuppressWarnings("deprecation") // the low byte of each char, which is the char itself in ISO-8859-1
+    private static int latin1Bytes(byte[] out, int p, String s) {
+        s.getBytes(0, s.length(), out, p);
+        return p + s.length();
+    }
+
+    /** {@code s} as ISO-8859-1 at {@code out[p]}, as {@code String.getBytes(ISO_8859_1)} encodes it. */
+    private static int latin1(byte[] out, int p, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c <= 0xff) {
+                out[p++] = (byte) c;
+            } else {
+                if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                }
+                out[p++] = '?';
+            }
+        }
+        return p;
+    }
+}
