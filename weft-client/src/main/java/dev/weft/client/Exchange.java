@@ -1,5 +1,6 @@
 package dev.weft.client;
 
+import dev.weft.http.Headers;
 import dev.weft.core.Deadline;
 import dev.weft.http.Http1Writer;
 import dev.weft.client.policy.RetryPolicy;
@@ -250,7 +251,7 @@ final class Exchange {
     /** The request line and headers, in one array; every field checked by the codec. */
     private byte[] requestHead(DestinationRuntime dest) {
         byte[] body = call.body();
-        return Http1Writer.requestHead(call.method(), target(), dest.hostHeader(), call.headers().fields(),
+        return Http1Writer.requestHead(call.method(), target(), dest.hostHeader(), call.headers(),
                 dest.userAgent(), body == null ? -1 : body.length);
     }
 

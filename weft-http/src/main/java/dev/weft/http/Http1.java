@@ -216,7 +216,7 @@ public final class Http1 {
             framing = Framing.NONE;
         }
         boolean keepAlive = minor >= 1 ? !f.close : f.keepAlive && !f.close;
-        return new RequestHead(method, target, path, query, minor == 0, f.list, framing, keepAlive);
+        return new RequestHead(method, target, path, query, minor == 0, Headers.read(f.list), framing, keepAlive);
     }
 
     /**
@@ -284,7 +284,7 @@ public final class Http1 {
             }
             boolean close = minor == 0 ? !f.keepAlive || f.close : f.close;
             if (headRequest || status == 204 || status == 304) {
-                return new ResponseHead(status, f.list, Framing.NONE, !close);
+                return new ResponseHead(status, Headers.read(f.list), Framing.NONE, !close);
             }
             if (f.transferEncoding && f.contentLength != NONE) {
                 throw new HttpCodecException(400, "both Transfer-Encoding and Content-Length");
@@ -295,13 +295,13 @@ public final class Http1 {
                 }
                 // a final chunked frames the body (other codings before it are the caller's to decode);
                 // without it the body runs until the connection closes (RFC 9112 section 6.3)
-                return f.lastIsChunked ? new ResponseHead(status, f.list, Framing.CHUNKED, !close)
-                        : new ResponseHead(status, f.list, Framing.UNTIL_CLOSE, false);
+                return f.lastIsChunked ? new ResponseHead(status, Headers.read(f.list), Framing.CHUNKED, !close)
+                        : new ResponseHead(status, Headers.read(f.list), Framing.UNTIL_CLOSE, false);
             }
             if (f.contentLength != NONE) {
-                return new ResponseHead(status, f.list, Framing.length(f.contentLength), !close);
+                return new ResponseHead(status, Headers.read(f.list), Framing.length(f.contentLength), !close);
             }
-            return new ResponseHead(status, f.list, Framing.UNTIL_CLOSE, false);
+            return new ResponseHead(status, Headers.read(f.list), Framing.UNTIL_CLOSE, false);
         }
     }
 

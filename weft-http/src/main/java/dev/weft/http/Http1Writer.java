@@ -6,9 +6,10 @@ import java.util.Map;
 
 /**
  * The HTTP/1.1 codec's write side, the counterpart of {@link Http1}'s reader: request heads (the client) and
- * response heads (the server and weft-sim). Every field is checked here, once, before a byte of it is written: a
- * name must be a token and a value may hold no CR, LF or NUL, so that no caller can split a message into two
- * ({@link #checkField}); a refused field throws {@link IllegalArgumentException} and nothing is written.
+ * response heads (the server and weft-sim). Every field is checked here before a byte of it is written: a name must
+ * be a token and a value may hold no CR, LF or NUL, so that no caller can split a message into two
+ * ({@link #checkField}); a refused field throws {@link IllegalArgumentException} and nothing is written. A
+ * {@link Headers} remembers that its fields passed, so a constant one is checked once, not on every answer.
  *
  * <p>The response writer is on the server's hot path: it sizes the head first and writes status line, fields and
  * body into one array, with the status lines of the common statuses made once.
@@ -16,8 +17,6 @@ import java.util.Map;
 public final class Http1Writer {
     /** The reason phrase of a status {@link #reasonPhrase} does not name. */
     private static final String UNKNOWN_REASON = "Status";
-    private static final byte[] CRLF = {'\r', '\n'};
-    private static final byte[] COLON_SP = {':', ' '};
     private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
     private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
     /** {@code HTTP/1.1 nnn Reason\r\n} for each status {@link #reasonPhrase} knows; the others are made per answer. */
@@ -50,7 +49,7 @@ public final class Http1Writer {
      * {@link #checkField}; returns whether the value has a char above U+00FF. Fast for the common field (the answer's
      * hot path): the line-break and NUL scans are the JDK's vectorized {@code indexOf}, the width an OR of the chars.
      */
-    private static boolean checkedWide(String name, String value) {
+    static boolean checkedWide(String name, String value) {
         if (name == null || name.isEmpty()) {
             throw new IllegalArgumentException("a header has an empty name");
         }
@@ -93,7 +92,7 @@ public final class Http1Writer {
      * A request head: the request line, {@code Host}, the caller's fields in order (without those
      * {@link #isConnectionField} names: the writer writes them itself), {@code User-Agent} when the fields have
      * none, then {@code Content-Length} (the body's, or 0 for a POST, PUT or PATCH without one), and the empty line.
-     * Encoded as UTF-8.
+     * Encoded as UTF-8. Each field written is checked (the ones left out are not).
      *
      * @param method           the method, as it goes on the wire
      * @param target           the request-target in origin-form ({@code /path?query})
@@ -103,7 +102,7 @@ public final class Http1Writer {
      * @param bodyLength       the body's length, or -1 when the request has no body
      * @throws IllegalArgumentException for a field {@link #checkField} refuses
      */
-    public static byte[] requestHead(String method, String target, String host, List<Map.Entry<String, String>> fields,
+    public static byte[] requestHead(String method, String target, String host, Headers fields,
                                      String defaultUserAgent, long bodyLength) {
         StringBuilder b = new StringBuilder(160);
         b.append(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
@@ -139,18 +138,16 @@ public final class Http1Writer {
      * @param status 100-999
      * @throws IllegalArgumentException for a status out of range or a field {@link #checkField} refuses
      */
-    public static byte[] responseHead(int status, List<Map.Entry<String, String>> fields, long contentLength,
-                                      boolean keepAlive) {
+    public static byte[] responseHead(int status, Headers fields, long contentLength, boolean keepAlive) {
         return response(status, fields, contentLength, keepAlive, null);
     }
 
     /** Head and body in one array, for a single write; see {@link #responseHead}. */
-    public static byte[] response(int status, List<Map.Entry<String, String>> fields, byte[] body, boolean keepAlive) {
+    public static byte[] response(int status, Headers fields, byte[] body, boolean keepAlive) {
         return response(status, fields, body.length, keepAlive, body);
     }
 
-    private static byte[] response(int status, List<Map.Entry<String, String>> fields, long contentLength,
-                                   boolean keepAlive, byte[] body) {
+    private static byte[] response(int status, Headers fields, long contentLength, boolean keepAlive, byte[] body) {
         if (status < 100 || status > 999) {
             throw new IllegalArgumentException("status " + status + " is not three digits");
         }
@@ -161,16 +158,15 @@ public final class Http1Writer {
         // digits written in place: no string per answer (a negative length, which no caller sends, as the JDK prints it)
         String negative = contentLength < 0 ? Long.toString(contentLength) : null;
         int digits = negative != null ? negative.length() : digits(contentLength);
+        // checked once per Headers; a value with a char above U+00FF (rare) makes the values go char by char
+        boolean wide = fields.check();
         int n = statusLine.length;
-        boolean wide = false; // some value has a char above U+00FF (rare): values are then written char by char
-        for (Map.Entry<String, String> h : fields) {
-            String value = h.getValue();
-            if (checkedWide(h.getKey(), value)) {
-                wide = true;
-                n += h.getKey().length() + 2 + latin1Length(value) + 2; // a token name: one byte a char
-            } else {
-                n += h.getKey().length() + 2 + value.length() + 2;
-            }
+        List<Map.Entry<String, String>> list = fields.fields(); // random access: no iterator on the hot path
+        int count = list.size();
+        for (int i = 0; i < count; i++) {
+            Map.Entry<String, String> h = list.get(i);
+            String value = h.getValue(); // a token name: one byte a char
+            n += h.getKey().length() + 2 + (wide ? latin1Length(value) : value.length()) + 2;
         }
         n += CONTENT_LENGTH.length + digits + 2;
         if (!keepAlive) {
@@ -179,11 +175,14 @@ public final class Http1Writer {
         n += 2;
         byte[] out = new byte[n + (body == null ? 0 : body.length)];
         int p = put(out, 0, statusLine);
-        for (Map.Entry<String, String> h : fields) {
+        for (int i = 0; i < count; i++) {
+            Map.Entry<String, String> h = list.get(i);
             p = latin1Bytes(out, p, h.getKey());
-            p = put(out, p, COLON_SP);
+            out[p++] = ':';
+            out[p++] = ' ';
             p = wide ? latin1(out, p, h.getValue()) : latin1Bytes(out, p, h.getValue());
-            p = put(out, p, CRLF);
+            out[p++] = '\r';
+            out[p++] = '\n';
         }
         p = put(out, p, CONTENT_LENGTH);
         if (negative != null) {
@@ -196,11 +195,13 @@ public final class Http1Writer {
             }
             p += digits;
         }
-        p = put(out, p, CRLF);
+        out[p++] = '\r';
+        out[p++] = '\n';
         if (!keepAlive) {
             p = put(out, p, CONNECTION_CLOSE);
         }
-        p = put(out, p, CRLF);
+        out[p++] = '\r';
+        out[p++] = '\n';
         if (body != null) {
             System.arraycopy(body, 0, out, p, body.length);
         }

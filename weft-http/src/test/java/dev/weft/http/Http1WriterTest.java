@@ -45,9 +45,9 @@ class Http1WriterTest {
         for (List<String> c : REFUSED) {
             List<Map.Entry<String, String>> fields = List.of(Map.entry("Content-Type", "text/plain"),
                     Map.entry(c.get(0), c.get(1)));
-            assertThatThrownBy(() -> Http1Writer.response(200, fields, new byte[0], true)).as(c.toString())
+            assertThatThrownBy(() -> Http1Writer.response(200, Headers.of(fields), new byte[0], true)).as(c.toString())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(c.get(2));
-            assertThatThrownBy(() -> Http1Writer.responseHead(200, fields, 10, false)).as(c.toString())
+            assertThatThrownBy(() -> Http1Writer.responseHead(200, Headers.of(fields), 10, false)).as(c.toString())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(c.get(2));
         }
     }
@@ -56,7 +56,7 @@ class Http1WriterTest {
     void theRequestWriterRefusesAFieldThatWouldSplitTheRequest() {
         for (List<String> c : REFUSED) {
             List<Map.Entry<String, String>> fields = List.of(Map.entry(c.get(0), c.get(1)));
-            assertThatThrownBy(() -> Http1Writer.requestHead("GET", "/", "h", fields, "ua", -1)).as(c.toString())
+            assertThatThrownBy(() -> Http1Writer.requestHead("GET", "/", "h", Headers.of(fields), "ua", -1)).as(c.toString())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(c.get(2));
         }
     }
@@ -64,7 +64,7 @@ class Http1WriterTest {
     @Example
     void aStatusThatIsNotThreeDigitsIsRefused() {
         for (int status : new int[] {0, 99, 1000, -200}) {
-            assertThatThrownBy(() -> Http1Writer.response(status, List.of(), new byte[0], true))
+            assertThatThrownBy(() -> Http1Writer.response(status, Headers.of(List.of()), new byte[0], true))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not three digits");
         }
     }
@@ -73,34 +73,74 @@ class Http1WriterTest {
     void theRequestWriterWritesItsOwnFramingAndHostAndAUserAgentWhenNoneIsGiven() {
         List<Map.Entry<String, String>> fields = List.of(Map.entry("X-A", "1"), Map.entry("content-length", "99"),
                 Map.entry("Host", "elsewhere"), Map.entry("Connection", "upgrade"), Map.entry("TE", "trailers"));
-        assertThat(new String(Http1Writer.requestHead("POST", "/p?q=1", "h:8080", fields, "weft", -1),
+        assertThat(new String(Http1Writer.requestHead("POST", "/p?q=1", "h:8080", Headers.of(fields), "weft", -1),
                 StandardCharsets.UTF_8)).isEqualTo(
                 "POST /p?q=1 HTTP/1.1\r\nHost: h:8080\r\nX-A: 1\r\nUser-Agent: weft\r\nContent-Length: 0\r\n\r\n");
-        assertThat(new String(Http1Writer.requestHead("GET", "/", "h", List.of(Map.entry("user-agent", "mine")),
+        assertThat(new String(Http1Writer.requestHead("GET", "/", "h", Headers.of("user-agent", "mine"),
                 "weft", -1), StandardCharsets.UTF_8)).isEqualTo("GET / HTTP/1.1\r\nHost: h\r\nuser-agent: mine\r\n\r\n");
-        assertThat(new String(Http1Writer.requestHead("PUT", "/", "h", List.of(), "weft", 12), StandardCharsets.UTF_8))
+        assertThat(new String(Http1Writer.requestHead("PUT", "/", "h", Headers.EMPTY, "weft", 12), StandardCharsets.UTF_8))
                 .isEqualTo("PUT / HTTP/1.1\r\nHost: h\r\nUser-Agent: weft\r\nContent-Length: 12\r\n\r\n");
     }
 
     @Example
     void aRequestHeadIsUtf8AndAResponseHeadIsoLatin1AsBefore() {
         List<Map.Entry<String, String>> fields = List.of(Map.entry("X-Name", "J\u00e9r\u00f4me \u20ac"));
-        assertThat(Http1Writer.requestHead("GET", "/", "h", fields, "ua", -1)).isEqualTo(
+        assertThat(Http1Writer.requestHead("GET", "/", "h", Headers.of(fields), "ua", -1)).isEqualTo(
                 "GET / HTTP/1.1\r\nHost: h\r\nX-Name: J\u00e9r\u00f4me \u20ac\r\nUser-Agent: ua\r\n\r\n"
                         .getBytes(StandardCharsets.UTF_8));
-        assertThat(Http1Writer.responseHead(200, fields, 0, true)).isEqualTo(
+        assertThat(Http1Writer.responseHead(200, Headers.of(fields), 0, true)).isEqualTo(
                 "HTTP/1.1 200 OK\r\nX-Name: J\u00e9r\u00f4me ?\r\nContent-Length: 0\r\n\r\n"
                         .getBytes(StandardCharsets.ISO_8859_1));
     }
 
     @Example
     void aResponseHeadIsAsTheServerWroteItBefore() {
-        assertThat(new String(Http1Writer.response(429, List.of(Map.entry("Content-Type", "application/json"),
-                Map.entry("Retry-After", "1")), "{}".getBytes(StandardCharsets.US_ASCII), false), StandardCharsets.ISO_8859_1))
+        assertThat(new String(Http1Writer.response(429, Headers.of("Content-Type", "application/json", "Retry-After", "1"),
+                "{}".getBytes(StandardCharsets.US_ASCII), false), StandardCharsets.ISO_8859_1))
                 .isEqualTo("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
                         + "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
-        assertThat(new String(Http1Writer.responseHead(299, List.of(), 1234567, true), StandardCharsets.ISO_8859_1))
+        assertThat(new String(Http1Writer.responseHead(299, Headers.of(List.of()), 1234567, true), StandardCharsets.ISO_8859_1))
                 .isEqualTo("HTTP/1.1 299 Status\r\nContent-Length: 1234567\r\n\r\n");
+    }
+
+    /**
+     * A char above U+00FF goes out as {@code ?} (as ISO-8859-1 encoding always wrote it), never as its low byte: U+010A
+     * and U+010D would be LF and CR, a split answer. Also when it comes after fields a {@link Headers} already checked.
+     */
+    @Example
+    void aCharAboveLatin1IsAQuestionMarkNeverItsLowByte() {
+        Headers checked = Headers.of("Content-Type", "text/plain");
+        assertThat(Http1Writer.responseHead(200, checked, 0, true)).isNotEmpty();
+        for (Headers h : List.of(Headers.of("X-A", "a\u010Ab\u010Dc"), checked.with("X-A", "a\u010Ab\u010Dc"))) {
+            String written = new String(Http1Writer.responseHead(200, h, 0, true), StandardCharsets.ISO_8859_1);
+            assertThat(written).as(h.toString()).contains("X-A: a?b?c\r\n").doesNotContain("a\nb").doesNotContain("b\rc");
+        }
+    }
+
+    /** A field that failed its check fails every time; one added to checked headers is checked too. */
+    @Example
+    void checkedHeadersStillRefuseAFieldAddedLaterOrRefusedBefore() {
+        Headers bad = Headers.of("X-Evil", "a\r\nb");
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> Http1Writer.responseHead(200, bad, 0, true))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        Headers good = Headers.of("Content-Type", "text/plain");
+        Http1Writer.responseHead(200, good, 0, true);
+        assertThatThrownBy(() -> Http1Writer.responseHead(200, good.with("X-Evil", "a\nb"), 0, true))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("X-Evil");
+    }
+
+    /** Names compare in any case, and go on the wire in the case they were given. */
+    @Example
+    void namesCompareInAnyCaseAndKeepTheirCase() {
+        Headers h = Headers.of("X-Request-Id", "1", "x-request-id", "2", "Via", "a");
+        assertThat(h.first("x-REQUEST-id")).isEqualTo("1");
+        assertThat(h.joined("X-REQUEST-ID")).isEqualTo("1, 2");
+        assertThat(h.without("X-REQUEST-ID").fields()).containsExactly(Map.entry("Via", "a"));
+        assertThat(h.first("absent")).isNull();
+        assertThat(new String(Http1Writer.responseHead(200, h, 0, true), StandardCharsets.ISO_8859_1))
+                .contains("\r\nX-Request-Id: 1\r\nx-request-id: 2\r\nVia: a\r\n");
     }
 
     /** Any valid answer (any status, any characters a value may hold, any length) is byte for byte the old writer's. */
@@ -109,13 +149,13 @@ class Http1WriterTest {
                                             @ForAll("anyFields") List<Map.Entry<String, String>> fields,
                                             @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long length,
                                             @ForAll boolean keepAlive, @ForAll("bodies") byte[] body) {
-        assertThat(Http1Writer.responseHead(status, fields, length, keepAlive))
+        assertThat(Http1Writer.responseHead(status, Headers.of(fields), length, keepAlive))
                 .isEqualTo(oldHead(status, fields, length, keepAlive));
         byte[] head = oldHead(status, fields, body.length, keepAlive);
         byte[] all = new byte[head.length + body.length];
         System.arraycopy(head, 0, all, 0, head.length);
         System.arraycopy(body, 0, all, head.length, body.length);
-        assertThat(Http1Writer.response(status, fields, body, keepAlive)).isEqualTo(all);
+        assertThat(Http1Writer.response(status, Headers.of(fields), body, keepAlive)).isEqualTo(all);
     }
 
     /** A valid answer reads back through the codec's reader as it was written. */
@@ -123,7 +163,7 @@ class Http1WriterTest {
     void aWrittenResponseReadsBack(@ForAll @IntRange(min = 200, max = 999) int status,
                                    @ForAll("readableFields") List<Map.Entry<String, String>> fields,
                                    @ForAll("bodies") byte[] body, @ForAll boolean keepAlive) throws IOException {
-        Http1Input in = new Http1Input(new ByteArrayInputStream(Http1Writer.response(status, fields, body, keepAlive)), 64);
+        Http1Input in = new Http1Input(new ByteArrayInputStream(Http1Writer.response(status, Headers.of(fields), body, keepAlive)), 64);
         ResponseHead head = Http1.readResponseHead(in, false, 64 * 1024, Http1.MAX_RESPONSE_FIELDS);
         assertThat(head.status()).isEqualTo(status);
         boolean bodiless = status == 204 || status == 304;
@@ -134,7 +174,7 @@ class Http1WriterTest {
         if (!keepAlive) {
             expected.add(Map.entry("Connection", "close"));
         }
-        assertThat(head.headers()).isEqualTo(expected);
+        assertThat(head.headers().fields()).isEqualTo(expected);
         if (!bodiless) {
             assertThat(Http1.readBody(in, head.framing(), body.length, true).bytes()).isEqualTo(body);
         }
@@ -148,7 +188,7 @@ class Http1WriterTest {
     void aWrittenRequestReadsBack(@ForAll("tokens") String method, @ForAll("targets") String target,
                                   @ForAll("asciiFields") List<Map.Entry<String, String>> fields,
                                   @ForAll @IntRange(min = -1, max = 100) int bodyLength) throws IOException {
-        byte[] head = Http1Writer.requestHead(method, target, "example.org:8080", fields, "weft", bodyLength);
+        byte[] head = Http1Writer.requestHead(method, target, "example.org:8080", Headers.of(fields), "weft", bodyLength);
         Http1Input in = new Http1Input(new ByteArrayInputStream(head), 64);
         RequestHead r = Http1.readRequestHead(in, 64 * 1024, Http1.MAX_REQUEST_FIELDS);
         assertThat(r.method()).isEqualTo(method);
@@ -157,7 +197,7 @@ class Http1WriterTest {
         assertThat(r.keepAlive()).isTrue();
         boolean bodied = bodyLength >= 0 || List.of("POST", "PUT", "PATCH").contains(method);
         assertThat(r.framing()).isEqualTo(bodied ? Framing.length(Math.max(0, bodyLength)) : Framing.NONE);
-        List<Map.Entry<String, String>> sent = r.headers().subList(1, 1 + fields.size());
+        List<Map.Entry<String, String>> sent = r.headers().fields().subList(1, 1 + fields.size());
         for (int i = 0; i < fields.size(); i++) {
             assertThat(sent.get(i)).isEqualTo(Map.entry(fields.get(i).getKey().toLowerCase(Locale.ROOT),
                     fields.get(i).getValue()));

@@ -377,7 +377,7 @@ class DoorIT {
         byte[] big = new byte[4 << 20];
         java.util.Arrays.fill(big, (byte) 'x');
         HttpHandler handler = r -> r.path().equals("/big")
-                ? new ServerResponse(200, List.of(Map.entry("Content-Type", "text/plain")), big)
+                ? new ServerResponse(200, dev.weft.http.Headers.of("Content-Type", "text/plain"), big)
                 : ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}");
         try (HttpServer server = start(handler, admission(Map.of(), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
              Socket c = connect(server)) {
@@ -405,7 +405,7 @@ class DoorIT {
         CountDownLatch handled = new CountDownLatch(1);
         HttpHandler handler = r -> {
             handled.countDown();
-            return new ServerResponse(200, List.of(Map.entry("Content-Type", "text/plain")), big);
+            return new ServerResponse(200, dev.weft.http.Headers.of("Content-Type", "text/plain"), big);
         };
         try (HttpServer server = start(handler, admission(Map.of(), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
              Socket c = connect(server)) {

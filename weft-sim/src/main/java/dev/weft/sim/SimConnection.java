@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.core.TickWheel;
 import dev.weft.server.ConnectionListener;
 import dev.weft.server.Http1Reader;
+import dev.weft.http.Headers;
 import dev.weft.http.Http1Writer;
 import dev.weft.http.Body;
 import dev.weft.http.HttpCodecException;
@@ -17,7 +18,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -294,11 +294,11 @@ final class SimConnection {
         return Http1Writer.responseHead(status, headers(retryAfter), length, keepAlive);
     }
 
-    private static final List<Map.Entry<String, String>> JSON_TYPE = List.of(Map.entry("Content-Type", "application/json"));
+    /** One instance for every answer: its field is checked once, the first time it is written. */
+    private static final Headers JSON_TYPE = Headers.of("Content-Type", "application/json");
 
-    private static List<Map.Entry<String, String>> headers(Long retryAfter) {
-        return retryAfter == null ? JSON_TYPE
-                : List.of(JSON_TYPE.getFirst(), Map.entry("Retry-After", Long.toString(retryAfter)));
+    private static Headers headers(Long retryAfter) {
+        return retryAfter == null ? JSON_TYPE : JSON_TYPE.with("Retry-After", Long.toString(retryAfter));
     }
 
     // ---- answers written when due ----------------------------------------------------------------
