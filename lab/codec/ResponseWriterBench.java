@@ -1,5 +1,6 @@
 import dev.weft.http.Headers;
 import dev.weft.http.Http1Writer;
+import dev.weft.http.Status;
 
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +21,7 @@ import java.util.Map;
 public class ResponseWriterBench {
     static byte[] oldResponse(int status, List<Map.Entry<String, String>> headers, byte[] body, boolean keepAlive) {
         StringBuilder sb = new StringBuilder(160);
-        sb.append("HTTP/1.1 ").append(status).append(' ').append(Http1Writer.reasonPhrase(status)).append("\r\n");
+        sb.append("HTTP/1.1 ").append(status).append(' ').append(Status.of(status).reason()).append("\r\n");
         for (Map.Entry<String, String> h : headers) {
             sb.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
         }
@@ -53,7 +54,7 @@ public class ResponseWriterBench {
         long sink = 0;
         for (int i = 0; i < n; i++) {
             sink += (old ? oldResponse(200, withHeader(JSON_LIST, "Weft-Completed", "true"), BODY, true)
-                    : Http1Writer.response(200, JSON.with("Weft-Completed", "true"), BODY, true)).length;
+                    : Http1Writer.response(Status.OK, JSON.with("Weft-Completed", "true"), BODY, true)).length;
         }
         return sink;
     }

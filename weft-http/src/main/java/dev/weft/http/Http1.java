@@ -68,9 +68,34 @@ public final class Http1 {
     private Http1() {
     }
 
+    /** {@link #TCHAR} as two 64-bit masks (chars 0-63, 64-127): no table load per char of a name being written. */
+    private static final long TCHAR_LOW = mask(0);
+    private static final long TCHAR_HIGH = mask(64);
+
+    private static long mask(int from) {
+        long m = 0;
+        for (int c = from; c < from + 64; c++) {
+            if (TCHAR[c]) {
+                m |= 1L << (c - from);
+            }
+        }
+        return m;
+    }
+
     /** Whether {@code s} is a token (RFC 9110 section 5.6.2): a method or a field name. */
     public static boolean isToken(String s) {
-        return !s.isEmpty() && all(s, TCHAR);
+        int n = s.length();
+        if (n == 0) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            long bit = c < 64 ? TCHAR_LOW >>> c : c < 128 ? TCHAR_HIGH >>> (c - 64) : 0;
+            if ((bit & 1) == 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code s} may be a request-target as this codec reads one: visible ASCII, no '#'. */

@@ -12,23 +12,11 @@ import java.util.Map;
  * {@link Headers} remembers that its fields passed, so a constant one is checked once, not on every answer.
  *
  * <p>The response writer is on the server's hot path: it sizes the head first and writes status line, fields and
- * body into one array, with the status lines of the common statuses made once.
+ * body into one array; each {@link Status} has its status line made once.
  */
 public final class Http1Writer {
-    /** The reason phrase of a status {@link #reasonPhrase} does not name. */
-    private static final String UNKNOWN_REASON = "Status";
     private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
     private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
-    /** {@code HTTP/1.1 nnn Reason\r\n} for each status {@link #reasonPhrase} knows; the others are made per answer. */
-    private static final byte[][] STATUS_LINES = new byte[1000][];
-
-    static {
-        for (int s = 100; s < 1000; s++) {
-            if (!reasonPhrase(s).equals(UNKNOWN_REASON)) {
-                STATUS_LINES[s] = statusLine(s);
-            }
-        }
-    }
 
     private Http1Writer() {
     }
@@ -121,7 +109,7 @@ public final class Http1Writer {
         }
         if (bodyLength >= 0) {
             b.append("Content-Length: ").append(bodyLength).append("\r\n");
-        } else if (method.equals("POST") || method.equals("PUT") || method.equals("PATCH")) {
+        } else if (Method.definesContent(method)) {
             b.append("Content-Length: 0\r\n");
         }
         b.append("\r\n");
@@ -135,26 +123,19 @@ public final class Http1Writer {
      * closes after it, {@code Connection: close}, then the empty line. Characters are written as ISO-8859-1 (one
      * above U+00FF as {@code ?}).
      *
-     * @param status 100-999
-     * @throws IllegalArgumentException for a status out of range or a field {@link #checkField} refuses
+     * @throws IllegalArgumentException for a field {@link #checkField} refuses
      */
-    public static byte[] responseHead(int status, Headers fields, long contentLength, boolean keepAlive) {
+    public static byte[] responseHead(Status status, Headers fields, long contentLength, boolean keepAlive) {
         return response(status, fields, contentLength, keepAlive, null);
     }
 
     /** Head and body in one array, for a single write; see {@link #responseHead}. */
-    public static byte[] response(int status, Headers fields, byte[] body, boolean keepAlive) {
+    public static byte[] response(Status status, Headers fields, byte[] body, boolean keepAlive) {
         return response(status, fields, body.length, keepAlive, body);
     }
 
-    private static byte[] response(int status, Headers fields, long contentLength, boolean keepAlive, byte[] body) {
-        if (status < 100 || status > 999) {
-            throw new IllegalArgumentException("status " + status + " is not three digits");
-        }
-        byte[] statusLine = STATUS_LINES[status];
-        if (statusLine == null) {
-            statusLine = statusLine(status);
-        }
+    private static byte[] response(Status status, Headers fields, long contentLength, boolean keepAlive, byte[] body) {
+        byte[] statusLine = status.http1Line();
         // digits written in place: no string per answer (a negative length, which no caller sends, as the JDK prints it)
         String negative = contentLength < 0 ? Long.toString(contentLength) : null;
         int digits = negative != null ? negative.length() : digits(contentLength);
@@ -206,35 +187,6 @@ public final class Http1Writer {
             System.arraycopy(body, 0, out, p, body.length);
         }
         return out;
-    }
-
-    /** The reason phrase written after a status code ({@code Status} for one this writer does not name). */
-    public static String reasonPhrase(int status) {
-        return switch (status) {
-            case 200 -> "OK";
-            case 201 -> "Created";
-            case 202 -> "Accepted";
-            case 204 -> "No Content";
-            case 400 -> "Bad Request";
-            case 404 -> "Not Found";
-            case 405 -> "Method Not Allowed";
-            case 410 -> "Gone";
-            case 413 -> "Content Too Large";
-            case 414 -> "URI Too Long";
-            case 429 -> "Too Many Requests";
-            case 431 -> "Request Header Fields Too Large";
-            case 500 -> "Internal Server Error";
-            case 501 -> "Not Implemented";
-            case 502 -> "Bad Gateway";
-            case 503 -> "Service Unavailable";
-            case 504 -> "Gateway Timeout";
-            case 505 -> "HTTP Version Not Supported";
-            default -> UNKNOWN_REASON;
-        };
-    }
-
-    private static byte[] statusLine(int status) {
-        return ascii("HTTP/1.1 " + status + " " + reasonPhrase(status) + "\r\n");
     }
 
     /** The decimal digits of {@code v >= 0}. */

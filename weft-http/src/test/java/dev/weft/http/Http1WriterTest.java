@@ -45,9 +45,9 @@ class Http1WriterTest {
         for (List<String> c : REFUSED) {
             List<Map.Entry<String, String>> fields = List.of(Map.entry("Content-Type", "text/plain"),
                     Map.entry(c.get(0), c.get(1)));
-            assertThatThrownBy(() -> Http1Writer.response(200, Headers.of(fields), new byte[0], true)).as(c.toString())
+            assertThatThrownBy(() -> Http1Writer.response(Status.of(200), Headers.of(fields), new byte[0], true)).as(c.toString())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(c.get(2));
-            assertThatThrownBy(() -> Http1Writer.responseHead(200, Headers.of(fields), 10, false)).as(c.toString())
+            assertThatThrownBy(() -> Http1Writer.responseHead(Status.of(200), Headers.of(fields), 10, false)).as(c.toString())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(c.get(2));
         }
     }
@@ -61,10 +61,47 @@ class Http1WriterTest {
         }
     }
 
+    /** The reason phrases are bytes on the wire: each one as it was, and {@code Status} for a code not named. */
+    @Example
+    void theReasonPhrasesAreTheOnesOnTheWire() {
+        Map<Integer, String> phrases = new java.util.TreeMap<>(Map.ofEntries(Map.entry(200, "OK"),
+                Map.entry(201, "Created"), Map.entry(202, "Accepted"), Map.entry(204, "No Content"),
+                Map.entry(400, "Bad Request"), Map.entry(404, "Not Found"), Map.entry(405, "Method Not Allowed"),
+                Map.entry(410, "Gone"), Map.entry(413, "Content Too Large"), Map.entry(414, "URI Too Long"),
+                Map.entry(429, "Too Many Requests"), Map.entry(431, "Request Header Fields Too Large"),
+                Map.entry(500, "Internal Server Error"), Map.entry(501, "Not Implemented"),
+                Map.entry(502, "Bad Gateway"), Map.entry(503, "Service Unavailable"), Map.entry(504, "Gateway Timeout"),
+                Map.entry(505, "HTTP Version Not Supported")));
+        for (int code = 100; code <= 999; code++) {
+            String phrase = phrases.getOrDefault(code, "Status");
+            assertThat(Status.of(code).reason()).as("" + code).isEqualTo(phrase);
+            assertThat(Status.of(code).code()).isEqualTo(code);
+            assertThat(Http1Writer.responseHead(Status.of(code), Headers.EMPTY, 0, false)).as("" + code).startsWith(
+                    ("HTTP/1.1 " + code + " " + phrase + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        }
+        assertThat(Status.of(503)).isSameAs(Status.SERVICE_UNAVAILABLE);
+    }
+
+    @Example
+    void methodsAreTokensWithWhatTheRfcSaysOfThem() {
+        assertThat(Method.of("GET")).isSameAs(Method.GET);
+        assertThat(Method.of("PURGE").name()).isEqualTo("PURGE");
+        assertThat(Method.of("PURGE").isIdempotent()).isFalse();
+        for (String bad : new String[] {"", "G ET", "GET\r\n", "(x)"}) {
+            assertThatThrownBy(() -> Method.of(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("not a token");
+        }
+        assertThat(List.of(Method.GET, Method.HEAD, Method.OPTIONS, Method.PUT, Method.DELETE, Method.TRACE))
+                .allMatch(Method::isIdempotent);
+        assertThat(List.of(Method.POST, Method.PATCH, Method.CONNECT)).noneMatch(Method::isIdempotent);
+        assertThat(List.of(Method.POST, Method.PUT, Method.PATCH)).allMatch(Method::definesContent);
+        assertThat(List.of(Method.GET, Method.HEAD, Method.DELETE, Method.OPTIONS)).noneMatch(Method::definesContent);
+    }
+
     @Example
     void aStatusThatIsNotThreeDigitsIsRefused() {
         for (int status : new int[] {0, 99, 1000, -200}) {
-            assertThatThrownBy(() -> Http1Writer.response(status, Headers.of(List.of()), new byte[0], true))
+            assertThatThrownBy(() -> Status.of(status))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not three digits");
         }
     }
@@ -88,18 +125,18 @@ class Http1WriterTest {
         assertThat(Http1Writer.requestHead("GET", "/", "h", Headers.of(fields), "ua", -1)).isEqualTo(
                 "GET / HTTP/1.1\r\nHost: h\r\nX-Name: J\u00e9r\u00f4me \u20ac\r\nUser-Agent: ua\r\n\r\n"
                         .getBytes(StandardCharsets.UTF_8));
-        assertThat(Http1Writer.responseHead(200, Headers.of(fields), 0, true)).isEqualTo(
+        assertThat(Http1Writer.responseHead(Status.of(200), Headers.of(fields), 0, true)).isEqualTo(
                 "HTTP/1.1 200 OK\r\nX-Name: J\u00e9r\u00f4me ?\r\nContent-Length: 0\r\n\r\n"
                         .getBytes(StandardCharsets.ISO_8859_1));
     }
 
     @Example
     void aResponseHeadIsAsTheServerWroteItBefore() {
-        assertThat(new String(Http1Writer.response(429, Headers.of("Content-Type", "application/json", "Retry-After", "1"),
+        assertThat(new String(Http1Writer.response(Status.of(429), Headers.of("Content-Type", "application/json", "Retry-After", "1"),
                 "{}".getBytes(StandardCharsets.US_ASCII), false), StandardCharsets.ISO_8859_1))
                 .isEqualTo("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
                         + "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
-        assertThat(new String(Http1Writer.responseHead(299, Headers.of(List.of()), 1234567, true), StandardCharsets.ISO_8859_1))
+        assertThat(new String(Http1Writer.responseHead(Status.of(299), Headers.of(List.of()), 1234567, true), StandardCharsets.ISO_8859_1))
                 .isEqualTo("HTTP/1.1 299 Status\r\nContent-Length: 1234567\r\n\r\n");
     }
 
@@ -110,9 +147,9 @@ class Http1WriterTest {
     @Example
     void aCharAboveLatin1IsAQuestionMarkNeverItsLowByte() {
         Headers checked = Headers.of("Content-Type", "text/plain");
-        assertThat(Http1Writer.responseHead(200, checked, 0, true)).isNotEmpty();
+        assertThat(Http1Writer.responseHead(Status.of(200), checked, 0, true)).isNotEmpty();
         for (Headers h : List.of(Headers.of("X-A", "a\u010Ab\u010Dc"), checked.with("X-A", "a\u010Ab\u010Dc"))) {
-            String written = new String(Http1Writer.responseHead(200, h, 0, true), StandardCharsets.ISO_8859_1);
+            String written = new String(Http1Writer.responseHead(Status.of(200), h, 0, true), StandardCharsets.ISO_8859_1);
             assertThat(written).as(h.toString()).contains("X-A: a?b?c\r\n").doesNotContain("a\nb").doesNotContain("b\rc");
         }
     }
@@ -122,12 +159,12 @@ class Http1WriterTest {
     void checkedHeadersStillRefuseAFieldAddedLaterOrRefusedBefore() {
         Headers bad = Headers.of("X-Evil", "a\r\nb");
         for (int i = 0; i < 2; i++) {
-            assertThatThrownBy(() -> Http1Writer.responseHead(200, bad, 0, true))
+            assertThatThrownBy(() -> Http1Writer.responseHead(Status.of(200), bad, 0, true))
                     .isInstanceOf(IllegalArgumentException.class);
         }
         Headers good = Headers.of("Content-Type", "text/plain");
-        Http1Writer.responseHead(200, good, 0, true);
-        assertThatThrownBy(() -> Http1Writer.responseHead(200, good.with("X-Evil", "a\nb"), 0, true))
+        Http1Writer.responseHead(Status.of(200), good, 0, true);
+        assertThatThrownBy(() -> Http1Writer.responseHead(Status.of(200), good.with("X-Evil", "a\nb"), 0, true))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("X-Evil");
     }
 
@@ -139,7 +176,7 @@ class Http1WriterTest {
         assertThat(h.joined("X-REQUEST-ID")).isEqualTo("1, 2");
         assertThat(h.without("X-REQUEST-ID").fields()).containsExactly(Map.entry("Via", "a"));
         assertThat(h.first("absent")).isNull();
-        assertThat(new String(Http1Writer.responseHead(200, h, 0, true), StandardCharsets.ISO_8859_1))
+        assertThat(new String(Http1Writer.responseHead(Status.of(200), h, 0, true), StandardCharsets.ISO_8859_1))
                 .contains("\r\nX-Request-Id: 1\r\nx-request-id: 2\r\nVia: a\r\n");
     }
 
@@ -149,13 +186,13 @@ class Http1WriterTest {
                                             @ForAll("anyFields") List<Map.Entry<String, String>> fields,
                                             @ForAll @LongRange(min = 0, max = Long.MAX_VALUE) long length,
                                             @ForAll boolean keepAlive, @ForAll("bodies") byte[] body) {
-        assertThat(Http1Writer.responseHead(status, Headers.of(fields), length, keepAlive))
+        assertThat(Http1Writer.responseHead(Status.of(status), Headers.of(fields), length, keepAlive))
                 .isEqualTo(oldHead(status, fields, length, keepAlive));
         byte[] head = oldHead(status, fields, body.length, keepAlive);
         byte[] all = new byte[head.length + body.length];
         System.arraycopy(head, 0, all, 0, head.length);
         System.arraycopy(body, 0, all, head.length, body.length);
-        assertThat(Http1Writer.response(status, Headers.of(fields), body, keepAlive)).isEqualTo(all);
+        assertThat(Http1Writer.response(Status.of(status), Headers.of(fields), body, keepAlive)).isEqualTo(all);
     }
 
     /** A valid answer reads back through the codec's reader as it was written. */
@@ -163,7 +200,7 @@ class Http1WriterTest {
     void aWrittenResponseReadsBack(@ForAll @IntRange(min = 200, max = 999) int status,
                                    @ForAll("readableFields") List<Map.Entry<String, String>> fields,
                                    @ForAll("bodies") byte[] body, @ForAll boolean keepAlive) throws IOException {
-        Http1Input in = new Http1Input(new ByteArrayInputStream(Http1Writer.response(status, Headers.of(fields), body, keepAlive)), 64);
+        Http1Input in = new Http1Input(new ByteArrayInputStream(Http1Writer.response(Status.of(status), Headers.of(fields), body, keepAlive)), 64);
         ResponseHead head = Http1.readResponseHead(in, false, 64 * 1024, Http1.MAX_RESPONSE_FIELDS);
         assertThat(head.status()).isEqualTo(status);
         boolean bodiless = status == 204 || status == 304;
@@ -210,7 +247,7 @@ class Http1WriterTest {
     private static byte[] oldHead(int status, List<Map.Entry<String, String>> headers, long contentLength,
                                   boolean keepAlive) {
         StringBuilder sb = new StringBuilder(160);
-        sb.append("HTTP/1.1 ").append(status).append(' ').append(Http1Writer.reasonPhrase(status)).append("\r\n");
+        sb.append("HTTP/1.1 ").append(status).append(' ').append(Status.of(status).reason()).append("\r\n");
         for (Map.Entry<String, String> h : headers) {
             sb.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
         }

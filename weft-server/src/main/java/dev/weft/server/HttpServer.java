@@ -2,6 +2,7 @@ package dev.weft.server;
 
 import dev.weft.http.Http1Writer;
 import dev.weft.http.HttpCodecException;
+import dev.weft.http.Status;
 import dev.weft.http.RequestHead;
 
 import dev.weft.os.Descriptors;
@@ -517,12 +518,12 @@ public final class HttpServer implements AutoCloseable {
      */
     static byte[] http1(ServerResponse r, boolean keepAlive) {
         try {
-            return Http1Writer.response(r.status(), r.headers(), r.body(), keepAlive);
+            return Http1Writer.response(Status.of(r.status()), r.headers(), r.body(), keepAlive);
         } catch (IllegalArgumentException e) {
             LOG.log(System.Logger.Level.WARNING, "the handler's answer was not written (" + e.getMessage()
                     + "); answered 500");
             ServerResponse error = error(500, "internal error: the answer could not be written: " + e.getMessage());
-            return Http1Writer.response(error.status(), error.headers(), error.body(), keepAlive);
+            return Http1Writer.response(Status.INTERNAL_SERVER_ERROR, error.headers(), error.body(), keepAlive);
         }
     }
 

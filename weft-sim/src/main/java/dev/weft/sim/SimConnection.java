@@ -6,6 +6,7 @@ import dev.weft.server.ConnectionListener;
 import dev.weft.server.Http1Reader;
 import dev.weft.http.Headers;
 import dev.weft.http.Http1Writer;
+import dev.weft.http.Status;
 import dev.weft.http.Body;
 import dev.weft.http.HttpCodecException;
 import dev.weft.server.JsonText;
@@ -286,12 +287,12 @@ final class SimConnection {
     }
 
     private void write(int status, byte[] body, boolean keepAlive, Long retryAfter) throws IOException {
-        out.write(Http1Writer.response(status, headers(retryAfter), body, keepAlive));
+        out.write(Http1Writer.response(Status.of(status), headers(retryAfter), body, keepAlive));
         out.flush();
     }
 
     private static byte[] head(int status, int length, Long retryAfter, boolean keepAlive) {
-        return Http1Writer.responseHead(status, headers(retryAfter), length, keepAlive);
+        return Http1Writer.responseHead(Status.of(status), headers(retryAfter), length, keepAlive);
     }
 
     /** One instance for every answer: its field is checked once, the first time it is written. */
