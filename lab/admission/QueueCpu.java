@@ -8,7 +8,6 @@ import dev.weft.server.admission.FixedAdmission;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -22,7 +21,7 @@ public class QueueCpu {
         var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         AdmissionPolicy policy = new AdmissionPolicy(true, 1, 1, Math.max(waiters, 1), Duration.ofSeconds(30),
                 Duration.ofMillis(20), Map.of());
-        RequestHead head = new RequestHead("GET", "/r", "/r", null, false, List.of(Map.entry("host", "x")),
+        RequestHead head = new RequestHead("GET", "/r", "/r", null, false, dev.weft.http.Headers.of("host", "x"),
                 Framing.NONE, true);
         ServerRequest r = new ServerRequest(head, new byte[0], new InetSocketAddress("127.0.0.1", 1), System.nanoTime());
         try (AdaptiveAdmission admission = new AdaptiveAdmission(policy, new FixedAdmission(10_000, Duration.ZERO),

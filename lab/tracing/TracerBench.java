@@ -1,7 +1,7 @@
 import com.sun.net.httpserver.HttpServer;
 import dev.weft.client.Attempt;
 import dev.weft.client.CallResult;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.observe.ObserveReaders;
 import dev.weft.gateway.observe.Tracer;
 

@@ -4,7 +4,7 @@ import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.DestinationConfig;
 import dev.weft.client.DestinationLimits;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.client.Transport;
 import dev.weft.client.policy.RetryPolicy;
 import org.junit.jupiter.api.AfterEach;

@@ -1,5 +1,6 @@
 package dev.weft.client;
 
+import dev.weft.http.Headers;
 import dev.weft.client.policy.HedgePolicy;
 import dev.weft.client.policy.RetryPolicy;
 

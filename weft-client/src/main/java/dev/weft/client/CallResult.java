@@ -1,5 +1,6 @@
 package dev.weft.client;
 
+import dev.weft.http.Headers;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 

@@ -1,5 +1,6 @@
 package dev.weft.client;
 
+import dev.weft.http.Headers;
 import dev.weft.http.Framing;
 import dev.weft.http.Http1;
 import dev.weft.http.Http1Input;
@@ -163,7 +164,7 @@ final class Connection extends Lease {
         } catch (EOFException e) {
             throw closed();
         }
-        Headers headers = Headers.of(h.headers());
+        Headers headers = h.headers();
         return switch (h.framing().kind()) {
             case NONE -> new Head(h.status(), headers, 0, false, h.keepAlive());
             case LENGTH -> new Head(h.status(), headers, h.framing().length(), false, h.keepAlive());

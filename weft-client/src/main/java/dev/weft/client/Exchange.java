@@ -1,6 +1,8 @@
 package dev.weft.client;
 
+import dev.weft.http.Headers;
 import dev.weft.core.Deadline;
+import dev.weft.http.Http1Writer;
 import dev.weft.client.policy.RetryPolicy;
 
 import java.io.IOException;
@@ -10,10 +12,8 @@ import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * One attempt on the calling (virtual) thread, under a deadline: an HTTP/1.1 exchange on a connection of its own,
@@ -33,9 +33,6 @@ final class Exchange {
     private static final int PHASE_CONNECTING = 0;
     private static final int PHASE_SENT = 1;
     private static final int PHASE_BODY = 2;
-    /** Request headers the connection writes itself (or that would break its framing). */
-    private static final Set<String> OWN_HEADERS = Set.of("host", "content-length", "transfer-encoding",
-            "connection", "keep-alive", "upgrade", "te");
 
     private final CallRequest call;
     private volatile int phase = PHASE_CONNECTING;
@@ -251,39 +248,19 @@ final class Exchange {
         watchdog.watch(this);
     }
 
-    /** The request line and headers, in one array. */
+    /** The request line and headers, in one array; every field checked by the codec. */
     private byte[] requestHead(DestinationRuntime dest) {
+        byte[] body = call.body();
+        return Http1Writer.requestHead(call.method(), target(), dest.hostHeader(), call.headers(),
+                dest.userAgent(), body == null ? -1 : body.length);
+    }
+
+    /** The request-target in origin-form: the URI's raw path ({@code /} when empty) and query. */
+    private String target() {
         URI uri = call.uri();
         String path = uri.getRawPath();
         String query = uri.getRawQuery();
-        StringBuilder b = new StringBuilder(160);
-        b.append(call.method()).append(' ').append(path == null || path.isEmpty() ? "/" : path);
-        if (query != null) {
-            b.append('?').append(query);
-        }
-        b.append(" HTTP/1.1\r\nHost: ").append(dest.hostHeader()).append("\r\n");
-        boolean userAgent = false;
-        for (Map.Entry<String, String> h : call.headers().fields()) {
-            String name = h.getKey();
-            String lower = name.toLowerCase(java.util.Locale.ROOT);
-            if (OWN_HEADERS.contains(lower)) {
-                continue;
-            }
-            checkField(name, h.getValue());
-            userAgent |= lower.equals("user-agent");
-            b.append(name).append(": ").append(h.getValue()).append("\r\n");
-        }
-        if (!userAgent) {
-            b.append("User-Agent: ").append(dest.userAgent()).append("\r\n");
-        }
-        byte[] body = call.body();
-        if (body != null) {
-            b.append("Content-Length: ").append(body.length).append("\r\n");
-        } else if (call.method().equals("POST") || call.method().equals("PUT") || call.method().equals("PATCH")) {
-            b.append("Content-Length: 0\r\n");
-        }
-        b.append("\r\n");
-        return b.toString().getBytes(StandardCharsets.UTF_8);
+        return (path == null || path.isEmpty() ? "/" : path) + (query == null ? "" : "?" + query);
     }
 
     /**
@@ -292,18 +269,15 @@ final class Exchange {
      * has checked every name and value already.
      */
     private org.eclipse.jetty.http.MetaData.Request http2Request(DestinationRuntime dest) {
-        URI uri = call.uri();
-        String path = uri.getRawPath();
-        String query = uri.getRawQuery();
-        String target = (path == null || path.isEmpty() ? "/" : path) + (query == null ? "" : "?" + query);
+        String target = target();
         org.eclipse.jetty.http.HttpFields.Mutable fields = org.eclipse.jetty.http.HttpFields.build(
                 call.headers().fields().size() + 2);
         boolean userAgent = false;
         for (Map.Entry<String, String> h : call.headers().fields()) {
-            String lower = h.getKey().toLowerCase(java.util.Locale.ROOT);
-            if (OWN_HEADERS.contains(lower)) {
+            if (Http1Writer.isConnectionField(h.getKey())) {
                 continue;
             }
+            String lower = h.getKey().toLowerCase(java.util.Locale.ROOT);
             userAgent |= lower.equals("user-agent");
             fields.add(lower, h.getValue());
         }
@@ -318,25 +292,6 @@ final class Exchange {
                 .authority(dest.hostHeader()).pathQuery(target).asImmutable();
         return new org.eclipse.jetty.http.MetaData.Request(call.method(), u, org.eclipse.jetty.http.HttpVersion.HTTP_2,
                 fields);
-    }
-
-    /** A header that would split the request (CR, LF) or is not a token is refused, not sent. */
-    private static void checkField(String name, String value) {
-        if (name.isEmpty()) {
-            throw new IllegalArgumentException("a header has an empty name");
-        }
-        for (int i = 0; i < name.length(); i++) {
-            char ch = name.charAt(i);
-            if (ch <= ' ' || ch >= 0x7f || "\"(),/:;<=>?@[\\]{}".indexOf(ch) >= 0) {
-                throw new IllegalArgumentException("header name '" + name + "' is not a token");
-            }
-        }
-        for (int i = 0; i < value.length(); i++) {
-            char ch = value.charAt(i);
-            if (ch == '\r' || ch == '\n' || ch == 0) {
-                throw new IllegalArgumentException("the value of header '" + name + "' has a line break or NUL");
-            }
-        }
     }
 
     private CallResult answer(int status, Headers headers, byte[] body, CallFailure failure) {

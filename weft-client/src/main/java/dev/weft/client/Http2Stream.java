@@ -1,5 +1,6 @@
 package dev.weft.client;
 
+import dev.weft.http.Headers;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.MetaData;
 

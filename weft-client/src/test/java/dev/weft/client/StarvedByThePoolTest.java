@@ -1,5 +1,6 @@
 package dev.weft.client;
 
+import dev.weft.http.Headers;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -68,9 +68,34 @@ public final class Http1 {
     private Http1() {
     }
 
+    /** {@link #TCHAR} as two 64-bit masks (chars 0-63, 64-127): no table load per char of a name being written. */
+    private static final long TCHAR_LOW = mask(0);
+    private static final long TCHAR_HIGH = mask(64);
+
+    private static long mask(int from) {
+        long m = 0;
+        for (int c = from; c < from + 64; c++) {
+            if (TCHAR[c]) {
+                m |= 1L << (c - from);
+            }
+        }
+        return m;
+    }
+
     /** Whether {@code s} is a token (RFC 9110 section 5.6.2): a method or a field name. */
     public static boolean isToken(String s) {
-        return !s.isEmpty() && all(s, TCHAR);
+        int n = s.length();
+        if (n == 0) {
+            return false;
+        }
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            long bit = c < 64 ? TCHAR_LOW >>> c : c < 128 ? TCHAR_HIGH >>> (c - 64) : 0;
+            if ((bit & 1) == 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code s} may be a request-target as this codec reads one: visible ASCII, no '#'. */
@@ -216,7 +241,7 @@ public final class Http1 {
             framing = Framing.NONE;
         }
         boolean keepAlive = minor >= 1 ? !f.close : f.keepAlive && !f.close;
-        return new RequestHead(method, target, path, query, minor == 0, f.list, framing, keepAlive);
+        return new RequestHead(method, target, path, query, minor == 0, Headers.read(f.list), framing, keepAlive);
     }
 
     /**
@@ -284,7 +309,7 @@ public final class Http1 {
             }
             boolean close = minor == 0 ? !f.keepAlive || f.close : f.close;
             if (headRequest || status == 204 || status == 304) {
-                return new ResponseHead(status, f.list, Framing.NONE, !close);
+                return new ResponseHead(status, Headers.read(f.list), Framing.NONE, !close);
             }
             if (f.transferEncoding && f.contentLength != NONE) {
                 throw new HttpCodecException(400, "both Transfer-Encoding and Content-Length");
@@ -295,13 +320,13 @@ public final class Http1 {
                 }
                 // a final chunked frames the body (other codings before it are the caller's to decode);
                 // without it the body runs until the connection closes (RFC 9112 section 6.3)
-                return f.lastIsChunked ? new ResponseHead(status, f.list, Framing.CHUNKED, !close)
-                        : new ResponseHead(status, f.list, Framing.UNTIL_CLOSE, false);
+                return f.lastIsChunked ? new ResponseHead(status, Headers.read(f.list), Framing.CHUNKED, !close)
+                        : new ResponseHead(status, Headers.read(f.list), Framing.UNTIL_CLOSE, false);
             }
             if (f.contentLength != NONE) {
-                return new ResponseHead(status, f.list, Framing.length(f.contentLength), !close);
+                return new ResponseHead(status, Headers.read(f.list), Framing.length(f.contentLength), !close);
             }
-            return new ResponseHead(status, f.list, Framing.UNTIL_CLOSE, false);
+            return new ResponseHead(status, Headers.read(f.list), Framing.UNTIL_CLOSE, false);
         }
     }
 

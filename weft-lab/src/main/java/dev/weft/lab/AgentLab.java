@@ -2,7 +2,7 @@ package dev.weft.lab;
 
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.client.Transport;
 import dev.weft.core.Durations;
 import dev.weft.devtools.ChildProcess;

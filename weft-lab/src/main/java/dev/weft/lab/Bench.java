@@ -4,7 +4,7 @@ import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.client.Transport;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;

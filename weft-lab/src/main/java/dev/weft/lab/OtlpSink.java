@@ -6,7 +6,6 @@ import dev.weft.server.ServerResponse;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -25,7 +24,7 @@ final class OtlpSink implements AutoCloseable {
                     }
                     exports.increment();
                     bytes.add(r.body().length);
-                    return new ServerResponse(200, List.of(java.util.Map.entry("Content-Type", "application/x-protobuf")),
+                    return new ServerResponse(200, dev.weft.http.Headers.of("Content-Type", "application/x-protobuf"),
                             new byte[0]);
                 }).listen(new InetSocketAddress("127.0.0.1", 0)).limits(ServerLimits.DEFAULT.withMaxBodyBytes(64L * 1024 * 1024))
                 .start();

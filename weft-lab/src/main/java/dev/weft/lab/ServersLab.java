@@ -32,7 +32,7 @@ public final class ServersLab {
     }
 
     private static Bench.Options options(ChildProcess svc, int concurrency, Duration warmup, Duration duration) {
-        return new Bench.Options(List.of(svc.ready() + "/lab"), "GET", dev.weft.client.Headers.EMPTY, null, 0,
+        return new Bench.Options(List.of(svc.ready() + "/lab"), "GET", dev.weft.http.Headers.EMPTY, null, 0,
                 concurrency, warmup, duration, Duration.ofSeconds(30));
     }
 

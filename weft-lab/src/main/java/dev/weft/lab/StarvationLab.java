@@ -106,7 +106,7 @@ public final class StarvationLab {
     }
 
     private static Bench.Options options(String url, int concurrency, Duration warmup, Duration duration) {
-        return new Bench.Options(List.of(url), "GET", dev.weft.client.Headers.EMPTY, null, 0, concurrency, warmup,
+        return new Bench.Options(List.of(url), "GET", dev.weft.http.Headers.EMPTY, null, 0, concurrency, warmup,
                 duration, Duration.ofSeconds(30));
     }
 

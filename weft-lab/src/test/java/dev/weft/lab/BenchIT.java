@@ -1,6 +1,6 @@
 package dev.weft.lab;
 
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import org.junit.jupiter.api.AfterAll;

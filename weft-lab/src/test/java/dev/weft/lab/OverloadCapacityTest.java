@@ -1,6 +1,6 @@
 package dev.weft.lab;
 
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 

@@ -664,7 +664,7 @@ final class Door implements AutoCloseable {
                 response = HttpServer.error(500, "internal error: " + e);
             }
             boolean open = head.keepAlive() && keepAlive.getAsBoolean();
-            c.answer = Http1Writer.response(response.status(), response.headers(), response.body(), open);
+            c.answer = HttpServer.http1(response, open);
             c.answerKeepsOpen = open;
             answered.add(c);
             selector.wakeup();
@@ -712,7 +712,7 @@ final class Door implements AutoCloseable {
 
     private void answer(Conn c, ServerResponse response, boolean requestKeepsOpen) {
         boolean open = requestKeepsOpen && keepAlive.getAsBoolean();
-        c.out = ByteBuffer.wrap(Http1Writer.response(response.status(), response.headers(), response.body(), open));
+        c.out = ByteBuffer.wrap(HttpServer.http1(response, open));
         c.closeAfterOut = !open;
         write(c);
     }

@@ -1,6 +1,8 @@
 package dev.weft.server;
 
+import dev.weft.http.Http1Writer;
 import dev.weft.http.HttpCodecException;
+import dev.weft.http.Status;
 import dev.weft.http.RequestHead;
 
 import dev.weft.os.Descriptors;
@@ -506,8 +508,23 @@ public final class HttpServer implements AutoCloseable {
     }
 
     private static void write(OutputStream out, ServerResponse r, boolean keepAlive) throws IOException {
-        out.write(Http1Writer.response(r.status(), r.headers(), r.body(), keepAlive));
+        out.write(http1(r, keepAlive));
         out.flush();
+    }
+
+    /**
+     * The answer's bytes on HTTP/1.1, head and body. An answer the codec refuses to write (a field name that is not
+     * a token, a line break in a value, a status that is not three digits) is answered 500 instead, as on HTTP/2.
+     */
+    static byte[] http1(ServerResponse r, boolean keepAlive) {
+        try {
+            return Http1Writer.response(Status.of(r.status()), r.headers(), r.body(), keepAlive);
+        } catch (IllegalArgumentException e) {
+            LOG.log(System.Logger.Level.WARNING, "the handler's answer was not written (" + e.getMessage()
+                    + "); answered 500");
+            ServerResponse error = error(500, "internal error: the answer could not be written: " + e.getMessage());
+            return Http1Writer.response(Status.INTERNAL_SERVER_ERROR, error.headers(), error.body(), keepAlive);
+        }
     }
 
     public List<InetSocketAddress> addresses() {

@@ -1,14 +1,20 @@
 package dev.weft.server;
 
+import dev.weft.http.Headers;
+
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 
 /** What a {@link HttpHandler} answers. Content-Length and Connection are written by the server. */
-public record ServerResponse(int status, List<Map.Entry<String, String>> headers, byte[] body) {
+public record ServerResponse(int status, Headers headers, byte[] body) {
+    /** One instance for every JSON answer: its field is checked once, the first time an answer carries it. */
+    private static final Headers JSON = Headers.of("Content-Type", "application/json");
+
+    public ServerResponse {
+        headers = headers == null ? Headers.EMPTY : headers;
+    }
+
     public static ServerResponse json(int status, byte[] body) {
-        return new ServerResponse(status, List.of(Map.entry("Content-Type", "application/json")), body);
+        return new ServerResponse(status, JSON, body);
     }
 
     public static ServerResponse json(int status, String body) {
@@ -16,14 +22,10 @@ public record ServerResponse(int status, List<Map.Entry<String, String>> headers
     }
 
     public static ServerResponse text(int status, String contentType, String body) {
-        return new ServerResponse(status, List.of(Map.entry("Content-Type", contentType)),
-                body.getBytes(StandardCharsets.UTF_8));
+        return new ServerResponse(status, Headers.of("Content-Type", contentType), body.getBytes(StandardCharsets.UTF_8));
     }
 
     public ServerResponse withHeader(String name, String value) {
-        List<Map.Entry<String, String>> h = new ArrayList<>(headers.size() + 1);
-        h.addAll(headers);
-        h.add(Map.entry(name, value));
-        return new ServerResponse(status, List.copyOf(h), body);
+        return new ServerResponse(status, headers.with(name, value), body);
     }
 }

@@ -341,6 +341,35 @@ class DoorIT {
         }
     }
 
+    /**
+     * A handler's header that would split the answer (a CR LF in its value: response splitting) is not written: the
+     * codec refuses it and the client gets a 500 instead, through the door and on the blocking path alike, and the
+     * connection goes on.
+     */
+    @Test
+    void aHandlersHeaderWithALineBreakIsAnswered500NotWritten() throws Exception {
+        HttpHandler handler = r -> r.path().equals("/split")
+                ? ServerResponse.json(200, "{}").withHeader("X-Evil", "a\r\nX-Injected: 1")
+                : ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}");
+        ServerLimits limits = ServerLimits.DEFAULT;
+        try (HttpServer door = start(handler, admission(Map.of(), 0, Duration.ZERO), null, limits);
+             HttpServer plain = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
+                     limits, new ExecutorModel.Virtual(), handler)) {
+            for (HttpServer server : List.of(door, plain)) {
+                try (Socket c = connect(server)) {
+                    InputStream in = c.getInputStream();
+                    send(c, "GET /split HTTP/1.1\r\n" + H + "\r\n");
+                    ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(in);
+                    assertThat(a.status()).as(a.text()).isEqualTo(500);
+                    assertThat(a.text()).doesNotContain("X-Injected").doesNotContain("X-Evil");
+                    assertThat(a.body()).contains("could not be written").contains("X-Evil");
+                    send(c, "GET /after HTTP/1.1\r\n" + H + "\r\n");
+                    assertThat(ServerConformanceIT.Answer.read(in).body()).contains("/after");
+                }
+            }
+        }
+    }
+
     @Test
     void answersOnOneConnectionComeWholeAndInOrderWhateverTheirSize() throws Exception {
         // an answer larger than the socket takes at once is finished by the door as the client reads it (late), and
@@ -348,7 +377,7 @@ class DoorIT {
         byte[] big = new byte[4 << 20];
         java.util.Arrays.fill(big, (byte) 'x');
         HttpHandler handler = r -> r.path().equals("/big")
-                ? new ServerResponse(200, List.of(Map.entry("Content-Type", "text/plain")), big)
+                ? new ServerResponse(200, dev.weft.http.Headers.of("Content-Type", "text/plain"), big)
                 : ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}");
         try (HttpServer server = start(handler, admission(Map.of(), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
              Socket c = connect(server)) {
@@ -376,7 +405,7 @@ class DoorIT {
         CountDownLatch handled = new CountDownLatch(1);
         HttpHandler handler = r -> {
             handled.countDown();
-            return new ServerResponse(200, List.of(Map.entry("Content-Type", "text/plain")), big);
+            return new ServerResponse(200, dev.weft.http.Headers.of("Content-Type", "text/plain"), big);
         };
         try (HttpServer server = start(handler, admission(Map.of(), 0, Duration.ZERO), null, ServerLimits.DEFAULT);
              Socket c = connect(server)) {

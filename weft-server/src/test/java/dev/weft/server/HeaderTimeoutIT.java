@@ -177,7 +177,7 @@ class HeaderTimeoutIT {
             ServerLimits limits = new ServerLimits(10_000, Duration.ofMillis(100), 16 * 1024, 1024 * 1024,
                     Duration.ofSeconds(1), 16_000, Duration.ofSeconds(10));
             try (HttpServer server = server(limits, door, r -> r.path().equals("/big")
-                    ? new ServerResponse(200, List.of(java.util.Map.entry("content-type", "application/octet-stream")), big)
+                    ? new ServerResponse(200, dev.weft.http.Headers.of("content-type", "application/octet-stream"), big)
                     : ServerResponse.json(200, "{}"));
                  Socket stalled = new Socket()) {
                 stalled.setReceiveBufferSize(4096);

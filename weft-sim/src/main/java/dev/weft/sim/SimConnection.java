@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.core.TickWheel;
 import dev.weft.server.ConnectionListener;
 import dev.weft.server.Http1Reader;
-import dev.weft.server.Http1Writer;
+import dev.weft.http.Headers;
+import dev.weft.http.Http1Writer;
+import dev.weft.http.Status;
 import dev.weft.http.Body;
 import dev.weft.http.HttpCodecException;
 import dev.weft.server.JsonText;
@@ -17,7 +19,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -286,19 +287,19 @@ final class SimConnection {
     }
 
     private void write(int status, byte[] body, boolean keepAlive, Long retryAfter) throws IOException {
-        out.write(Http1Writer.response(status, headers(retryAfter), body, keepAlive));
+        out.write(Http1Writer.response(Status.of(status), headers(retryAfter), body, keepAlive));
         out.flush();
     }
 
     private static byte[] head(int status, int length, Long retryAfter, boolean keepAlive) {
-        return Http1Writer.head(status, headers(retryAfter), length, keepAlive);
+        return Http1Writer.responseHead(Status.of(status), headers(retryAfter), length, keepAlive);
     }
 
-    private static final List<Map.Entry<String, String>> JSON_TYPE = List.of(Map.entry("Content-Type", "application/json"));
+    /** One instance for every answer: its field is checked once, the first time it is written. */
+    private static final Headers JSON_TYPE = Headers.of("Content-Type", "application/json");
 
-    private static List<Map.Entry<String, String>> headers(Long retryAfter) {
-        return retryAfter == null ? JSON_TYPE
-                : List.of(JSON_TYPE.getFirst(), Map.entry("Retry-After", Long.toString(retryAfter)));
+    private static Headers headers(Long retryAfter) {
+        return retryAfter == null ? JSON_TYPE : JSON_TYPE.with("Retry-After", Long.toString(retryAfter));
     }
 
     // ---- answers written when due ----------------------------------------------------------------

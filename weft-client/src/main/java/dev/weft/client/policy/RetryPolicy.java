@@ -1,5 +1,7 @@
 package dev.weft.client.policy;
 
+import dev.weft.http.Method;
+
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
@@ -54,11 +56,9 @@ public record RetryPolicy(int attempts, Duration backoff, Duration maxBackoff, S
         return nonIdempotent || isIdempotent(method);
     }
 
+    /** Whether the method may be sent more than once by its definition ({@link Method#isIdempotent(String)}). */
     public static boolean isIdempotent(String method) {
-        return switch (method) {
-            case "GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE" -> true;
-            default -> false;
-        };
+        return Method.isIdempotent(method);
     }
 
     /** The jittered wait before attempt {@code attempt} (2 for the first retry). */

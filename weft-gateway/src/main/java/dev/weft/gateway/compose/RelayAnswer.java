@@ -8,8 +8,6 @@ import dev.weft.gateway.plan.ProxyRoute;
 import dev.weft.gateway.plan.Relay;
 import dev.weft.server.ServerResponse;
 
-import java.util.List;
-import java.util.Map;
 
 /**
  * The answer of a {@code proxy:} route: the backend's status, end-to-end headers and body as they came (an error
@@ -26,8 +24,7 @@ public final class RelayAnswer {
     public static ServerResponse of(ProxyRoute route, CallResult r, boolean deadlinePassed) {
         boolean answered = r.status() > 0 && (r.ok() || r.failure().isStatus());
         if (answered && r.body().length <= route.maxBody()) {
-            List<Map.Entry<String, String>> headers = Relay.endToEnd(r.headers());
-            return new ServerResponse(r.status(), List.copyOf(headers), r.body());
+            return new ServerResponse(r.status(), Relay.endToEnd(r.headers()), r.body());
         }
         if (!answered && r.failure().reason() == dev.weft.client.Reason.CANCELLED) {
             // the client went away (stream reset, connection closed): nobody reads this answer; 499 keeps it out of

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.weft.core.Deadline;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.client.Transport;
 import dev.weft.gateway.observe.Tracer;
 

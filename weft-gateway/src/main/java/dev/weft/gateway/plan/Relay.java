@@ -2,7 +2,7 @@ package dev.weft.gateway.plan;
 
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.client.Transport;
 import dev.weft.core.Deadline;
 
@@ -35,7 +35,7 @@ public final class Relay {
     }
 
     /** What the gateway knows about the inbound request besides its head. */
-    public record Inbound(String method, String rawPath, String rawQuery, List<Map.Entry<String, String>> headers,
+    public record Inbound(String method, String rawPath, String rawQuery, Headers headers,
                           byte[] body, InetSocketAddress remote, boolean tls) {
     }
 
@@ -46,17 +46,17 @@ public final class Relay {
             b.addHeader(f.getKey(), f.getValue());
         }
         if (route.xForwarded()) {
-            String prior = joined(in.headers(), "x-forwarded-for");
+            String prior = in.headers().joined("x-forwarded-for");
             String client = in.remote().getAddress().getHostAddress();
             b.header("X-Forwarded-For", prior == null ? client : prior + ", " + client);
             b.header("X-Forwarded-Proto", in.tls() ? "https" : "http");
-            String host = first(in.headers(), "host");
+            String host = in.headers().first("host");
             if (host != null) {
                 b.header("X-Forwarded-Host", host);
             }
         }
         if (route.via() != null) {
-            String prior = joined(in.headers(), "via");
+            String prior = in.headers().joined("via");
             String mine = "1.1 " + route.via();
             b.header("Via", prior == null ? mine : prior + ", " + mine);
         }
@@ -76,7 +76,7 @@ public final class Relay {
      * {@code fields} less the hop-by-hop ones: the fixed set, {@code Proxy-*}, and every field that a
      * {@code Connection} field names.
      */
-    public static List<Map.Entry<String, String>> endToEnd(List<Map.Entry<String, String>> fields) {
+    public static Headers endToEnd(Headers fields) {
         Set<String> named = new HashSet<>();
         for (Map.Entry<String, String> f : fields) {
             if (f.getKey().equalsIgnoreCase("connection")) {
@@ -92,31 +92,6 @@ public final class Relay {
                 out.add(f);
             }
         }
-        return out;
-    }
-
-    /** The answer's headers less the hop-by-hop ones. */
-    public static List<Map.Entry<String, String>> endToEnd(Headers h) {
-        return endToEnd(h.fields());
-    }
-
-    private static String first(List<Map.Entry<String, String>> fields, String name) {
-        for (Map.Entry<String, String> f : fields) {
-            if (f.getKey().equalsIgnoreCase(name)) {
-                return f.getValue();
-            }
-        }
-        return null;
-    }
-
-    /** Every value of {@code name}, joined with ", " (a list field may come in several lines), or null. */
-    private static String joined(List<Map.Entry<String, String>> fields, String name) {
-        StringBuilder s = null;
-        for (Map.Entry<String, String> f : fields) {
-            if (f.getKey().equalsIgnoreCase(name)) {
-                s = s == null ? new StringBuilder(f.getValue()) : s.append(", ").append(f.getValue());
-            }
-        }
-        return s == null ? null : s.toString();
+        return Headers.of(out);
     }
 }

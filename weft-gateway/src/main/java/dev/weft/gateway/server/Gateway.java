@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.client.Transport;
 import dev.weft.config.ConfigException;
 import dev.weft.config.FileWatch;

@@ -3,7 +3,7 @@ package dev.weft.gateway.observe;
 import dev.weft.client.Attempt;
 import dev.weft.client.CallFailure;
 import dev.weft.client.CallResult;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.client.Reason;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.common.v1.AnyValue;

@@ -3,7 +3,7 @@ package dev.weft.gateway.observe;
 import com.sun.net.httpserver.HttpServer;
 import dev.weft.client.Attempt;
 import dev.weft.client.CallResult;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.observe.TraceParent;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 import io.opentelemetry.proto.trace.v1.Span;

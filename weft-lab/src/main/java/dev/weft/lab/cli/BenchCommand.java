@@ -2,7 +2,7 @@ package dev.weft.lab.cli;
 
 import dev.weft.cli.UserException;
 import dev.weft.json.Json;
-import dev.weft.client.Headers;
+import dev.weft.http.Headers;
 import dev.weft.lab.Bench;
 import dev.weft.lab.Machine;
 import picocli.CommandLine.Command;

@@ -127,7 +127,7 @@ record Http2Request(RequestHead head, long contentLength) {
         }
         Framing framing = contentLength >= 0 ? Framing.length(contentLength) : endStream ? Framing.NONE : Framing.CHUNKED;
         String p = "*".equals(path) ? "/" : path;
-        return new Http2Request(new RequestHead(method, target, p, query, false, List.copyOf(headers), framing, true),
+        return new Http2Request(new RequestHead(method, target, p, query, false, dev.weft.http.Headers.of(headers), framing, true),
                 contentLength);
     }
 

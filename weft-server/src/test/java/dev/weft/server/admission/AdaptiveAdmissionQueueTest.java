@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +23,7 @@ class AdaptiveAdmissionQueueTest {
     private static final Duration LONG_WAIT = Duration.ofSeconds(20);
 
     private static ServerRequest request(String path) {
-        RequestHead head = new RequestHead("GET", path, path, null, false, List.of(Map.entry("host", "x")),
+        RequestHead head = new RequestHead("GET", path, path, null, false, dev.weft.http.Headers.of("host", "x"),
                 Framing.NONE, true);
         return new ServerRequest(head, new byte[0], new InetSocketAddress("127.0.0.1", 1), System.nanoTime());
     }

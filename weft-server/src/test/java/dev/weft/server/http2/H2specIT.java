@@ -45,7 +45,7 @@ class H2specIT {
 
     private static HttpServer start(ServerTls tls, Http2Limits http2) throws IOException {
         return HttpServer.builder(r -> new ServerResponse(200,
-                        List.of(java.util.Map.entry("Content-Type", "application/json")), BODY))
+                        dev.weft.http.Headers.of("Content-Type", "application/json"), BODY))
                 .listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).executor(new ExecutorModel.Virtual()).tls(tls).http2(http2).start();
     }
 

@@ -63,8 +63,8 @@ class Http2HostileIT {
                         Thread.sleep(300);
                         yield ServerResponse.json(200, "{\"slow\":true}");
                     }
-                    case "/big" -> new ServerResponse(200, List.of(), new byte[BIG]);
-                    case "/bad-field" -> new ServerResponse(200, List.of(java.util.Map.entry("x-bad", "snow \u2603")),
+                    case "/big" -> new ServerResponse(200, dev.weft.http.Headers.EMPTY, new byte[BIG]);
+                    case "/bad-field" -> new ServerResponse(200, dev.weft.http.Headers.of("x-bad", "snow \u2603"),
                             new byte[0]);
                     default -> ServerResponse.json(200, "{\"body\":" + r.body().length + "}");
                 }, null, null, new FixedAdmission(10_000, Duration.ofMillis(100)), null, http2);

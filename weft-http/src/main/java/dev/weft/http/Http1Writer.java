@@ -1,0 +1,245 @@
+package dev.weft.http;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The HTTP/1.1 codec's write side, the counterpart of {@link Http1}'s reader: request heads (the client) and
+ * response heads (the server and weft-sim). Every field is checked here before a byte of it is written: a name must
+ * be a token and a value may hold no CR, LF or NUL, so that no caller can split a message into two
+ * ({@link #checkField}); a refused field throws {@link IllegalArgumentException} and nothing is written. A
+ * {@link Headers} remembers that its fields passed, so a constant one is checked once, not on every answer.
+ *
+ * <p>The response writer is on the server's hot path: it sizes the head first and writes status line, fields and
+ * body into one array; each {@link Status} has its status line made once.
+ */
+public final class Http1Writer {
+    private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
+    private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
+
+    private Http1Writer() {
+    }
+
+    // ---- fields --------------------------------------------------------------------------------------
+
+    /**
+     * Refuses a field that would break the message: a name that is not a token (RFC 9110 section 5.6.2), a value
+     * with CR, LF or NUL (a header split into two).
+     *
+     * @throws IllegalArgumentException naming the field
+     */
+    public static void checkField(String name, String value) {
+        checkedWide(name, value);
+    }
+
+    /**
+     * {@link #checkField}; returns whether the value has a char above U+00FF. Fast for the common field (the answer's
+     * hot path): the line-break and NUL scans are the JDK's vectorized {@code indexOf}, the width an OR of the chars.
+     */
+    static boolean checkedWide(String name, String value) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("a header has an empty name");
+        }
+        if (!Http1.isToken(name)) {
+            throw new IllegalArgumentException("header name '" + name + "' is not a token");
+        }
+        if (value == null) {
+            throw new IllegalArgumentException("header '" + name + "' has no value");
+        }
+        if (value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0 || value.indexOf(0) >= 0) {
+            throw new IllegalArgumentException("the value of header '" + name + "' has a line break or NUL");
+        }
+        int bits = 0;
+        for (int i = 0; i < value.length(); i++) {
+            bits |= value.charAt(i);
+        }
+        return bits > 0xff;
+    }
+
+    /**
+     * Whether a request field is one the request writer writes itself or that would break its framing or the
+     * connection ({@code Host}, {@code Content-Length}, {@code Transfer-Encoding}, {@code Connection},
+     * {@code Keep-Alive}, {@code Upgrade}, {@code TE}); any case. HTTP/2 forbids the same connection-specific ones.
+     */
+    public static boolean isConnectionField(String name) {
+        return switch (name.length()) {
+            case 2 -> name.equalsIgnoreCase("te");
+            case 4 -> name.equalsIgnoreCase("host");
+            case 7 -> name.equalsIgnoreCase("upgrade");
+            case 10 -> name.equalsIgnoreCase("connection") || name.equalsIgnoreCase("keep-alive");
+            case 14 -> name.equalsIgnoreCase("content-length");
+            case 17 -> name.equalsIgnoreCase("transfer-encoding");
+            default -> false;
+        };
+    }
+
+    // ---- requests ------------------------------------------------------------------------------------
+
+    /**
+     * A request head: the request line, {@code Host}, the caller's fields in order (without those
+     * {@link #isConnectionField} names: the writer writes them itself), {@code User-Agent} when the fields have
+     * none, then {@code Content-Length} (the body's, or 0 for a POST, PUT or PATCH without one), and the empty line.
+     * Encoded as UTF-8. Each field written is checked (the ones left out are not).
+     *
+     * @param method           the method, as it goes on the wire
+     * @param target           the request-target in origin-form ({@code /path?query})
+     * @param host             the {@code Host} value
+     * @param fields           the caller's fields, in order
+     * @param defaultUserAgent written when {@code fields} have no {@code User-Agent}
+     * @param bodyLength       the body's length, or -1 when the request has no body
+     * @throws IllegalArgumentException for a field {@link #checkField} refuses
+     */
+    public static byte[] requestHead(String method, String target, String host, Headers fields,
+                                     String defaultUserAgent, long bodyLength) {
+        StringBuilder b = new StringBuilder(160);
+        b.append(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
+        boolean userAgent = false;
+        for (Map.Entry<String, String> h : fields) {
+            String name = h.getKey();
+            if (isConnectionField(name)) {
+                continue;
+            }
+            checkField(name, h.getValue());
+            userAgent |= name.equalsIgnoreCase("user-agent");
+            b.append(name).append(": ").append(h.getValue()).append("\r\n");
+        }
+        if (!userAgent) {
+            b.append("User-Agent: ").append(defaultUserAgent).append("\r\n");
+        }
+        if (bodyLength >= 0) {
+            b.append("Content-Length: ").append(bodyLength).append("\r\n");
+        } else if (Method.definesContent(method)) {
+            b.append("Content-Length: 0\r\n");
+        }
+        b.append("\r\n");
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    // ---- responses -----------------------------------------------------------------------------------
+
+    /**
+     * A response head: the status line, the fields in order, {@code Content-Length} and, when the connection
+     * closes after it, {@code Connection: close}, then the empty line. Characters are written as ISO-8859-1 (one
+     * above U+00FF as {@code ?}).
+     *
+     * @throws IllegalArgumentException for a field {@link #checkField} refuses
+     */
+    public static byte[] responseHead(Status status, Headers fields, long contentLength, boolean keepAlive) {
+        return response(status, fields, contentLength, keepAlive, null);
+    }
+
+    /** Head and body in one array, for a single write; see {@link #responseHead}. */
+    public static byte[] response(Status status, Headers fields, byte[] body, boolean keepAlive) {
+        return response(status, fields, body.length, keepAlive, body);
+    }
+
+    private static byte[] response(Status status, Headers fields, long contentLength, boolean keepAlive, byte[] body) {
+        byte[] statusLine = status.http1Line();
+        // digits written in place: no string per answer (a negative length, which no caller sends, as the JDK prints it)
+        String negative = contentLength < 0 ? Long.toString(contentLength) : null;
+        int digits = negative != null ? negative.length() : digits(contentLength);
+        // checked once per Headers; a value with a char above U+00FF (rare) makes the values go char by char
+        boolean wide = fields.check();
+        int n = statusLine.length;
+        List<Map.Entry<String, String>> list = fields.fields(); // random access: no iterator on the hot path
+        int count = list.size();
+        for (int i = 0; i < count; i++) {
+            Map.Entry<String, String> h = list.get(i);
+            String value = h.getValue(); // a token name: one byte a char
+            n += h.getKey().length() + 2 + (wide ? latin1Length(value) : value.length()) + 2;
+        }
+        n += CONTENT_LENGTH.length + digits + 2;
+        if (!keepAlive) {
+            n += CONNECTION_CLOSE.length;
+        }
+        n += 2;
+        byte[] out = new byte[n + (body == null ? 0 : body.length)];
+        int p = put(out, 0, statusLine);
+        for (int i = 0; i < count; i++) {
+            Map.Entry<String, String> h = list.get(i);
+            p = latin1Bytes(out, p, h.getKey());
+            out[p++] = ':';
+            out[p++] = ' ';
+            p = wide ? latin1(out, p, h.getValue()) : latin1Bytes(out, p, h.getValue());
+            out[p++] = '\r';
+            out[p++] = '\n';
+        }
+        p = put(out, p, CONTENT_LENGTH);
+        if (negative != null) {
+            p = latin1Bytes(out, p, negative);
+        } else {
+            long v = contentLength;
+            for (int i = p + digits - 1; i >= p; i--) {
+                out[i] = (byte) ('0' + v % 10);
+                v /= 10;
+            }
+            p += digits;
+        }
+        out[p++] = '\r';
+        out[p++] = '\n';
+        if (!keepAlive) {
+            p = put(out, p, CONNECTION_CLOSE);
+        }
+        out[p++] = '\r';
+        out[p++] = '\n';
+        if (body != null) {
+            System.arraycopy(body, 0, out, p, body.length);
+        }
+        return out;
+    }
+
+    /** The decimal digits of {@code v >= 0}. */
+    private static int digits(long v) {
+        int d = 1;
+        while (v >= 10) {
+            v /= 10;
+            d++;
+        }
+        return d;
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static int put(byte[] out, int p, byte[] bytes) {
+        System.arraycopy(bytes, 0, out, p, bytes.length);
+        return p + bytes.length;
+    }
+
+    /** What {@link #latin1} writes: one byte a char, one {@code ?} for a surrogate pair (as the JDK's encoder). */
+    private static int latin1Length(String s) {
+        int n = s.length();
+        for (int i = 0; i < s.length() - 1; i++) {
+            if (Character.isHighSurrogate(s.charAt(i)) && Character.isLowSurrogate(s.charAt(i + 1))) {
+                n--;
+                i++;
+            }
+        }
+        return n;
+    }
+
+    /** {@code s}, whose chars are all ISO-8859-1, at {@code out[p]}: a copy of the string's own bytes. */
+    @SuppressWarnings("deprecation") // the low byte of each char, which is the char itself in ISO-8859-1
+    private static int latin1Bytes(byte[] out, int p, String s) {
+        s.getBytes(0, s.length(), out, p);
+        return p + s.length();
+    }
+
+    /** {@code s} as ISO-8859-1 at {@code out[p]}, as {@code String.getBytes(ISO_8859_1)} encodes it. */
+    private static int latin1(byte[] out, int p, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c <= 0xff) {
+                out[p++] = (byte) c;
+            } else {
+                if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                }
+                out[p++] = '?';
+            }
+        }
+        return p;
+    }
+}
