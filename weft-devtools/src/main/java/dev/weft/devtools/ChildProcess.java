@@ -61,9 +61,15 @@ public final class ChildProcess implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 how = "interrupted while waiting for it";
             }
+            // the lines first: destroying a process closes its streams, and the reader would stop mid-way (a child
+            // that exited has written all it will; one still running is killed, then its reader ends)
+            List<String> last = p.isAlive() ? List.of() : tail.lines();
             p.destroyForcibly();
+            if (last.isEmpty()) {
+                last = tail.lines();
+            }
             throw new IOException(name + " did not start (it said: " + line + "; " + how + "; its last lines on stderr: "
-                    + tail.lines() + ")");
+                    + last + ")");
         }
         return new ChildProcess(p, r, line.substring(6).strip());
     }
