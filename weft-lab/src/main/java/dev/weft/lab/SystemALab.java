@@ -309,7 +309,7 @@ public final class SystemALab {
         return sb.toString();
     }
 
-    private static String check(Transport client, String url) throws IOException {
+    static String check(Transport client, String url) throws IOException {
         CallResult r = client.call(CallRequest.get(url + "/a/1?latency=0ms"), Duration.ofSeconds(30));
         if (!r.ok()) {
             throw new IOException("the service at " + url + " failed its first request: " + r);

@@ -61,6 +61,14 @@ public final class LabSystemACommand implements Runnable {
             description = "Unmeasured time before each run. Default: ${DEFAULT-VALUE}.")
     Duration warmup;
 
+    @Option(names = "--cold",
+            description = "Instead of the warmed rows: each model and latency in a fresh process straight into "
+                    + "--concurrency closed-loop clients for --duration (give 15s or more), nothing left out; prints "
+                    + "the steady rate (the run's last third), the answers of the first second and when the rate over "
+                    + "the trailing second first reached 90% of the steady one. Try --latency 100ms,1s --concurrency "
+                    + "2000 --duration 20s.")
+    boolean cold;
+
     @Override
     public void run() {
         PrintWriter out = spec.commandLine().getOut();
@@ -71,13 +79,17 @@ public final class LabSystemACommand implements Runnable {
         }
         out.println("command: weft lab system-a --models " + String.join(",", models) + " --latency "
                 + LabArgs.durations(latencies) + " --concurrency " + concurrency + " --duration "
-                + Durations.format(duration) + " --warmup " + Durations.format(warmup));
+                + Durations.format(duration) + (cold ? " --cold" : " --warmup " + Durations.format(warmup)));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
         try {
             SystemALab.Options o = new SystemALab.Options(models, latencies, concurrency, warmup, duration,
                     SystemALab.JIT_WARMUP);
+            if (cold) {
+                dev.weft.lab.ColdStart.run(o, out, spec.commandLine().getErr());
+                return;
+            }
             SystemALab.Report report = SystemALab.run(o, out, spec.commandLine().getErr(), System.console() != null, null);
             out.println(SystemALab.table(report, o));
         } catch (Exception e) {
