@@ -45,11 +45,13 @@ public final class KafkaBroker implements AutoCloseable {
      * naming a policy on the tests' class path, which the child JVM shares).
      */
     public static KafkaBroker start(Path dir, InetSocketAddress listen, Map<String, String> settings) throws IOException {
-        if (listen.getPort() != 0 || java.nio.file.Files.exists(dir.resolve("server.properties"))) {
-            return startOnce(dir, listen, settings);
+        if (listen.getPort() != 0 || !empty(dir)) {
+            return startOnce(dir, listen.getPort() != 0 ? listen
+                    : new InetSocketAddress(listen.getAddress(), freePort(listen)), settings);
         }
         // A port found free can be taken (by any connection's ephemeral port) before the broker binds it, and so can
-        // the controller's port BrokerMain picks: a fresh directory is ours to clear, so try again on other ports.
+        // the controller's port BrokerMain picks: a directory that was empty (or absent) is ours to clear, so try
+        // again on other ports. One that held anything is never cleared.
         IOException first = null;
         for (int attempt = 1; attempt <= 3; attempt++) {
             try {
@@ -64,6 +66,16 @@ public final class KafkaBroker implements AutoCloseable {
             }
         }
         throw first;
+    }
+
+    /** Whether {@code dir} is absent or holds nothing. */
+    private static boolean empty(Path dir) throws IOException {
+        if (!java.nio.file.Files.exists(dir)) {
+            return true;
+        }
+        try (var entries = java.nio.file.Files.list(dir)) {
+            return entries.findAny().isEmpty();
+        }
     }
 
     private static void clear(Path dir) {

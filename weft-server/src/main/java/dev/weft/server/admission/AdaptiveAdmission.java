@@ -142,7 +142,8 @@ public final class AdaptiveAdmission implements Admission {
         // loop each refused caller comes straight back (docs/design/admission.md)
         // the queueing sign speaks only for a process that others keep below cpuBusy of its CPUs: one that uses them
         // (refusing included) is judged by its share alone, which leaves out the CPU spent refusing (with the sign on
-        // too, a gateway on a CPU of its own refused 4.5% at the load it served cleanly; docs/design/admission.md)
+        // too, a gateway on a CPU of its own kept 1.04 of its capacity at 2x where it kept 1.32 without the sign;
+        // docs/design/admission.md)
         boolean cpuShort = (Double.isNaN(refusingShare) ? cpuShare : cpuShare - refusingShare) >= cpuBusy
                 || (queueing > 0 && !(cpuShare >= cpuBusy) && latencyRatio >= queueing
                 && lagMs >= LAG_SHARE_OF_USUAL * usualMs);
