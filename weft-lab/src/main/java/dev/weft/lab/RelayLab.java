@@ -229,9 +229,7 @@ public final class RelayLab {
         try {
             s = start(model, b, config, o.maxStreams());
         } catch (GoPeers.Unavailable | IOException e) {
-            failed.put(model, e.getMessage());
-            progress.println("lab relay: " + model + " FAILED: " + e.getMessage());
-            progress.flush();
+            failed(model, e, failed, progress);
             return;
         }
         try (s; Transport client = LoadClient.transport(o.concurrency())) {
@@ -287,9 +285,7 @@ public final class RelayLab {
         try {
             relay = startRelay(model, b, config, o.maxStreams());
         } catch (GoPeers.Unavailable | IOException e) {
-            failed.put(model, e.getMessage());
-            progress.println("lab relay: " + model + " FAILED: " + e.getMessage());
-            progress.flush();
+            failed(model, e, failed, progress);
             return;
         }
         String[] names = {"b", "c", "d"};
@@ -325,6 +321,13 @@ public final class RelayLab {
                 relay.close();
             }
         }
+    }
+
+    /** A model that could not start: its reason kept for the report and said at once. */
+    private static void failed(String model, Exception why, Map<String, String> failed, PrintWriter progress) {
+        failed.put(model, why.getMessage());
+        progress.println("lab relay: " + model + " FAILED: " + why.getMessage());
+        progress.flush();
     }
 
     private static Bench.Sender sender(Transport client, String url) {
