@@ -144,18 +144,17 @@ public final class ColdStart {
         int buckets = (int) Math.max(1, o.duration().toMillis() / BUCKET_MS);
         AtomicLongArray ok = new AtomicLongArray(buckets);
         Bench.Sender inner = Bench.sender(client, List.of(CallRequest.get(url)), Duration.ofSeconds(60));
-        long[] start = new long[1];
+        long start = System.nanoTime();
         Bench.Sender counted = (target, measured) -> {
             String why = inner.send(target, measured);
             if (why == null) {
-                int i = (int) ((System.nanoTime() - start[0]) / 1_000_000 / BUCKET_MS);
+                int i = (int) ((System.nanoTime() - start) / 1_000_000 / BUCKET_MS);
                 if (i >= 0 && i < buckets) {
                     ok.incrementAndGet(i);
                 }
             }
             return why;
         };
-        start[0] = System.nanoTime();
         Bench.Result r = Bench.run(new Bench.Options(List.of(url), "GET", Headers.EMPTY, null, 0, o.concurrency(),
                 Duration.ZERO, o.duration(), Duration.ofSeconds(60)), counted, null, false);
         long[] series = new long[buckets];
