@@ -1,6 +1,7 @@
 package dev.weft.lab;
 
 import dev.weft.lab.peers.AsyncPeer;
+import dev.weft.json.Json;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.devtools.ChildProcess;
 
@@ -50,6 +51,9 @@ public final class SystemALab {
         m.put("pool-2000", "weft gateway --executor platform:2000");
         m.put("async", "Vert.x 5 (Netty) futures and callbacks, one event loop per core (weft-lab peers/AsyncPeer.java)");
         m.put("go", "Go net/http with a goroutine per call (lab/peers/go)");
+        m.put("lura", "lura, the engine of KrakenD CE: its gin router and default proxy, the three backends merged "
+                + "by group (lab/peers/lura; built from a lura checkout named by " + GoPeers.LURA_SRC
+                + ", which the Go module proxy cannot serve); not run by default");
         m.put("weft-traced", "weft gateway --executor virtual with tracing: {otlp, sample: 1.0} (a span per request "
                 + "and per call, exported to an OTLP/HTTP receiver in the lab's process); not run by default");
         m.put("weft-sampled", "weft gateway --executor virtual with tracing: {otlp, sample: 0.1} (a tenth of new "
@@ -176,7 +180,7 @@ public final class SystemALab {
                             if (reference == null) {
                                 reference = body;
                                 referenceModel = model;
-                            } else if (!reference.equals(body)) {
+                            } else if (!sameJson(reference, body)) {
                                 throw new IllegalStateException("model " + model + " answers a different body than "
                                         + referenceModel + ":\n" + body + "\nvs\n" + reference);
                             }
@@ -277,6 +281,8 @@ public final class SystemALab {
                     List.of(backends.get(0), backends.get(1), backends.get(2), connections));
             case "go" -> ChildProcess.start(List.of(GoPeers.build("go").toString(), backends.get(0), backends.get(1),
                     backends.get(2), connections), "the Go peer");
+            case "lura" -> ChildProcess.start(List.of(GoPeers.buildLura().toString(), backends.get(0), backends.get(1),
+                    backends.get(2), connections), "the lura peer");
             default -> throw new IllegalArgumentException("unknown model '" + model + "'; known: " + MODELS.keySet());
         };
     }
@@ -307,6 +313,18 @@ public final class SystemALab {
                     .append("/{path.id}?latency={query.latency}\", timeout: 50s }\n");
         }
         return sb.toString();
+    }
+
+    /**
+     * Whether two answers are the same JSON value: lura decodes each backend's body and encodes the merge again,
+     * so its members come in another order than the bytes the other models pass through.
+     */
+    static boolean sameJson(String a, String b) {
+        try {
+            return Json.MAPPER.readTree(a).equals(Json.MAPPER.readTree(b));
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     static String check(Transport client, String url) throws IOException {

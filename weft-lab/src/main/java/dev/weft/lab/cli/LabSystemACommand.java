@@ -26,6 +26,10 @@ import java.util.List;
                 "  async      futures and callbacks on Vert.x 5 (Netty), one event loop per core",
                 "  go         goroutines and net/http (lab/peers/go, built with the machine's Go; skipped",
                 "             with a note where there is none)",
+                "  lura       lura, the engine of KrakenD CE (lab/peers/lura); not run by default. The Go module",
+                "             proxy does not serve lura: git clone https://github.com/luraproject/lura DIR, then",
+                "             WEFT_LAB_LURA_SRC=DIR (lura's dependencies come from the proxy); skipped with a",
+                "             note otherwise",
                 "The gateway models run with retries, breakers and the admission limit off and every bound sized",
                 "to --concurrency: the lab measures what each design carries (a closed loop past the CPU gets",
                 "503s from the default admission, each sent again at once; weft lab overload measures that).",
@@ -41,7 +45,8 @@ public final class LabSystemACommand implements Runnable {
     @Option(names = "--models", split = ",", paramLabel = "NAME[,NAME...]",
             description = "Models to measure, in order. Default: weft,pool-200,pool-2000,async,go; also weft-traced "
                     + "(the weft gateway with tracing.otlp and sample 1.0, spans to a receiver in this process) and "
-                    + "weft-sampled (the same with sample 0.1).")
+                    + "weft-sampled (the same with sample 0.1), and lura (KrakenD CE's engine, from a checkout named by "
+                    + "WEFT_LAB_LURA_SRC).")
     List<String> models = new ArrayList<>(SystemALab.DEFAULT_MODELS);
 
     @Option(names = "--latency", split = ",", paramLabel = "D[,D...]", defaultValue = "0ms,100ms,500ms,1s",
@@ -65,7 +70,7 @@ public final class LabSystemACommand implements Runnable {
             description = "Instead of the warmed rows: each model and latency in a fresh process straight into "
                     + "--concurrency closed-loop clients for --duration (give 15s or more), nothing left out; prints "
                     + "the steady rate (the run's last third), the answers of the first second and when the rate over "
-                    + "the trailing second first reached 90% of the steady one. Try --latency 100ms,1s --concurrency "
+                    + "the trailing second first reached 90%% of the steady one. Try --latency 100ms,1s --concurrency "
                     + "2000 --duration 20s.")
     boolean cold;
 
