@@ -351,7 +351,7 @@ class ClientDeadlinesIT {
         Transport t = closing(Transport.builder().destination(b.url(""), DestinationConfig.DEFAULT
                 .withLimits(DestinationLimits.DEFAULT.withMinIdle(1)).withRetry(RetryPolicy.NONE)
                 .withTls(new TlsOptions(certs.cert(), false))).build());
-        awaitCondition("the warm connection idle in the pool", () -> t.poolState(Destination.of(url)).idle() == 1);
+        awaitCondition("the warm connection idle in the pool", () -> ClientProbe.idle(t, url) == 1);
         b.idle408.countDown();
         awaitCondition("the backend sent its 408 and closed", () -> b.straySent.get() == 1);
         Running call = Running.start(t, CallRequest.get(url), Duration.ofSeconds(5));
