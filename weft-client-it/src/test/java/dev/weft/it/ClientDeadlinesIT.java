@@ -342,6 +342,28 @@ class ClientDeadlinesIT {
     }
 
     @Test
+    void aNeverUsedTlsConnectionOnWhichTheServerSentA408AndClosedIsNotUsed() throws Exception {
+        Backend b = closing(Backend.tls(n -> "http/1.1"));
+        b.idle408 = new java.util.concurrent.CountDownLatch(1); // the first connection: a 408 and a close, when told
+        String url = b.url("/x");
+        // min_idle 1: the warmer opens a connection no call has used; a TLS 1.3 server's session tickets wait in
+        // its kernel buffer, so the check cannot take bytes there as unasked without reading them through TLS
+        Transport t = closing(Transport.builder().destination(b.url(""), DestinationConfig.DEFAULT
+                .withLimits(DestinationLimits.DEFAULT.withMinIdle(1)).withRetry(RetryPolicy.NONE)
+                .withTls(new TlsOptions(certs.cert(), false))).build());
+        awaitCondition("the warm connection idle in the pool", () -> ClientProbe.idle(t, url) == 1);
+        b.idle408.countDown();
+        awaitCondition("the backend sent its 408 and closed", () -> b.straySent.get() == 1);
+        Running call = Running.start(t, CallRequest.get(url), Duration.ofSeconds(5));
+        CallResult r = call.await();
+        // before: the never-used connection was taken, and the 408 was read as this call's answer
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        assertThat(r.bodyText()).isEqualTo("ok");
+        assertThat(b.accepted.get()).as("a new connection for the call").isGreaterThanOrEqualTo(2);
+        call.assertEndedByItsDeadline();
+    }
+
+    @Test
     void aStrayBodyAfterTheAnswerIsNotReadAsTheNextAnswer() throws Exception {
         Backend b = closing(Backend.plain());
         Transport t = transport(DestinationLimits.DEFAULT);
@@ -456,6 +478,11 @@ class ClientDeadlinesIT {
         final java.util.List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
         final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
         volatile H2 h2 = H2.SILENT;
+        /**
+         * When set, the first connection (TLS, HTTP/1.1) serves no request: once this opens, it sends an idle
+         * {@code 408} and closes (close_notify and FIN), as a server does to a connection idle past its timeout.
+         */
+        volatile java.util.concurrent.CountDownLatch idle408;
         /** The last HTTP/2 connection's output, in {@link H2#STOP_READING_WINDOW_LATER}. */
         private volatile OutputStream h2Out;
 
@@ -521,6 +548,15 @@ class ClientDeadlinesIT {
                     sockets.add(ssl);
                     ssl.startHandshake();
                     socket = ssl;
+                    java.util.concurrent.CountDownLatch idle = idle408;
+                    if (n == 1 && idle != null) {
+                        idle.await();
+                        write(ssl.getOutputStream(), "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n"
+                                + "Connection: close\r\n\r\n");
+                        ssl.close();
+                        straySent.incrementAndGet();
+                        return;
+                    }
                     if ("h2".equals(ssl.getApplicationProtocol())) {
                         serveH2(ssl);
                         return;

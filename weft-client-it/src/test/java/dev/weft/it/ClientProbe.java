@@ -21,6 +21,10 @@ final class ClientProbe {
         return of(t, url).waitingForLease();
     }
 
+    static int idle(Transport t, String url) {
+        return of(t, url).idle();
+    }
+
     static int leased(Transport t, String url) {
         return of(t, url).leased();
     }

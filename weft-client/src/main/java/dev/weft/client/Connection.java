@@ -33,6 +33,8 @@ final class Connection extends Lease {
     static final int MAX_HEAD_BYTES = 64 * 1024;
     /** Most header fields accepted in one response head. */
     static final int MAX_HEADERS = 256;
+    /** How long {@link #probe} waits for application data behind the bytes in the kernel, at most. */
+    static final int PROBE_MILLIS = 1;
 
     /** The answer's head and how its body is framed. */
     record Head(int status, Headers headers, long contentLength, boolean chunked, boolean keepAlive) {
@@ -85,8 +87,10 @@ final class Connection extends Lease {
      * Whether the backend sent bytes no request asked for, between exchanges: past the last answer in our buffer,
      * decrypted and waiting in the TLS socket, or still in the kernel (a stray body, an idle {@code 408}, a TLS
      * close_notify). Such a connection must not be reused: those bytes would be read as the next call's answer.
-     * Never blocks; one {@code FIONREAD} on the socket. A TLS connection that has not served an exchange is not
-     * asked the kernel: a TLS 1.3 server's session tickets may wait there until the first read.
+     * One {@code FIONREAD} on the socket; a plain connection, or a TLS one that served an exchange, never waits.
+     * A TLS connection that never served an exchange (a {@code min_idle} one, or one whose caller left while it
+     * was opened) and has bytes in the kernel may hold only a TLS 1.3 server's session tickets, which wait there
+     * until the first read: it gets one read of at most {@link #PROBE_MILLIS} ms through TLS ({@link #probe}).
      */
     boolean hasUnaskedBytes() {
         try {
@@ -96,9 +100,38 @@ final class Connection extends Lease {
             if (socket == raw) {
                 return rawIn.available() > 0;
             }
-            return socket.getInputStream().available() > 0 || (input.totalRead() > 0 && rawIn.available() > 0);
+            if (socket.getInputStream().available() > 0) {
+                return true;
+            }
+            if (rawIn.available() == 0) {
+                return false;
+            }
+            return input.totalRead() > 0 || probe();
         } catch (IOException e) {
             return true; // a socket that cannot say is not worth the risk
+        }
+    }
+
+    /**
+     * One read through TLS with a timeout of {@link #PROBE_MILLIS} ms, on a connection that never served an exchange:
+     * the TLS layer takes in session tickets and returns nothing, so the read times out when tickets were all there
+     * was; a byte of data (an idle {@code 408}) or the end of the stream (a close_notify) means the server spoke
+     * unasked. A timeout leaves the TLS socket usable (the JDK keeps a record read in part for the next read). Bytes
+     * still in the kernel after the timeout (a record that came in meanwhile) count as unasked: a good connection
+     * thrown away costs a connect, a 408 read as an answer costs a call. The timeout bounds each read of the socket,
+     * not the TLS record: a server that dribbles a record a byte at a time, each within 1 ms, holds this call until
+     * the record (at most 16 KiB) is in.
+     */
+    private boolean probe() throws IOException {
+        int timeout = socket.getSoTimeout();
+        socket.setSoTimeout(PROBE_MILLIS);
+        try {
+            socket.getInputStream().read(new byte[1]);
+            return true; // a byte of data, or the end of the stream: the connection is not reused either way
+        } catch (java.net.SocketTimeoutException e) {
+            return socket.getInputStream().available() > 0 || rawIn.available() > 0;
+        } finally {
+            socket.setSoTimeout(timeout);
         }
     }
 

@@ -244,7 +244,8 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
 
     /** A snapshot of this pool (see {@link PoolState}). */
     PoolState state() {
-        return new PoolState(waiting(), waitingForLease(), leased(), http2StreamsStarted(), longestHttp2WriteNanos());
+        return new PoolState(waiting(), waitingForLease(), leased(), http2StreamsStarted(), longestHttp2WriteNanos(),
+                idle.size());
     }
 
     /** Calls waiting for a connection now. */

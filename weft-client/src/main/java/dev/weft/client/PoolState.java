@@ -10,9 +10,10 @@ package dev.weft.client;
  * @param http2StreamsStarted  HTTP/2 streams whose HEADERS were sent (or are being sent) and that have not ended
  * @param longestHttp2WriteNanos how long the longest write in progress on an HTTP/2 connection has been blocked;
  *                             0 when none is
+ * @param idle                 HTTP/1.1 connections idle in the pool (counted one by one: for probes, not hot paths)
  */
 public record PoolState(int waiting, int waitingForLease, int leased, int http2StreamsStarted,
-                        long longestHttp2WriteNanos) {
+                        long longestHttp2WriteNanos, int idle) {
     /** The state of a destination no call went to yet. */
-    public static final PoolState EMPTY = new PoolState(0, 0, 0, 0, 0);
+    public static final PoolState EMPTY = new PoolState(0, 0, 0, 0, 0, 0);
 }

@@ -69,6 +69,8 @@ public final class Dispatcher implements AutoCloseable {
     private final Admin probeAdmin;
     private final Thread probe;
     private volatile long brokerAnsweredNanos = System.nanoTime();
+    /** When the consumer thread began its current turn of the loop (a poll, its rebalance callbacks, a commit). */
+    private volatile long turnStartedNanos = System.nanoTime();
     private volatile boolean running = true;
     private volatile String failure;
     /** Why a delivery is stuck (neither parked nor dead-lettered: {@link Parker#stuck}); null while none is. */
@@ -374,6 +376,7 @@ public final class Dispatcher implements AutoCloseable {
     private void run() {
         try {
             while (running) {
+                turnStartedNanos = System.nanoTime();
                 ConsumerRecords<byte[], byte[]> batch;
                 try {
                     batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200 : flow.feeding() ? 10 : 50));
@@ -425,9 +428,10 @@ public final class Dispatcher implements AutoCloseable {
     private void outOfRange(Map<TopicPartition, Long> positions) {
         Map<TopicPartition, Long> begin;
         Map<TopicPartition, Long> end;
+        long until = System.nanoTime() + BROKER_CALL_TIMEOUT.toNanos(); // for both look-ups together
         try {
-            begin = consumer.beginningOffsets(positions.keySet(), BROKER_CALL_TIMEOUT);
-            end = consumer.endOffsets(positions.keySet(), BROKER_CALL_TIMEOUT);
+            begin = consumer.beginningOffsets(positions.keySet(), left(until));
+            end = consumer.endOffsets(positions.keySet(), left(until));
         } catch (org.apache.kafka.common.KafkaException e) {
             log.accept("looking up the offsets of " + positions.keySet() + " failed (" + e + "); trying again");
             pauseBriefly();
@@ -465,8 +469,18 @@ public final class Dispatcher implements AutoCloseable {
         });
     }
 
-    /** How long a broker call on the consumer thread may wait (a blip is tried again on the next loop). */
-    static final Duration BROKER_CALL_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * How long the broker calls of one step on the consumer thread may wait together: a commit, the committed offsets
+     * and positions of the partitions just assigned, the offset look-ups after an out-of-range position; and a produce
+     * from this thread (a park when a lane is full, a dead letter) for metadata or buffer room ({@code max.block.ms}).
+     * A step that runs out is logged and tried again on a later turn; the thread goes on polling (docs/dispatch.md).
+     */
+    public static final Duration BROKER_CALL_TIMEOUT = Duration.ofSeconds(10);
+
+    /** What is left until {@code untilNanos}, at least 0 (the call then answers from what it has, or times out). */
+    private static Duration left(long untilNanos) {
+        return Duration.ofNanos(Math.max(0, untilNanos - System.nanoTime()));
+    }
 
     private void pauseBriefly() {
         try {
@@ -486,7 +500,7 @@ public final class Dispatcher implements AutoCloseable {
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         done.forEach((tp, o) -> offsets.put(tp, new OffsetAndMetadata(o)));
         try {
-            consumer.commitSync(offsets, Duration.ofSeconds(10));
+            consumer.commitSync(offsets, BROKER_CALL_TIMEOUT);
             flow.committed(done);
         } catch (org.apache.kafka.common.KafkaException e) {
             log.accept("commit failed (" + e.getMessage() + "); the next commit covers it");
@@ -543,15 +557,16 @@ public final class Dispatcher implements AutoCloseable {
             }
             List<TopicPartition> todo = List.copyOf(unpositioned);
             Map<TopicPartition, Long> at = new HashMap<>();
+            long until = System.nanoTime() + BROKER_CALL_TIMEOUT.toNanos(); // for all of them, not for each
             try {
                 Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(todo),
-                        BROKER_CALL_TIMEOUT);
+                        left(until));
                 List<TopicPartition> fresh = todo.stream().filter(tp -> committed.get(tp) == null).toList();
                 if (!fresh.isEmpty()) {
                     consumer.seekToBeginning(fresh);
                 }
                 for (TopicPartition tp : todo) {
-                    at.put(tp, consumer.position(tp, BROKER_CALL_TIMEOUT));
+                    at.put(tp, consumer.position(tp, left(until)));
                 }
             } catch (org.apache.kafka.common.KafkaException e) {
                 log.accept("positioning " + todo + " failed (" + e + "); they wait and it is tried again");
@@ -686,7 +701,8 @@ public final class Dispatcher implements AutoCloseable {
     public DispatcherHealth health() {
         String f = failure != null ? failure : stuck;
         return new DispatcherHealth(f != null ? DispatcherHealth.Status.FAILED : running ? DispatcherHealth.Status.UP
-                : DispatcherHealth.Status.STOPPING, f, brokerUnanswered().toMillis(), cfg.group(), assigned, flow.held(), flow.outstanding(),
+                : DispatcherHealth.Status.STOPPING, f, brokerUnanswered().toMillis(), consumerTurn().toMillis(), cfg.group(),
+                assigned, flow.held(), flow.outstanding(),
                 flow.records().get(), lag.values().stream().mapToLong(Long::longValue).sum(),
                 lanes.values().stream().filter(l -> l.disabled() != null).count(), parking.failures(), lost.get(),
                 lastLoss);
@@ -695,6 +711,14 @@ public final class Dispatcher implements AutoCloseable {
     /** How long since Kafka last answered the probe (about {@link #BROKER_PROBE_INTERVAL} while it answers). */
     Duration brokerUnanswered() {
         return Duration.ofNanos(System.nanoTime() - brokerAnsweredNanos);
+    }
+
+    /**
+     * How long the consumer thread has been in its current turn of the loop: under a second while it goes round; a
+     * broker that does not answer holds a turn up to {@link #BROKER_CALL_TIMEOUT} per step (a commit, positioning).
+     */
+    Duration consumerTurn() {
+        return Duration.ofNanos(System.nanoTime() - turnStartedNanos);
     }
 
     /** What {@code /-/ready} answers: ready, or why not (no URL or address in it). */

@@ -81,6 +81,9 @@ public final class Parking implements Parker, AutoCloseable {
                 ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
                 ProducerConfig.LINGER_MS_CONFIG, 5,
+                // a send waits this long at most for metadata or buffer room, then fails as retriable (tried again
+                // every RETRY_PAUSE): the consumer thread sends too (a park when a lane is full, a dead letter)
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) Dispatcher.BROKER_CALL_TIMEOUT.toMillis(),
                 ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Math.max(maxRequestBytes, MIN_REQUEST_BYTES),
                 // the source topic's limit is on compressed batches: a record that came compressed is parked so too
                 ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4",

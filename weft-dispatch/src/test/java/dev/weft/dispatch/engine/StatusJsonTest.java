@@ -9,12 +9,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 class StatusJsonTest {
     @Test
     void health() throws Exception {
-        DispatcherHealth up = new DispatcherHealth(DispatcherHealth.Status.UP, null, 420, "g", 3, 1, 17,
+        DispatcherHealth up = new DispatcherHealth(DispatcherHealth.Status.UP, null, 420, 35, "g", 3, 1, 17,
                 400, 12, 0, 2, 0, null);
         assertThat(Json.MAPPER.writeValueAsString(up)).isEqualTo("{\"status\":\"up\",\"broker_unanswered_ms\":420,"
-                + "\"group\":\"g\",\"assigned_partitions\":3,\"paused_partitions\":1,\"outstanding_records\":17,"
+                + "\"consumer_turn_ms\":35,\"group\":\"g\",\"assigned_partitions\":3,\"paused_partitions\":1,\"outstanding_records\":17,"
                 + "\"records\":400,\"consumer_lag\":12,\"endpoints_disabled\":0,\"park_failures\":2,\"records_lost\":0}");
-        DispatcherHealth failed = new DispatcherHealth(DispatcherHealth.Status.FAILED, "boom", 0, "g", 0, 0, 0, 0, 0,
+        DispatcherHealth failed = new DispatcherHealth(DispatcherHealth.Status.FAILED, "boom", 0, 0, "g", 0, 0, 0, 0, 0,
                 1, 0, 0, null);
         assertThat(Json.MAPPER.writeValueAsString(failed)).startsWith("{\"status\":\"failed\",\"failure\":\"boom\",");
     }

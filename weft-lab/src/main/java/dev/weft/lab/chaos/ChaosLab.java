@@ -250,7 +250,7 @@ public final class ChaosLab {
      * proxy exists before it starts. A port found free can be taken by another socket before the broker binds it (as
      * can the controller's port): then the proxy moves to new ports in a fresh directory, three tries in all.
      */
-    private static KafkaBroker startBroker(Path dir, Toxiproxy tp, String bootstrap, int proxyPort) throws Exception {
+    static KafkaBroker startBroker(Path dir, Toxiproxy tp, String bootstrap, int proxyPort) throws Exception {
         IOException first = null;
         for (int attempt = 1; attempt <= 3; attempt++) {
             int brokerPort = Toxiproxy.freePort();
