@@ -94,8 +94,13 @@ public final class ColdStart {
             out.println("cold: each row a fresh process, one request to check it, then " + o.concurrency()
                     + " closed-loop clients for " + Durations.format(o.duration()) + " with nothing left out; answers "
                     + "counted in " + BUCKET_MS + " ms buckets");
+            out.println("warm-up: weft-sim and this load generator first take --warmup (" + Durations.format(o.warmup())
+                    + ") of " + o.concurrency() + " closed-loop clients straight at the backends, so that only the "
+                    + "service is cold in each row (the first model would otherwise also meet cold backends and a "
+                    + "cold generator, and the models after it warm ones)");
             out.println();
             out.flush();
+            warmBackends(b, o, progress);
             Path config = Files.createTempFile("weft-lab-cold", ".yaml");
             try {
                 Files.writeString(config, SystemALab.config(b, o.concurrency()));
@@ -136,6 +141,31 @@ public final class ColdStart {
         out.println(table(rows, skipped));
         out.flush();
         return rows;
+    }
+
+    /**
+     * Closed-loop load straight at the backends (each model's path with the first latency) for --warmup: weft-sim
+     * and the lab's own sending and counting code are then compiled before the first model's row, as they are
+     * before every later one.
+     */
+    static void warmBackends(List<String> b, SystemALab.Options o, PrintWriter progress) throws InterruptedException {
+        if (o.warmup().isZero()) {
+            return;
+        }
+        String latency = Durations.format(o.latencies().get(0));
+        List<String> urls = List.of(b.get(0) + "/b/1?latency=" + latency, b.get(1) + "/c/1?latency=" + latency,
+                b.get(2) + "/d/1?latency=" + latency);
+        progress.printf("lab system-a --cold: warming weft-sim and the generator for %s (%d clients) ...%n",
+                Durations.format(o.warmup()), o.concurrency());
+        progress.flush();
+        try (Transport client = LoadClient.transport(o.concurrency())) {
+            Bench.Result r = Bench.run(new Bench.Options(urls, "GET", Headers.EMPTY, null, 0, o.concurrency(),
+                    Duration.ZERO, o.warmup(), Duration.ofSeconds(60)), Bench.sender(client,
+                    urls.stream().map(CallRequest::get).toList(), Duration.ofSeconds(60)), null, false);
+            progress.printf(Locale.ROOT, "lab system-a --cold: warm-up %.0f calls/s, %d errors%n", r.throughput(),
+                    r.errors());
+            progress.flush();
+        }
     }
 
     static Row measure(SystemALab.Options o, String model, Duration latency, String base, Transport client)

@@ -63,7 +63,9 @@ public final class LabSystemACommand implements Runnable {
     Duration duration;
 
     @Option(names = "--warmup", paramLabel = "D", defaultValue = "4s",
-            description = "Unmeasured time before each run. Default: ${DEFAULT-VALUE}.")
+            description = "Unmeasured time before each run; with --cold, the time weft-sim and the load generator "
+                    + "are warmed at the backends before the first row, so that only the service is cold. Default: "
+                    + "${DEFAULT-VALUE}.")
     Duration warmup;
 
     @Option(names = "--cold",
@@ -84,7 +86,7 @@ public final class LabSystemACommand implements Runnable {
         }
         out.println("command: weft lab system-a --models " + String.join(",", models) + " --latency "
                 + LabArgs.durations(latencies) + " --concurrency " + concurrency + " --duration "
-                + Durations.format(duration) + (cold ? " --cold" : " --warmup " + Durations.format(warmup)));
+                + Durations.format(duration) + (cold ? " --cold" : "") + " --warmup " + Durations.format(warmup));
         out.println("machine: " + Machine.describe());
         out.println("started: " + Instant.now());
         out.flush();
