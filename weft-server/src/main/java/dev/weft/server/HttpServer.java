@@ -227,56 +227,6 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, Admission admission) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).admission(admission).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log)
-            throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
-                                   Admission admission) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
-                .start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
-                                   Admission admission, Refusals refusals) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
-                .refusals(refusals).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
-                                   Admission admission, Refusals refusals, dev.weft.server.http2.Http2Limits http2)
-            throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
-                .refusals(refusals).http2(http2).start();
-    }
-
     private static ConnectionListener listen(HttpServer s, List<InetSocketAddress> listen, ServerLimits limits,
                                              java.util.function.Consumer<String> log, boolean door)
             throws IOException {

@@ -22,6 +22,27 @@ class ServerBuildersTest {
     }
 
     @Test
+    void theDefaultsAreTheDocumentedOnes() {
+        ServerLimits d = ServerLimits.builder().build();
+        assertThat(d).isEqualTo(ServerLimits.DEFAULT);
+        assertThat(d.maxConcurrent()).isEqualTo(10_000);
+        assertThat(d.maxWait()).isEqualTo(Duration.ofMillis(100));
+        assertThat(d.maxHeadBytes()).isEqualTo(16 * 1024);
+        assertThat(d.maxBodyBytes()).isEqualTo(1024 * 1024);
+        assertThat(d.idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(d.maxConnections()).isEqualTo(16_000);
+        assertThat(d.drainTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.headerTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.bodyTimeout()).isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void aLimitLeftOutIsNamed() {
+        assertThatThrownBy(() -> ServerLimits.builder().idleTimeout(null).build())
+                .isInstanceOf(NullPointerException.class).hasMessage("idleTimeout");
+    }
+
+    @Test
     void limitsOutOfRangeAreRefusedAtBuild() {
         assertThatThrownBy(() -> ServerLimits.builder().maxHeadBytes(10).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max_head_bytes at least 256");
