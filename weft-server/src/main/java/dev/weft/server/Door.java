@@ -66,10 +66,10 @@ final class Door implements AutoCloseable {
     /** What the door asks of the server. */
     interface Requests {
         /** Told of a refusal before its 503 is written (the access log); must not block. */
-        ServerResponse refused(ServerRequest r, Admission.Ticket refusal);
+        ServerResponse refused(ServerRequest r, Admission.Refused refusal);
 
         /** Runs an admitted request ({@code ticket} non-null) or one that must wait for its place (null). */
-        ServerResponse handle(ServerRequest r, Admission.Ticket ticket);
+        ServerResponse handle(ServerRequest r, Admission.Admitted ticket);
     }
 
     private final Selector selector;
@@ -561,14 +561,18 @@ final class Door implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "the admission failed on " + r.method() + " " + r.path(), e);
                 ticket = null; // let enter() on a virtual thread answer it
             }
-            if (ticket != null && !ticket.admitted()) {
-                refusals++;
-                answer(c, requests.refused(r, ticket), head.keepAlive());
-                continue;
-            }
-            if (ticket == null) {
-                Admission.Queued q = admission.queue(r);
-                if (q != null) {
+            switch (ticket) {
+                case Admission.Refused refused -> {
+                    refusals++;
+                    answer(c, requests.refused(r, refused), head.keepAlive());
+                }
+                case Admission.Admitted admitted -> run(c, r, admitted);
+                case null -> {
+                    Admission.Queued q = admission.queue(r);
+                    if (q == null) {
+                        run(c, r, null); // it waits for its place on its own virtual thread
+                        break;
+                    }
                     c.running = true; // read nothing more until it is answered
                     try {
                         c.key.interestOps(0);
@@ -582,7 +586,6 @@ final class Door implements AutoCloseable {
                     return;
                 }
             }
-            run(c, r, ticket);
         }
     }
 
@@ -625,13 +628,14 @@ final class Door implements AutoCloseable {
                 continue;
             }
             try {
-                if (t.admitted()) {
-                    run(c, r, t);
-                } else {
-                    refusals++;
-                    answer(c, requests.refused(r, t), r.head().keepAlive());
-                    if (c.out == null && held.contains(c)) {
-                        serveRead(c);
+                switch (t) {
+                    case Admission.Admitted admitted -> run(c, r, admitted);
+                    case Admission.Refused refused -> {
+                        refusals++;
+                        answer(c, requests.refused(r, refused), r.head().keepAlive());
+                        if (c.out == null && held.contains(c)) {
+                            serveRead(c);
+                        }
                     }
                 }
             } catch (RuntimeException e) {
@@ -644,7 +648,7 @@ final class Door implements AutoCloseable {
      * Runs {@code r} on a virtual thread of its own (admitted, or null: it waits for its place there). When the
      * connection was closed since its head was read ({@link #dropped}), gives the place back and throws.
      */
-    private void run(Conn c, ServerRequest r, Admission.Ticket admitted) {
+    private void run(Conn c, ServerRequest r, Admission.Admitted admitted) {
         RequestHead head = r.head();
         c.running = true;
         try {

@@ -390,30 +390,29 @@ public final class HttpServer implements AutoCloseable {
     /** What the {@link Door} asks of this server. */
     private final class DoorRequests implements Door.Requests {
         @Override
-        public ServerResponse refused(ServerRequest r, Admission.Ticket refusal) {
+        public ServerResponse refused(ServerRequest r, Admission.Refused refusal) {
             return refusal(r, refusal);
         }
 
         @Override
-        public ServerResponse handle(ServerRequest r, Admission.Ticket ticket) {
+        public ServerResponse handle(ServerRequest r, Admission.Admitted ticket) {
             return ticket == null ? admitAndHandle(r) : handleAdmitted(r, ticket);
         }
     }
 
-    private ServerResponse refusal(ServerRequest r, Admission.Ticket ticket) {
-        String why = ticket instanceof Admission.Refused(var refusal) ? refusal.message() : "refused";
-        return tell(r, r.remote(), error(503, why).withHeader("Retry-After", "1"), RefusedBy.ADMISSION);
+    private ServerResponse refusal(ServerRequest r, Admission.Refused refused) {
+        return tell(r, r.remote(), error(503, refused.why().message()).withHeader("Retry-After", "1"),
+                RefusedBy.ADMISSION);
     }
 
     private ServerResponse admitAndHandle(ServerRequest r) {
-        Admission.Ticket ticket = admission.enter(r);
-        if (!ticket.admitted()) {
-            return refusal(r, ticket);
-        }
-        return handleAdmitted(r, ticket);
+        return switch (admission.enter(r)) {
+            case Admission.Admitted admitted -> handleAdmitted(r, admitted);
+            case Admission.Refused refused -> refusal(r, refused);
+        };
     }
 
-    private ServerResponse handleAdmitted(ServerRequest r, Admission.Ticket ticket) {
+    private ServerResponse handleAdmitted(ServerRequest r, Admission.Admitted ticket) {
         inFlight.incrementAndGet();
         try {
             if (pool == null) {

@@ -493,12 +493,7 @@ public final class AdaptiveAdmission implements Admission {
     }
 
     /** An admitted request: its key and when it started. */
-    private record Admitted(Key key, long started) implements Ticket {
-        @Override
-        public boolean admitted() {
-            return true;
-        }
-
+    private record Place(Key key, long started) implements Admitted {
         @Override
         public void exit() {
             key.exit(started);
@@ -560,7 +555,7 @@ public final class AdaptiveAdmission implements Admission {
                     long until = System.nanoTime() + policy.maxWait().toNanos();
                     while (true) {
                         if (take()) {
-                            return new Admitted(this, System.nanoTime());
+                            return new Place(this, System.nanoTime());
                         }
                         long left = until - System.nanoTime();
                         if (left <= 0) {
@@ -597,7 +592,7 @@ public final class AdaptiveAdmission implements Admission {
         /** Under the lock: admitted (a place and nobody waiting before it), refused (the queue is full), or null. */
         private Ticket atOnce() {
             if (waiting == 0 && take()) {
-                return new Admitted(this, System.nanoTime());
+                return new Place(this, System.nanoTime());
             }
             return waiting >= policy.queue() ? queueFull() : null;
         }
@@ -631,7 +626,7 @@ public final class AdaptiveAdmission implements Admission {
                         }
                         left = true;
                         waiting--;
-                        return new Admitted(Key.this, System.nanoTime());
+                        return new Place(Key.this, System.nanoTime());
                     } finally {
                         lock.unlock();
                     }

@@ -113,12 +113,30 @@ public interface Admission extends AutoCloseable {
     default void close() {
     }
 
-    /** An admission's answer for one request: admitted, or {@link Refused} with its {@link Refusal}. */
-    interface Ticket {
+    /**
+     * An admission's answer for one request: {@link Admitted} (a place to give back) or {@link Refused} with its
+     * {@link Refusal}; nothing else, so that whoever answers the request knows which by its type.
+     */
+    sealed interface Ticket permits Admitted, Refused {
         /** True when admitted; else the ticket is a {@link Refused}, which says why not. */
         boolean admitted();
 
-        /** The request is done (call once, only when admitted). */
+        /** The request is done (call once, only when admitted; nothing to do for a {@link Refused}). */
+        void exit();
+    }
+
+    /**
+     * An admitted request's place. An admission hands out one instance per place or per request as it likes (a
+     * {@link FixedAdmission} hands out one constant, so admitting allocates nothing).
+     */
+    non-sealed interface Admitted extends Ticket {
+        @Override
+        default boolean admitted() {
+            return true;
+        }
+
+        /** The request is done: its place is free again. Call exactly once. */
+        @Override
         void exit();
     }
 

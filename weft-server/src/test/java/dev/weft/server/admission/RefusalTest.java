@@ -30,4 +30,22 @@ class RefusalTest {
             first.exit();
         }
     }
+
+    @Test
+    void aFixedAdmissionAllocatesNoTicketAndEachTicketIsOneOfTwoKinds() {
+        try (FixedAdmission a = new FixedAdmission(2, Duration.ZERO)) {
+            Admission.Ticket first = a.enter(null);
+            Admission.Ticket second = a.tryEnter(null);
+            assertThat(second).as("the one admitted ticket of a fixed admission").isSameAs(first);
+            String kind = switch (a.tryEnter(null)) {
+                case Admission.Admitted admitted -> "admitted";
+                case Admission.Refused(Refusal why) -> why.message();
+            };
+            assertThat(kind).isEqualTo("over capacity: 2 requests in flight (max_concurrent)");
+            assertThat(a.tryEnter(null)).as("the one refusal of a full fixed admission").isSameAs(a.enter(null));
+            first.exit();
+            second.exit();
+            assertThat(a.inFlight()).isZero();
+        }
+    }
 }
