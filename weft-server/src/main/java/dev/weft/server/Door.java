@@ -554,20 +554,20 @@ final class Door implements AutoCloseable {
             c.activity.busy();
             ServerRequest r = new ServerRequest(head, EMPTY, c.remote, System.nanoTime());
             requestsRead++; // only this thread writes it
-            Admission.Ticket ticket;
+            Admission.Decision decision;
             try {
-                ticket = admission.tryEnter(r);
+                decision = admission.tryEnter(r);
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "the admission failed on " + r.method() + " " + r.path(), e);
-                ticket = null; // let enter() on a virtual thread answer it
+                decision = Admission.WouldWait.WOULD_WAIT; // let enter() on a virtual thread answer it
             }
-            switch (ticket) {
+            switch (decision) {
                 case Admission.Refused refused -> {
                     refusals++;
                     answer(c, requests.refused(r, refused), head.keepAlive());
                 }
                 case Admission.Admitted admitted -> run(c, r, admitted);
-                case null -> {
+                case Admission.WouldWait w -> {
                     Admission.Queued q = admission.queue(r);
                     if (q == null) {
                         run(c, r, null); // it waits for its place on its own virtual thread
@@ -604,12 +604,12 @@ final class Door implements AutoCloseable {
                 c.queued.leave(); // gone: give its place in the queue back (not a 503: nobody is there to get it)
                 t = null;
             } else {
-                t = c.queued.poll();
-                if (t == null && now - c.queued.deadline() >= 0) {
+                if (c.queued.poll() instanceof Admission.Ticket ready) {
+                    t = ready;
+                } else if (now - c.queued.deadline() >= 0) {
                     t = c.queued.expire();
-                }
-                if (t == null) {
-                    continue;
+                } else {
+                    continue; // still waiting
                 }
             }
             it.remove();

@@ -578,8 +578,8 @@ class DoorIT {
         }
 
         @Override
-        public Ticket tryEnter(dev.weft.server.ServerRequest r) {
-            Ticket t = inner.tryEnter(r);
+        public Decision tryEnter(dev.weft.server.ServerRequest r) {
+            Decision t = inner.tryEnter(r);
             if (r.path().equals("/closing") && !queueIt) {
                 closeServer();
             }

@@ -187,16 +187,16 @@ public final class AdaptiveAdmission implements Admission {
     }
 
     @Override
-    public Ticket tryEnter(ServerRequest r) {
+    public Decision tryEnter(ServerRequest r) {
         String k = keyOf.apply(r);
         return k == null ? countedNoKey(ceiling.tryEnter(r)) : key(k).tryEnter();
     }
 
-    private Ticket countedNoKey(Ticket t) {
-        if (t != null && !t.admitted()) {
+    private <D extends Decision> D countedNoKey(D d) {
+        if (d instanceof Refused) {
             shedNoKey.incrementAndGet();
         }
-        return t;
+        return d;
     }
 
     /** The key's state (made and announced the first time), after a revision of the limits if one is due. */
@@ -579,11 +579,12 @@ public final class AdaptiveAdmission implements Admission {
             }
         }
 
-        /** As {@link #enter()}, but null instead of waiting in the queue. */
-        Ticket tryEnter() {
+        /** As {@link #enter()}, but {@link WouldWait#WOULD_WAIT} instead of waiting in the queue. */
+        Decision tryEnter() {
             lock.lock();
             try {
-                return atOnce();
+                Ticket t = atOnce();
+                return t != null ? t : WouldWait.WOULD_WAIT;
             } finally {
                 lock.unlock();
             }
@@ -618,11 +619,11 @@ public final class AdaptiveAdmission implements Admission {
                 }
 
                 @Override
-                public Ticket poll() {
+                public Decision poll() {
                     lock.lock();
                     try {
                         if (left || !take()) {
-                            return null;
+                            return WouldWait.WOULD_WAIT;
                         }
                         left = true;
                         waiting--;
@@ -633,7 +634,7 @@ public final class AdaptiveAdmission implements Admission {
                 }
 
                 @Override
-                public Ticket expire() {
+                public Refused expire() {
                     leave();
                     return waitedTooLong();
                 }
@@ -653,7 +654,7 @@ public final class AdaptiveAdmission implements Admission {
             };
         }
 
-        private Ticket waitedTooLong() {
+        private Refused waitedTooLong() {
             return refuse(new Refusal.WaitedTooLong(at(), policy.maxWait()));
         }
 
@@ -678,7 +679,7 @@ public final class AdaptiveAdmission implements Admission {
             return true;
         }
 
-        private Ticket refuse(Refusal why) {
+        private Refused refuse(Refusal why) {
             shed.incrementAndGet();
             return new Refused(why);
         }

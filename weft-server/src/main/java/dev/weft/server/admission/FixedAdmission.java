@@ -48,12 +48,12 @@ public final class FixedAdmission implements Admission {
     }
 
     @Override
-    public Ticket tryEnter(ServerRequest r) {
+    public Decision tryEnter(ServerRequest r) {
         if (permits.tryAcquire()) {
             return admitted;
         }
         if (maxWaitNanos > 0) {
-            return null; // it would wait for a place: only enter() can tell
+            return WouldWait.WOULD_WAIT; // only enter() can tell
         }
         return full();
     }
