@@ -145,15 +145,18 @@ public final class HttpServer implements AutoCloseable {
             return this;
         }
 
+        /** One address to bind. Default: an ephemeral port of the loopback address. */
         public Builder listen(InetSocketAddress address) {
             return listen(List.of(address));
         }
 
+        /** Default {@link ServerLimits#DEFAULT} (its Javadoc gives each limit's default). */
         public Builder limits(ServerLimits limits) {
             this.limits = java.util.Objects.requireNonNull(limits, "limits");
             return this;
         }
 
+        /** Where the handler runs. Default {@link ExecutorModel.Virtual}: the connection's (or stream's) virtual thread. */
         public Builder executor(ExecutorModel executor) {
             this.executor = java.util.Objects.requireNonNull(executor, "executor");
             return this;
