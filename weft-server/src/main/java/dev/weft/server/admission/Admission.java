@@ -24,9 +24,9 @@ public interface Admission extends AutoCloseable {
     }
 
     /**
-     * After {@link #tryEnter} answered {@link WouldWait#WOULD_WAIT}: puts {@code r} in the queue without a thread to wait in it, for the
-     * front door to {@link Queued#poll() poll}. Null when this admission cannot queue that way (the door then runs
-     * {@link #enter} on a virtual thread).
+     * After {@link #tryEnter} answered {@link WouldWait#WOULD_WAIT}: puts {@code r} in the queue without a thread to
+     * wait in it, for the front door to {@link Queued#poll() poll}. Null when this admission cannot queue that way (the
+     * door then runs {@link #enter} on a virtual thread).
      */
     default Queued queue(ServerRequest r) {
         return null;
