@@ -233,8 +233,9 @@ public final class HttpServer implements AutoCloseable {
     private static ConnectionListener listen(HttpServer s, List<InetSocketAddress> listen, ServerLimits limits,
                                              java.util.function.Consumer<String> log, boolean door)
             throws IOException {
-        return ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
-                limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
+        return ConnectionListener.builder("weft", s::serve).listen(listen).maxConnections(limits.maxConnections())
+                .idleTimeout(limits.idleTimeout()).headerTimeout(limits.headerTimeout())
+                .adopter(door ? s.door::accepted : null).events(new ConnectionListener.Events() {
                     @Override
                     public void headerTimeout() {
                         s.headerTimeouts.incrementAndGet();
@@ -267,7 +268,7 @@ public final class HttpServer implements AutoCloseable {
                             LOG.log(System.Logger.Level.WARNING, line);
                         }
                     }
-                }, door ? s.door::accepted : null);
+                }).start();
     }
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {

@@ -82,9 +82,7 @@ class HeaderTimeoutIT {
     void aTimeoutIsCountedOnceWhileItsThreadHasNotYetNoticedTheClose() throws Exception {
         java.util.concurrent.atomic.AtomicInteger headerTimeouts = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.CountDownLatch notice = new java.util.concurrent.CountDownLatch(1);
-        try (ConnectionListener l = ConnectionListener.start(
-                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), 10, Duration.ofSeconds(60),
-                Duration.ofMillis(40), "sweep-test", (socket, activity) -> {
+        try (ConnectionListener l = ConnectionListener.builder("sweep-test", (socket, activity) -> {
                     activity.idle();
                     if (socket.getInputStream().read() >= 0) {
                         activity.bytesIn(); // a head has begun and never ends
@@ -94,12 +92,12 @@ class HeaderTimeoutIT {
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
-                }, new ConnectionListener.Events() {
+                }).maxConnections(10).headerTimeout(Duration.ofMillis(40)).events(new ConnectionListener.Events() {
                     @Override
                     public void headerTimeout() {
                         headerTimeouts.incrementAndGet();
                     }
-                });
+                }).start();
              Socket s = new Socket(InetAddress.getLoopbackAddress(), l.addresses().getFirst().getPort())) {
             s.getOutputStream().write('G');
             assertThat(closedByThePeer(s)).as("closed at the header timeout").isTrue();

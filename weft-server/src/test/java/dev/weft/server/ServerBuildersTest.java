@@ -68,4 +68,22 @@ class ServerBuildersTest {
         assertThatThrownBy(() -> HttpServer.builder(r -> null).listen(java.util.List.of()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void aListenerBuiltWithItsDefaultsAcceptsOnLoopback() throws Exception {
+        java.util.concurrent.CountDownLatch served = new java.util.concurrent.CountDownLatch(1);
+        try (ConnectionListener l = ConnectionListener.builder("builder-test", (socket, activity) -> {
+            socket.getOutputStream().write('!');
+            served.countDown();
+        }).start()) {
+            assertThat(l.addresses().getFirst().getAddress().isLoopbackAddress()).isTrue();
+            try (Socket c = new Socket(l.addresses().getFirst().getAddress(), l.addresses().getFirst().getPort())) {
+                c.setSoTimeout(10_000);
+                assertThat(c.getInputStream().read()).isEqualTo('!');
+            }
+            assertThat(served.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+        assertThatThrownBy(() -> ConnectionListener.builder("x", (socket, activity) -> { }).maxConnections(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max_connections");
+    }
 }
