@@ -9,9 +9,7 @@ import dev.weft.client.Transport;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.core.tls.Pem;
 import dev.weft.devtools.TestCerts;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import dev.weft.server.ServerTls;
 import dev.weft.server.admission.FixedAdmission;
@@ -71,8 +69,7 @@ class Http2InboundIT {
     /** GET /sleep?ms=N answers after N ms; POST answers the body's length. */
     private String start() throws Exception {
         ServerTls tls = ServerTls.start(() -> Pem.serverContext(certs.cert(), certs.key()), List.of(), null, m -> { });
-        server = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> {
+        server = HttpServer.builder(r -> {
                     int now = running.incrementAndGet();
                     peak.accumulateAndGet(now, Math::max);
                     try {
@@ -85,7 +82,8 @@ class Http2InboundIT {
                     } finally {
                         running.decrementAndGet();
                     }
-                }, tls, null, new FixedAdmission(10_000, Duration.ofMillis(100)), null, Http2Limits.DEFAULT);
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).tls(tls)
+                .admission(new FixedAdmission(10_000, Duration.ofMillis(100))).http2(Http2Limits.DEFAULT).start();
         return "https://127.0.0.1:" + server.addresses().getFirst().getPort();
     }
 

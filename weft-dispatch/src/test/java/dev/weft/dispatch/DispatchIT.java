@@ -3,9 +3,7 @@ package dev.weft.dispatch;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import dev.weft.dispatch.TestKafka.Sent;
 import dev.weft.dispatch.config.DispatchConfig;
@@ -87,12 +85,11 @@ class DispatchIT {
         record Got(String id, String ts, String sig, byte[] body) {
         }
         ConcurrentLinkedQueue<Got> got = new ConcurrentLinkedQueue<>();
-        try (HttpServer receiver = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> {
+        try (HttpServer receiver = HttpServer.builder(r -> {
                     got.add(new Got(r.header("webhook-id"), r.header("webhook-timestamp"), r.header("webhook-signature"),
                             r.body()));
                     return ServerResponse.json(204, new byte[0]);
-                })) {
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).start()) {
             String topic = TestKafka.topic("match", 2);
             List<String> values = List.of(
                     "{\"type\":\"order.created\",\"country\":\"DE\"}",   // 0: signed (all), typed (JSON type), de
@@ -162,8 +159,7 @@ class DispatchIT {
         String held = "{\"n\":4}";
         CountDownLatch release = new CountDownLatch(1);
         AtomicInteger answered = new AtomicInteger();
-        try (HttpServer receiver = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> {
+        try (HttpServer receiver = HttpServer.builder(r -> {
                     String body = new String(r.body(), StandardCharsets.UTF_8);
                     if (held.equals(body) && !release.await(60, TimeUnit.SECONDS)) {
                         return ServerResponse.json(500, new byte[0]);
@@ -172,7 +168,7 @@ class DispatchIT {
                         answered.incrementAndGet(); // the records of partition 0, not the probe of partition 1
                     }
                     return ServerResponse.json(204, new byte[0]);
-                })) {
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).start()) {
             String yaml = source(topic, "g-commit") + """
                     endpoints:
                       - { id: a, url: "%s", max_in_flight: 10, timeout: 90s }

@@ -5,9 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -52,13 +50,12 @@ class DispatchTraceIT {
         }
         ConcurrentLinkedQueue<Got> got = new ConcurrentLinkedQueue<>();
         Set<String> failedOnce = ConcurrentHashMap.newKeySet();
-        try (HttpServer receiver = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)),
-                ServerLimits.DEFAULT, new ExecutorModel.Virtual(), r -> {
+        try (HttpServer receiver = HttpServer.builder(r -> {
                     String id = r.header("webhook-id");
                     got.add(new Got(new String(r.body(), StandardCharsets.UTF_8), id, r.header("traceparent"),
                             r.header("tracestate")));
                     return failedOnce.add(id) ? ServerResponse.json(503, "{}") : ServerResponse.json(204, new byte[0]);
-                })) {
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).start()) {
             String topic = TestKafka.topic("trace", 1);
             try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
                     ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(), ProducerConfig.ACKS_CONFIG, "all",

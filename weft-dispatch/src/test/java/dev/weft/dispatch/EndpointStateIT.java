@@ -4,9 +4,7 @@ import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.dispatch.engine.EndpointStatus;
 import dev.weft.dispatch.status.StatusServer;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -38,12 +36,11 @@ class EndpointStateIT {
         static Receiver start(int status) throws Exception {
             Set<String> ids = ConcurrentHashMap.newKeySet();
             AtomicInteger n = new AtomicInteger();
-            HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                    new ExecutorModel.Virtual(), r -> {
+            HttpServer s = HttpServer.builder(r -> {
                         n.incrementAndGet();
                         ids.add(r.header("webhook-id"));
                         return ServerResponse.json(status, new byte[0]);
-                    });
+                    }).listen(new InetSocketAddress("127.0.0.1", 0)).start();
             return new Receiver(s, ids, n);
         }
 

@@ -7,9 +7,7 @@ import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.dispatch.engine.EndpointStatus;
 import dev.weft.dispatch.engine.KafkaAdmin;
 import dev.weft.dispatch.engine.Replay;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -50,11 +48,10 @@ class ParkingIT {
     record Endpoint(HttpServer server, ConcurrentLinkedQueue<String> bodies) implements AutoCloseable {
         static Endpoint start(int status) throws Exception {
             ConcurrentLinkedQueue<String> bodies = new ConcurrentLinkedQueue<>();
-            HttpServer s = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                    new ExecutorModel.Virtual(), r -> {
+            HttpServer s = HttpServer.builder(r -> {
                         bodies.add(new String(r.body(), StandardCharsets.UTF_8));
                         return ServerResponse.json(status, new byte[0]);
-                    });
+                    }).listen(new InetSocketAddress("127.0.0.1", 0)).start();
             return new Endpoint(s, bodies);
         }
 
@@ -276,17 +273,16 @@ class ParkingIT {
         String topic = TestKafka.topic("retryafter", 1);
         java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
         java.util.Set<String> delivered = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        try (HttpServer a = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> ServerResponse.json(503, new byte[0]).withHeader("Retry-After", "3600"));
-             HttpServer b = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                     new ExecutorModel.Virtual(), r -> {
+        try (HttpServer a = HttpServer.builder(r -> ServerResponse.json(503, new byte[0]).withHeader("Retry-After", "3600"))
+                .listen(new InetSocketAddress("127.0.0.1", 0)).start();
+             HttpServer b = HttpServer.builder(r -> {
                          String id = r.header("webhook-id");
                          if (seen.add(id)) {
                              return ServerResponse.json(503, new byte[0]);
                          }
                          delivered.add(id);
                          return ServerResponse.json(200, new byte[0]);
-                     })) {
+                     }).listen(new InetSocketAddress("127.0.0.1", 0)).start()) {
             String yaml = DispatchIT.sourceLine(topic, "g-ra") + """
                     defaults: { retry: [1s, 2s, 10080m], allow_private: true }
                     endpoints:
@@ -308,15 +304,14 @@ class ParkingIT {
 
     /** An endpoint that answers 503 with Retry-After: 3600 once, then 200; it records the webhook-ids it took. */
     static HttpServer onceRetryAfter(java.util.Set<String> seen, java.util.Set<String> delivered) throws Exception {
-        return HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> {
+        return HttpServer.builder(r -> {
                     String id = r.header("webhook-id");
                     if (seen.add(id)) {
                         return ServerResponse.json(503, new byte[0]).withHeader("Retry-After", "3600");
                     }
                     delivered.add(id);
                     return ServerResponse.json(200, new byte[0]);
-                });
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).start();
     }
 
     /** A record parked on the wait topic by a Retry-After of an hour is delivered as soon as the endpoint is enabled. */

@@ -4,9 +4,7 @@ import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.dispatch.engine.Replay;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
@@ -32,20 +30,18 @@ class ReplayIT {
         ConcurrentLinkedQueue<String> flakyIds = new ConcurrentLinkedQueue<>();
         Set<String> otherIds = ConcurrentHashMap.newKeySet();
         AtomicInteger otherRequests = new AtomicInteger();
-        try (HttpServer flaky = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> {
+        try (HttpServer flaky = HttpServer.builder(r -> {
                     int s = answer.get();
                     if (s == 204) {
                         flakyIds.add(r.header("webhook-id"));
                     }
                     return ServerResponse.json(s, new byte[0]);
-                });
-             HttpServer other = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                     new ExecutorModel.Virtual(), r -> {
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).start();
+             HttpServer other = HttpServer.builder(r -> {
                          otherRequests.incrementAndGet();
                          otherIds.add(r.header("webhook-id"));
                          return ServerResponse.json(204, new byte[0]);
-                     })) {
+                     }).listen(new InetSocketAddress("127.0.0.1", 0)).start()) {
             String yaml = EndpointStateIT.config(topic, "g-replay", List.of("flaky", "other"),
                     List.of(flaky.url(), other.url()));
             DispatchConfig cfg = DispatchConfigLoader.parse("test.yaml", yaml);

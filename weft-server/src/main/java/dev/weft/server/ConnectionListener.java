@@ -173,32 +173,98 @@ public final class ConnectionListener implements AutoCloseable {
     }
 
     /**
-     * @throws BindException naming the address when one cannot be bound (nothing stays open then)
+     * A listener that gives each accepted connection to {@code handler} on a virtual thread of its own, to be
+     * configured by name and started: by default on an ephemeral port of the loopback address, at most 16,000
+     * connections ({@link ServerLimits#DEFAULT}'s {@code maxConnections}), an idle connection closed after 60 s (its
+     * {@code idleTimeout}), no header timeout, nobody told of its events and no adopter.
+     *
+     * @param name the prefix of its threads' names
      */
-    public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
-                                           String name, Handler handler, Events events) throws IOException {
-        return start(listen, maxConnections, idleTimeout, null, name, handler, events);
+    public static Builder builder(String name, Handler handler) {
+        return new Builder(name, handler);
     }
 
-    /**
-     * @param headerTimeout a connection whose request head began longer ago than this (see
-     *                      {@link Activity#bytesIn()}) is closed; null for no such limit
-     */
-    public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
-                                           Duration headerTimeout, String name, Handler handler, Events events)
-            throws IOException {
-        return start(listen, maxConnections, idleTimeout, headerTimeout, name, handler, events, null);
+    /** What a listener binds, how many connections it holds, when it closes them and whom it tells. */
+    public static final class Builder {
+        private final String name;
+        private final Handler handler;
+        private List<InetSocketAddress> listen =
+                List.of(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0));
+        private int maxConnections = ServerLimits.DEFAULT.maxConnections();
+        private Duration idleTimeout = ServerLimits.DEFAULT.idleTimeout();
+        private Duration headerTimeout;
+        private Events events;
+        private Adopter adopter;
+
+        private Builder(String name, Handler handler) {
+            this.name = java.util.Objects.requireNonNull(name, "name");
+            this.handler = java.util.Objects.requireNonNull(handler, "handler");
+        }
+
+        /** The addresses to bind, each a socket of its own (at least one). */
+        public Builder listen(List<InetSocketAddress> addresses) {
+            if (addresses.isEmpty()) {
+                throw new IllegalArgumentException("a listener listens on at least one address");
+            }
+            this.listen = List.copyOf(addresses);
+            return this;
+        }
+
+        /** Connections held at once; more are closed at accept (and {@link Events#refused()} told). */
+        public Builder maxConnections(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("max_connections must be at least 1");
+            }
+            this.maxConnections = n;
+            return this;
+        }
+
+        /** A connection idle for this long is closed. */
+        public Builder idleTimeout(Duration d) {
+            this.idleTimeout = java.util.Objects.requireNonNull(d, "idleTimeout");
+            return this;
+        }
+
+        /**
+         * A connection whose request head began longer ago than this (see {@link Activity#bytesIn()}) is closed;
+         * null (the default) for no such limit.
+         */
+        public Builder headerTimeout(Duration d) {
+            this.headerTimeout = d;
+            return this;
+        }
+
+        /** Who is told of connections opened, closed, refused and timed out. Null (the default): nobody. */
+        public Builder events(Events events) {
+            this.events = events;
+            return this;
+        }
+
+        /**
+         * Non-null: every accepted {@link Socket} has a {@link java.nio.channels.SocketChannel}
+         * ({@link Socket#getChannel()}), connections are accepted on a platform thread (not behind the work on the
+         * carriers), and {@code adopter} is told of each there, with TCP_NODELAY already set, before the handler runs
+         * on the connection's virtual thread. Null (the default): plain sockets, accepted on a virtual thread.
+         */
+        public Builder adopter(Adopter adopter) {
+            this.adopter = adopter;
+            return this;
+        }
+
+        /**
+         * Binds every address and starts accepting.
+         *
+         * @throws BindException naming the address when one cannot be bound (nothing stays open then)
+         */
+        public ConnectionListener start() throws IOException {
+            return ConnectionListener.start(listen, maxConnections, idleTimeout, headerTimeout, name, handler, events,
+                    adopter);
+        }
     }
 
-    /**
-     * @param adopter non-null: every accepted {@link Socket} has a {@link java.nio.channels.SocketChannel}
-     *                ({@link Socket#getChannel()}), connections are accepted on a platform thread (not behind the
-     *                work on the carriers), and {@code adopter} is told of each there, with TCP_NODELAY already
-     *                set, before {@code handler} runs on the connection's virtual thread
-     */
-    public static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
-                                           Duration headerTimeout, String name, Handler handler, Events events,
-                                           Adopter adopter) throws IOException {
+    private static ConnectionListener start(List<InetSocketAddress> listen, int maxConnections, Duration idleTimeout,
+                                            Duration headerTimeout, String name, Handler handler, Events events,
+                                            Adopter adopter) throws IOException {
         boolean channels = adopter != null;
         ConnectionListener l = new ConnectionListener(maxConnections, idleTimeout, headerTimeout, handler,
                 events == null ? new Events() { } : events, adopter);

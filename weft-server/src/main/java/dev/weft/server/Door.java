@@ -66,10 +66,10 @@ final class Door implements AutoCloseable {
     /** What the door asks of the server. */
     interface Requests {
         /** Told of a refusal before its 503 is written (the access log); must not block. */
-        ServerResponse refused(ServerRequest r, Admission.Ticket refusal);
+        ServerResponse refused(ServerRequest r, Admission.Refused refusal);
 
         /** Runs an admitted request ({@code ticket} non-null) or one that must wait for its place (null). */
-        ServerResponse handle(ServerRequest r, Admission.Ticket ticket);
+        ServerResponse handle(ServerRequest r, Admission.Admitted ticket);
     }
 
     private final Selector selector;
@@ -554,21 +554,25 @@ final class Door implements AutoCloseable {
             c.activity.busy();
             ServerRequest r = new ServerRequest(head, EMPTY, c.remote, System.nanoTime());
             requestsRead++; // only this thread writes it
-            Admission.Ticket ticket;
+            Admission.Decision decision;
             try {
-                ticket = admission.tryEnter(r);
+                decision = admission.tryEnter(r);
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "the admission failed on " + r.method() + " " + r.path(), e);
-                ticket = null; // let enter() on a virtual thread answer it
+                decision = Admission.WouldWait.WOULD_WAIT; // let enter() on a virtual thread answer it
             }
-            if (ticket != null && !ticket.admitted()) {
-                refusals++;
-                answer(c, requests.refused(r, ticket), head.keepAlive());
-                continue;
-            }
-            if (ticket == null) {
-                Admission.Queued q = admission.queue(r);
-                if (q != null) {
+            switch (decision) {
+                case Admission.Refused refused -> {
+                    refusals++;
+                    answer(c, requests.refused(r, refused), head.keepAlive());
+                }
+                case Admission.Admitted admitted -> run(c, r, admitted);
+                case Admission.WouldWait w -> {
+                    Admission.Queued q = admission.queue(r);
+                    if (q == null) {
+                        run(c, r, null); // it waits for its place on its own virtual thread
+                        break;
+                    }
                     c.running = true; // read nothing more until it is answered
                     try {
                         c.key.interestOps(0);
@@ -582,7 +586,6 @@ final class Door implements AutoCloseable {
                     return;
                 }
             }
-            run(c, r, ticket);
         }
     }
 
@@ -601,12 +604,12 @@ final class Door implements AutoCloseable {
                 c.queued.leave(); // gone: give its place in the queue back (not a 503: nobody is there to get it)
                 t = null;
             } else {
-                t = c.queued.poll();
-                if (t == null && now - c.queued.deadline() >= 0) {
+                if (c.queued.poll() instanceof Admission.Ticket ready) {
+                    t = ready;
+                } else if (now - c.queued.deadline() >= 0) {
                     t = c.queued.expire();
-                }
-                if (t == null) {
-                    continue;
+                } else {
+                    continue; // still waiting
                 }
             }
             it.remove();
@@ -625,13 +628,14 @@ final class Door implements AutoCloseable {
                 continue;
             }
             try {
-                if (t.admitted()) {
-                    run(c, r, t);
-                } else {
-                    refusals++;
-                    answer(c, requests.refused(r, t), r.head().keepAlive());
-                    if (c.out == null && held.contains(c)) {
-                        serveRead(c);
+                switch (t) {
+                    case Admission.Admitted admitted -> run(c, r, admitted);
+                    case Admission.Refused refused -> {
+                        refusals++;
+                        answer(c, requests.refused(r, refused), r.head().keepAlive());
+                        if (c.out == null && held.contains(c)) {
+                            serveRead(c);
+                        }
                     }
                 }
             } catch (RuntimeException e) {
@@ -644,7 +648,7 @@ final class Door implements AutoCloseable {
      * Runs {@code r} on a virtual thread of its own (admitted, or null: it waits for its place there). When the
      * connection was closed since its head was read ({@link #dropped}), gives the place back and throws.
      */
-    private void run(Conn c, ServerRequest r, Admission.Ticket admitted) {
+    private void run(Conn c, ServerRequest r, Admission.Admitted admitted) {
         RequestHead head = r.head();
         c.running = true;
         try {

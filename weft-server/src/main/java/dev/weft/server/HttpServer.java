@@ -145,15 +145,18 @@ public final class HttpServer implements AutoCloseable {
             return this;
         }
 
+        /** One address to bind. Default: an ephemeral port of the loopback address. */
         public Builder listen(InetSocketAddress address) {
             return listen(List.of(address));
         }
 
+        /** Default {@link ServerLimits#DEFAULT} (its Javadoc gives each limit's default). */
         public Builder limits(ServerLimits limits) {
             this.limits = java.util.Objects.requireNonNull(limits, "limits");
             return this;
         }
 
+        /** Where the handler runs. Default {@link ExecutorModel.Virtual}: the connection's (or stream's) virtual thread. */
         public Builder executor(ExecutorModel executor) {
             this.executor = java.util.Objects.requireNonNull(executor, "executor");
             return this;
@@ -227,61 +230,12 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, Admission admission) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).admission(admission).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log)
-            throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
-                                   Admission admission) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
-                .start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
-                                   Admission admission, Refusals refusals) throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
-                .refusals(refusals).start();
-    }
-
-    /** @deprecated positional: use {@link #builder(HttpHandler)}; kept so that code written against it still compiles */
-    @Deprecated(forRemoval = true)
-    public static HttpServer start(List<InetSocketAddress> listen, ServerLimits limits, ExecutorModel model,
-                                   HttpHandler handler, ServerTls tls, java.util.function.Consumer<String> log,
-                                   Admission admission, Refusals refusals, dev.weft.server.http2.Http2Limits http2)
-            throws IOException {
-        return builder(handler).listen(listen).limits(limits).executor(model).tls(tls).log(log).admission(admission)
-                .refusals(refusals).http2(http2).start();
-    }
-
     private static ConnectionListener listen(HttpServer s, List<InetSocketAddress> listen, ServerLimits limits,
                                              java.util.function.Consumer<String> log, boolean door)
             throws IOException {
-        return ConnectionListener.start(listen, limits.maxConnections(), limits.idleTimeout(),
-                limits.headerTimeout(), "weft", s::serve, new ConnectionListener.Events() {
+        return ConnectionListener.builder("weft", s::serve).listen(listen).maxConnections(limits.maxConnections())
+                .idleTimeout(limits.idleTimeout()).headerTimeout(limits.headerTimeout())
+                .adopter(door ? s.door::accepted : null).events(new ConnectionListener.Events() {
                     @Override
                     public void headerTimeout() {
                         s.headerTimeouts.incrementAndGet();
@@ -314,7 +268,7 @@ public final class HttpServer implements AutoCloseable {
                             LOG.log(System.Logger.Level.WARNING, line);
                         }
                     }
-                }, door ? s.door::accepted : null);
+                }).start();
     }
 
     private void serve(Socket socket, ConnectionListener.Activity activity) throws IOException {
@@ -440,30 +394,29 @@ public final class HttpServer implements AutoCloseable {
     /** What the {@link Door} asks of this server. */
     private final class DoorRequests implements Door.Requests {
         @Override
-        public ServerResponse refused(ServerRequest r, Admission.Ticket refusal) {
+        public ServerResponse refused(ServerRequest r, Admission.Refused refusal) {
             return refusal(r, refusal);
         }
 
         @Override
-        public ServerResponse handle(ServerRequest r, Admission.Ticket ticket) {
+        public ServerResponse handle(ServerRequest r, Admission.Admitted ticket) {
             return ticket == null ? admitAndHandle(r) : handleAdmitted(r, ticket);
         }
     }
 
-    private ServerResponse refusal(ServerRequest r, Admission.Ticket ticket) {
-        String why = ticket instanceof Admission.Refused(var refusal) ? refusal.message() : "refused";
-        return tell(r, r.remote(), error(503, why).withHeader("Retry-After", "1"), RefusedBy.ADMISSION);
+    private ServerResponse refusal(ServerRequest r, Admission.Refused refused) {
+        return tell(r, r.remote(), error(503, refused.why().message()).withHeader("Retry-After", "1"),
+                RefusedBy.ADMISSION);
     }
 
     private ServerResponse admitAndHandle(ServerRequest r) {
-        Admission.Ticket ticket = admission.enter(r);
-        if (!ticket.admitted()) {
-            return refusal(r, ticket);
-        }
-        return handleAdmitted(r, ticket);
+        return switch (admission.enter(r)) {
+            case Admission.Admitted admitted -> handleAdmitted(r, admitted);
+            case Admission.Refused refused -> refusal(r, refused);
+        };
     }
 
-    private ServerResponse handleAdmitted(ServerRequest r, Admission.Ticket ticket) {
+    private ServerResponse handleAdmitted(ServerRequest r, Admission.Admitted ticket) {
         inFlight.incrementAndGet();
         try {
             if (pool == null) {

@@ -3,7 +3,8 @@ package dev.weft.server;
 import java.time.Duration;
 
 /**
- * Limits of an inbound server.
+ * Limits of an inbound server, built by name: {@code ServerLimits.builder().maxConnections(300).build()} (what is not
+ * set keeps its default below, those of {@link #DEFAULT}), {@link #toBuilder()} or a {@code withX} of one limit.
  *
  * @param maxConcurrent  requests handled at once; past it a request waits up to {@code maxWait}, then
  *                       gets 503 with Retry-After (default 10,000)
@@ -31,6 +32,11 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
             DEFAULT_BODY_TIMEOUT);
 
     public ServerLimits {
+        java.util.Objects.requireNonNull(maxWait, "maxWait");
+        java.util.Objects.requireNonNull(idleTimeout, "idleTimeout");
+        java.util.Objects.requireNonNull(drainTimeout, "drainTimeout");
+        java.util.Objects.requireNonNull(headerTimeout, "headerTimeout");
+        java.util.Objects.requireNonNull(bodyTimeout, "bodyTimeout");
         if (maxConcurrent < 1 || maxHeadBytes < 256 || maxBodyBytes < 0 || maxConnections < 1) {
             throw new IllegalArgumentException("server limits must be positive (max_head_bytes at least 256)");
         }
@@ -40,30 +46,6 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
         if (bodyTimeout.isZero() || bodyTimeout.isNegative()) {
             throw new IllegalArgumentException("body_timeout must be above zero");
         }
-    }
-
-    /**
-     * The limits with the default body timeout.
-     *
-     * @deprecated positional: use {@link #builder()}; kept so that code written against it still compiles
-     */
-    @Deprecated(forRemoval = true)
-    public ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes, Duration idleTimeout,
-                        int maxConnections, Duration drainTimeout, Duration headerTimeout) {
-        this(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
-                headerTimeout, DEFAULT_BODY_TIMEOUT);
-    }
-
-    /**
-     * The limits with the default header timeout.
-     *
-     * @deprecated positional: use {@link #builder()}; kept so that code written against it still compiles
-     */
-    @Deprecated(forRemoval = true)
-    public ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes, Duration idleTimeout,
-                        int maxConnections, Duration drainTimeout) {
-        this(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
-                DEFAULT_HEADER_TIMEOUT, DEFAULT_BODY_TIMEOUT);
     }
 
     /** A builder that starts from {@link #DEFAULT}: set the limits that differ, by name. */
@@ -153,33 +135,33 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
         }
     }
 
+    /** These limits with {@code maxConcurrent} = {@code n}. */
     public ServerLimits withMaxConcurrent(int n) {
-        return new ServerLimits(n, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections, drainTimeout,
-                headerTimeout, bodyTimeout);
+        return toBuilder().maxConcurrent(n).build();
     }
 
+    /** These limits with {@code maxWait} = {@code d}. */
     public ServerLimits withMaxWait(Duration d) {
-        return new ServerLimits(maxConcurrent, d, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
-                drainTimeout, headerTimeout, bodyTimeout);
+        return toBuilder().maxWait(d).build();
     }
 
+    /** These limits with {@code maxConnections} = {@code n}. */
     public ServerLimits withMaxConnections(int n) {
-        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, n, drainTimeout,
-                headerTimeout, bodyTimeout);
+        return toBuilder().maxConnections(n).build();
     }
 
+    /** These limits with {@code maxBodyBytes} = {@code n}. */
     public ServerLimits withMaxBodyBytes(long n) {
-        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, n, idleTimeout, maxConnections, drainTimeout,
-                headerTimeout, bodyTimeout);
+        return toBuilder().maxBodyBytes(n).build();
     }
 
+    /** These limits with {@code headerTimeout} = {@code d}. */
     public ServerLimits withHeaderTimeout(Duration d) {
-        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
-                drainTimeout, d, bodyTimeout);
+        return toBuilder().headerTimeout(d).build();
     }
 
+    /** These limits with {@code bodyTimeout} = {@code d}. */
     public ServerLimits withBodyTimeout(Duration d) {
-        return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
-                drainTimeout, headerTimeout, d);
+        return toBuilder().bodyTimeout(d).build();
     }
 }

@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
@@ -52,8 +51,7 @@ class DoorIT {
 
     private static HttpServer start(HttpHandler handler, Admission admission, HttpServer.Refusals refusals,
                                     ServerLimits limits) throws IOException {
-        return HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), limits,
-                new ExecutorModel.Virtual(), handler, null, null, admission, refusals);
+        return HttpServer.builder(handler).limits(limits).admission(admission).refusals(refusals).start();
     }
 
     /** Answers {@code {"path": ...}}; a request for {@code held} is counted and waits (up to 10 s) for {@code release}. */
@@ -353,8 +351,7 @@ class DoorIT {
                 : ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}");
         ServerLimits limits = ServerLimits.DEFAULT;
         try (HttpServer door = start(handler, admission(Map.of(), 0, Duration.ZERO), null, limits);
-             HttpServer plain = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                     limits, new ExecutorModel.Virtual(), handler)) {
+             HttpServer plain = HttpServer.builder(handler).limits(limits).start()) {
             for (HttpServer server : List.of(door, plain)) {
                 try (Socket c = connect(server)) {
                     InputStream in = c.getInputStream();
@@ -441,8 +438,8 @@ class DoorIT {
      */
     @Test
     void theDoorAnswersMutatedRequestsAsTheBlockingPathDoes() throws Exception {
-        ServerLimits limits = new ServerLimits(100, Duration.ofMillis(100), 1024, 4096, Duration.ofSeconds(30), 100,
-                Duration.ofSeconds(1));
+        ServerLimits limits = ServerLimits.builder().maxConcurrent(100).maxHeadBytes(1024).maxBodyBytes(4096)
+                .idleTimeout(Duration.ofSeconds(30)).maxConnections(100).drainTimeout(Duration.ofSeconds(1)).build();
         HttpHandler handler = r -> ServerResponse.json(200, "{\"body\":" + r.body().length + "}");
         String[] seeds = {
                 "GET /a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -455,8 +452,7 @@ class DoorIT {
         long seed = 20261125L;
         Random random = new Random(seed);
         List<String> differences = new ArrayList<>();
-        try (HttpServer blocking = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                limits, new ExecutorModel.Virtual(), handler);
+        try (HttpServer blocking = HttpServer.builder(handler).limits(limits).start();
              HttpServer door = start(handler, admission(Map.of(), 0, Duration.ZERO), null, limits)) {
             for (int i = 0; i < 300; i++) {
                 byte[] b = seeds[random.nextInt(seeds.length)].getBytes(StandardCharsets.ISO_8859_1);
@@ -582,8 +578,8 @@ class DoorIT {
         }
 
         @Override
-        public Ticket tryEnter(dev.weft.server.ServerRequest r) {
-            Ticket t = inner.tryEnter(r);
+        public Decision tryEnter(dev.weft.server.ServerRequest r) {
+            Decision t = inner.tryEnter(r);
             if (r.path().equals("/closing") && !queueIt) {
                 closeServer();
             }

@@ -24,8 +24,7 @@ class HeaderTimeoutIT {
     @Test
     void aHeadTrickledPastTheHeaderTimeoutIsClosedWhileOthersAreServed() throws Exception {
         ServerLimits limits = ServerLimits.DEFAULT.withHeaderTimeout(Duration.ofSeconds(1));
-        try (HttpServer server = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                limits, new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{}"))) {
+        try (HttpServer server = HttpServer.builder(r -> ServerResponse.json(200, "{}")).limits(limits).start()) {
             trickledHeadIsClosedWhileOthersAreServed(server);
         }
     }
@@ -34,9 +33,8 @@ class HeaderTimeoutIT {
     @Test
     void aHeadTrickledPastTheHeaderTimeoutIsClosedByTheFrontDoorToo() throws Exception {
         ServerLimits limits = ServerLimits.DEFAULT.withHeaderTimeout(Duration.ofSeconds(1));
-        try (HttpServer server = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                limits, new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{}"),
-                DoorIT.admission(java.util.Map.of(), 0, Duration.ZERO))) {
+        try (HttpServer server = HttpServer.builder(r -> ServerResponse.json(200, "{}")).limits(limits)
+                .admission(DoorIT.admission(java.util.Map.of(), 0, Duration.ZERO)).start()) {
             trickledHeadIsClosedWhileOthersAreServed(server);
         }
     }
@@ -84,9 +82,7 @@ class HeaderTimeoutIT {
     void aTimeoutIsCountedOnceWhileItsThreadHasNotYetNoticedTheClose() throws Exception {
         java.util.concurrent.atomic.AtomicInteger headerTimeouts = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.CountDownLatch notice = new java.util.concurrent.CountDownLatch(1);
-        try (ConnectionListener l = ConnectionListener.start(
-                List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), 10, Duration.ofSeconds(60),
-                Duration.ofMillis(40), "sweep-test", (socket, activity) -> {
+        try (ConnectionListener l = ConnectionListener.builder("sweep-test", (socket, activity) -> {
                     activity.idle();
                     if (socket.getInputStream().read() >= 0) {
                         activity.bytesIn(); // a head has begun and never ends
@@ -96,12 +92,12 @@ class HeaderTimeoutIT {
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
-                }, new ConnectionListener.Events() {
+                }).maxConnections(10).headerTimeout(Duration.ofMillis(40)).events(new ConnectionListener.Events() {
                     @Override
                     public void headerTimeout() {
                         headerTimeouts.incrementAndGet();
                     }
-                });
+                }).start();
              Socket s = new Socket(InetAddress.getLoopbackAddress(), l.addresses().getFirst().getPort())) {
             s.getOutputStream().write('G');
             assertThat(closedByThePeer(s)).as("closed at the header timeout").isTrue();
@@ -116,9 +112,9 @@ class HeaderTimeoutIT {
 
     private static HttpServer server(ServerLimits limits, boolean door, HttpHandler handler) throws Exception {
         List<InetSocketAddress> at = List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        return door ? HttpServer.start(at, limits, new ExecutorModel.Virtual(), handler,
-                DoorIT.admission(java.util.Map.of(), 0, Duration.ZERO))
-                : HttpServer.start(at, limits, new ExecutorModel.Virtual(), handler);
+        return door ? HttpServer.builder(handler).listen(at).limits(limits)
+                .admission(DoorIT.admission(java.util.Map.of(), 0, Duration.ZERO)).start()
+                : HttpServer.builder(handler).listen(at).limits(limits).start();
     }
 
     /** True when the peer closed (or reset) the connection within 10 s. */
@@ -174,8 +170,7 @@ class HeaderTimeoutIT {
     void anAnswerThePeerDoesNotTakeIsClosedAtTheIdleTimeout() throws Exception {
         byte[] big = new byte[32 * 1024 * 1024]; // far more than the socket buffers hold
         for (boolean door : new boolean[] {false, true}) {
-            ServerLimits limits = new ServerLimits(10_000, Duration.ofMillis(100), 16 * 1024, 1024 * 1024,
-                    Duration.ofSeconds(1), 16_000, Duration.ofSeconds(10));
+            ServerLimits limits = ServerLimits.builder().idleTimeout(Duration.ofSeconds(1)).build();
             try (HttpServer server = server(limits, door, r -> r.path().equals("/big")
                     ? new ServerResponse(200, dev.weft.http.Headers.of("content-type", "application/octet-stream"), big)
                     : ServerResponse.json(200, "{}"));

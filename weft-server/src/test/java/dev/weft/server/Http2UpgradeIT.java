@@ -6,8 +6,6 @@ import dev.weft.server.http2.Http2Limits;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,11 +27,10 @@ class Http2UpgradeIT {
     private static HttpServer start(boolean upgrade, boolean door) throws Exception {
         Admission admission = door ? DoorIT.admission(Map.of(), 0, Duration.ZERO)
                 : new FixedAdmission(10_000, Duration.ofMillis(100));
-        return HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> {
+        return HttpServer.builder(r -> {
                     Thread.sleep(50);
                     return ServerResponse.json(200, "{\"path\":\"" + r.path() + "\",\"body\":" + r.body().length + "}");
-                }, null, null, admission, null, Http2Limits.DEFAULT.withUpgrade(upgrade));
+                }).admission(admission).http2(Http2Limits.DEFAULT.withUpgrade(upgrade)).start();
     }
 
     @ParameterizedTest(name = "through the front door: {0}")

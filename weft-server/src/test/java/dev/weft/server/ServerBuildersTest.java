@@ -22,6 +22,27 @@ class ServerBuildersTest {
     }
 
     @Test
+    void theDefaultsAreTheDocumentedOnes() {
+        ServerLimits d = ServerLimits.builder().build();
+        assertThat(d).isEqualTo(ServerLimits.DEFAULT);
+        assertThat(d.maxConcurrent()).isEqualTo(10_000);
+        assertThat(d.maxWait()).isEqualTo(Duration.ofMillis(100));
+        assertThat(d.maxHeadBytes()).isEqualTo(16 * 1024);
+        assertThat(d.maxBodyBytes()).isEqualTo(1024 * 1024);
+        assertThat(d.idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(d.maxConnections()).isEqualTo(16_000);
+        assertThat(d.drainTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.headerTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.bodyTimeout()).isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void aLimitLeftOutIsNamed() {
+        assertThatThrownBy(() -> ServerLimits.builder().idleTimeout(null).build())
+                .isInstanceOf(NullPointerException.class).hasMessage("idleTimeout");
+    }
+
+    @Test
     void limitsOutOfRangeAreRefusedAtBuild() {
         assertThatThrownBy(() -> ServerLimits.builder().maxHeadBytes(10).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max_head_bytes at least 256");
@@ -46,5 +67,23 @@ class ServerBuildersTest {
         }
         assertThatThrownBy(() -> HttpServer.builder(r -> null).listen(java.util.List.of()))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aListenerBuiltWithItsDefaultsAcceptsOnLoopback() throws Exception {
+        java.util.concurrent.CountDownLatch served = new java.util.concurrent.CountDownLatch(1);
+        try (ConnectionListener l = ConnectionListener.builder("builder-test", (socket, activity) -> {
+            socket.getOutputStream().write('!');
+            served.countDown();
+        }).start()) {
+            assertThat(l.addresses().getFirst().getAddress().isLoopbackAddress()).isTrue();
+            try (Socket c = new Socket(l.addresses().getFirst().getAddress(), l.addresses().getFirst().getPort())) {
+                c.setSoTimeout(10_000);
+                assertThat(c.getInputStream().read()).isEqualTo('!');
+            }
+            assertThat(served.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+        assertThatThrownBy(() -> ConnectionListener.builder("x", (socket, activity) -> { }).maxConnections(0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max_connections");
     }
 }

@@ -4,11 +4,9 @@ import dev.weft.server.admission.FixedAdmission;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,13 +28,12 @@ class ServerCloseIT {
         CountDownLatch never = new CountDownLatch(1);
         AtomicInteger calls = new AtomicInteger();
         FixedAdmission admission = new FixedAdmission(100, Duration.ofMillis(100));
-        HttpServer server = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                ServerLimits.DEFAULT, new ExecutorModel.Platform(1), r -> {
+        HttpServer server = HttpServer.builder(r -> {
                     calls.incrementAndGet();
                     running.countDown();
                     never.await(); // until the pool's thread is interrupted by close()
                     return ServerResponse.json(200, "{}");
-                }, admission);
+                }).executor(new ExecutorModel.Platform(1)).admission(admission).start();
         try (Socket first = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort());
              Socket second = new Socket(InetAddress.getLoopbackAddress(), server.addresses().getFirst().getPort())) {
             first.getOutputStream().write("GET /a HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

@@ -11,12 +11,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -43,15 +41,14 @@ class ServerConformanceIT {
 
     @BeforeAll
     static void start() throws IOException {
-        ServerLimits limits = new ServerLimits(100, Duration.ofMillis(100), MAX_HEAD, MAX_BODY, Duration.ofSeconds(30),
-                100, Duration.ofSeconds(1));
+        ServerLimits limits = ServerLimits.builder().maxConcurrent(100).maxHeadBytes(MAX_HEAD).maxBodyBytes(MAX_BODY)
+                .idleTimeout(Duration.ofSeconds(30)).maxConnections(100).drainTimeout(Duration.ofSeconds(1)).build();
         HttpHandler echo = r -> ServerResponse.json(200, "{\"method\":\"" + r.method() + "\",\"path\":\"" + r.path()
                 + "\",\"body\":" + r.body().length + "}");
-        server = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), limits,
-                new ExecutorModel.Virtual(), echo);
+        server = HttpServer.builder(echo).limits(limits).start();
         port = server.addresses().getFirst().getPort();
-        doorServer = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), limits,
-                new ExecutorModel.Virtual(), echo, DoorIT.admission(Map.of(), 0, Duration.ZERO));
+        doorServer = HttpServer.builder(echo).limits(limits).admission(DoorIT.admission(Map.of(), 0, Duration.ZERO))
+                .start();
         doorPort = doorServer.addresses().getFirst().getPort();
     }
 

@@ -54,9 +54,9 @@ public final class SimServer implements AutoCloseable {
      */
     public static SimServer start(SimConfig config, SimTls tls) throws IOException {
         SimServer s = new SimServer(config, tls);
-        s.listener = ConnectionListener.start(config.listen(), config.maxConnections(), config.idleTimeout(),
-                "weft-sim", (socket, activity) -> s.serve(socket, activity),
-                new ConnectionListener.Events() {
+        s.listener = ConnectionListener.builder("weft-sim", (socket, activity) -> s.serve(socket, activity))
+                .listen(config.listen()).maxConnections(config.maxConnections()).idleTimeout(config.idleTimeout())
+                .events(new ConnectionListener.Events() {
                     @Override
                     public void opened() {
                         s.stats.connectionOpened();
@@ -71,7 +71,7 @@ public final class SimServer implements AutoCloseable {
                     public void refused() {
                         s.stats.connectionRefused();
                     }
-                });
+                }).start();
         return s;
     }
 

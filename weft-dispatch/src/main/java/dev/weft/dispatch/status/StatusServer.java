@@ -2,7 +2,6 @@ package dev.weft.dispatch.status;
 
 import dev.weft.core.HostPort;
 import dev.weft.json.Json;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
 import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerRequest;
@@ -16,7 +15,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -54,13 +52,12 @@ public final class StatusServer implements AutoCloseable {
         PrometheusMeterRegistry jvm = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         JvmMeters.Binding jvmMeters = JvmMeters.bind(jvm);
         try {
-            return new StatusServer(HttpServer.start(List.of(listen), ServerLimits.DEFAULT.withMaxConcurrent(64),
-                    new ExecutorModel.Virtual(), r -> {
+            return new StatusServer(HttpServer.builder(r -> {
                         ServerResponse refused = token.refuse(r);
                         return refused != null ? refused : r.path().startsWith(EndpointAdmin.PREFIX)
                                 && "POST".equals(r.method()) ? admin.handle(r)
                                 : handle(r, dispatcher.get(), registry.get(), jvm);
-                    }), jvmMeters);
+                    }).listen(listen).limits(ServerLimits.DEFAULT.withMaxConcurrent(64)).start(), jvmMeters);
         } catch (java.net.BindException e) {
             jvmMeters.close();
             throw new IOException("cannot listen on " + HostPort.format(listen) + " for the status endpoints ("

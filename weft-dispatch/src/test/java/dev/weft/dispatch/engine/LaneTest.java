@@ -2,9 +2,7 @@ package dev.weft.dispatch.engine;
 
 import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.common.TopicPartition;
@@ -53,11 +51,10 @@ class LaneTest {
     @Test
     void errorsAfterAFailedAttemptDeadLetterTheDeliveryAndTheWorkerGoesOn() throws Exception {
         AtomicInteger requests = new AtomicInteger();
-        try (HttpServer endpoint = HttpServer.start(List.of(new InetSocketAddress("127.0.0.1", 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> {
+        try (HttpServer endpoint = HttpServer.builder(r -> {
                     requests.incrementAndGet();
                     return ServerResponse.json(500, new byte[0]);
-                })) {
+                }).listen(new InetSocketAddress("127.0.0.1", 0)).start()) {
             DispatchConfig cfg = DispatchConfigLoader.parse("lane.yaml", """
                     source: { topics: [events], group: g }
                     endpoints:

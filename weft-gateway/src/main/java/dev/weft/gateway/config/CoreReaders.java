@@ -229,18 +229,35 @@ public final class CoreReaders {
                 "max_body_bytes", "idle_timeout", "max_connections", "drain_timeout", "header_timeout", "body_timeout"));
         ServerLimits d = ServerLimits.DEFAULT;
         try {
-            return new ServerLimits(
-                    l.containsKey("max_concurrent") ? (int) l.get("max_concurrent").integer(1, 1_000_000) : d.maxConcurrent(),
-                    l.containsKey("max_wait") ? l.get("max_wait").duration() : d.maxWait(),
-                    l.containsKey("max_header_bytes") ? (int) l.get("max_header_bytes").bytes(1 << 20) : d.maxHeadBytes(),
-                    l.containsKey("max_body_bytes") ? l.get("max_body_bytes").bytes(1L << 30) : d.maxBodyBytes(),
-                    l.containsKey("idle_timeout") ? positive(l.get("idle_timeout"), d.idleTimeout()) : d.idleTimeout(),
-                    l.containsKey("max_connections") ? (int) l.get("max_connections").integer(1, 1_000_000) : d.maxConnections(),
-                    l.containsKey("drain_timeout") ? l.get("drain_timeout").duration() : d.drainTimeout(),
-                    l.containsKey("header_timeout") ? positive(l.get("header_timeout"), d.headerTimeout())
-                            : d.headerTimeout(),
-                    l.containsKey("body_timeout") ? positive(l.get("body_timeout"), d.bodyTimeout())
-                            : d.bodyTimeout());
+            ServerLimits.Builder b = d.toBuilder();
+            if (l.containsKey("max_concurrent")) {
+                b.maxConcurrent((int) l.get("max_concurrent").integer(1, 1_000_000));
+            }
+            if (l.containsKey("max_wait")) {
+                b.maxWait(l.get("max_wait").duration());
+            }
+            if (l.containsKey("max_header_bytes")) {
+                b.maxHeadBytes((int) l.get("max_header_bytes").bytes(1 << 20));
+            }
+            if (l.containsKey("max_body_bytes")) {
+                b.maxBodyBytes(l.get("max_body_bytes").bytes(1L << 30));
+            }
+            if (l.containsKey("idle_timeout")) {
+                b.idleTimeout(positive(l.get("idle_timeout"), d.idleTimeout()));
+            }
+            if (l.containsKey("max_connections")) {
+                b.maxConnections((int) l.get("max_connections").integer(1, 1_000_000));
+            }
+            if (l.containsKey("drain_timeout")) {
+                b.drainTimeout(l.get("drain_timeout").duration());
+            }
+            if (l.containsKey("header_timeout")) {
+                b.headerTimeout(positive(l.get("header_timeout"), d.headerTimeout()));
+            }
+            if (l.containsKey("body_timeout")) {
+                b.bodyTimeout(positive(l.get("body_timeout"), d.bodyTimeout()));
+            }
+            return b.build();
         } catch (ConfigException e) {
             problems.addAll(e);
             return d;

@@ -109,9 +109,9 @@ public final class GatewayConfigLoader {
         Map<String, ConfigNode> top = root.entries(Set.of("listen", "executor", "limits", "defaults",
                 "destination_defaults", "destinations", "routes", "tls", "admin", "access_log", "tracing",
                 "admission", "http2"), problems);
-        DeployReader deploy = new DeployReader(problems, file, env);
-        TlsConfig tls = top.containsKey("tls") ? deploy.tls(top.get("tls")) : null;
-        AdminConfig admin = top.containsKey("admin") ? deploy.admin(top.get("admin")) : null;
+        TlsAdminReader tlsAdmin = new TlsAdminReader(problems, file, env);
+        TlsConfig tls = top.containsKey("tls") ? tlsAdmin.tls(top.get("tls")) : null;
+        AdminConfig admin = top.containsKey("admin") ? tlsAdmin.admin(top.get("admin")) : null;
         InetSocketAddress listen = DEFAULT_LISTEN;
         if (top.containsKey("listen")) {
             listen = guard(top.get("listen"), n -> HostPort.parse(n.text()), DEFAULT_LISTEN);

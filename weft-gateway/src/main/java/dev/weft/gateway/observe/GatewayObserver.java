@@ -81,7 +81,8 @@ public final class GatewayObserver implements AutoCloseable {
      * 503 of the admission or of a full handler queue, or the error answer to a request that could not be read
      * ({@code r} null: no method, path or duration). Its line has {@code refused_by}; no span is recorded.
      */
-    public void refused(ServerRequest r, InetSocketAddress remote, String route, ServerResponse resp, String by) {
+    public void refused(ServerRequest r, InetSocketAddress remote, String route, ServerResponse resp,
+                        dev.weft.server.HttpServer.RefusedBy by) {
         if (accessLog == null) {
             return;
         }
@@ -99,7 +100,7 @@ public final class GatewayObserver implements AutoCloseable {
     /** @param nanos negative: unknown (written as null); @param refusedBy null for a request the handler answered */
     private static byte[] line(String method, String path, String route, ServerResponse resp, long nanos,
                                InetSocketAddress remote, String traceId, Collection<CallOutcome> outcomes,
-                               String refusedBy) {
+                               dev.weft.server.HttpServer.RefusedBy refusedBy) {
         ByteArrayBuilder buf = new ByteArrayBuilder(256);
         try (JsonGenerator g = JSON.createGenerator(buf)) {
             g.writeStartObject();
@@ -123,7 +124,7 @@ public final class GatewayObserver implements AutoCloseable {
             }
             g.writeBooleanField("completed", completed);
             if (refusedBy != null) {
-                g.writeStringField("refused_by", refusedBy);
+                g.writeStringField("refused_by", refusedBy.label());
             }
             g.writeArrayFieldStart("failed");
             for (CallOutcome c : outcomes) {

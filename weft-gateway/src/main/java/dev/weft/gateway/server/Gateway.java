@@ -183,7 +183,7 @@ public final class Gateway implements AutoCloseable {
             shedTimer.record(System.nanoTime() - r.receivedNanos(), TimeUnit.NANOSECONDS);
         }
         if (observer.logsAccess()) {
-            observer.refused(r, remote, r == null ? null : routeOf(r), answer, by.label());
+            observer.refused(r, remote, r == null ? null : routeOf(r), answer, by);
         }
     }
 

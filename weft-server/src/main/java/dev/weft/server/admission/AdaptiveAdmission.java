@@ -187,16 +187,16 @@ public final class AdaptiveAdmission implements Admission {
     }
 
     @Override
-    public Ticket tryEnter(ServerRequest r) {
+    public Decision tryEnter(ServerRequest r) {
         String k = keyOf.apply(r);
         return k == null ? countedNoKey(ceiling.tryEnter(r)) : key(k).tryEnter();
     }
 
-    private Ticket countedNoKey(Ticket t) {
-        if (t != null && !t.admitted()) {
+    private <D extends Decision> D countedNoKey(D d) {
+        if (d instanceof Refused) {
             shedNoKey.incrementAndGet();
         }
-        return t;
+        return d;
     }
 
     /** The key's state (made and announced the first time), after a revision of the limits if one is due. */
@@ -493,12 +493,7 @@ public final class AdaptiveAdmission implements Admission {
     }
 
     /** An admitted request: its key and when it started. */
-    private record Admitted(Key key, long started) implements Ticket {
-        @Override
-        public boolean admitted() {
-            return true;
-        }
-
+    private record Place(Key key, long started) implements Admitted {
         @Override
         public void exit() {
             key.exit(started);
@@ -560,7 +555,7 @@ public final class AdaptiveAdmission implements Admission {
                     long until = System.nanoTime() + policy.maxWait().toNanos();
                     while (true) {
                         if (take()) {
-                            return new Admitted(this, System.nanoTime());
+                            return new Place(this, System.nanoTime());
                         }
                         long left = until - System.nanoTime();
                         if (left <= 0) {
@@ -584,11 +579,12 @@ public final class AdaptiveAdmission implements Admission {
             }
         }
 
-        /** As {@link #enter()}, but null instead of waiting in the queue. */
-        Ticket tryEnter() {
+        /** As {@link #enter()}, but {@link WouldWait#WOULD_WAIT} instead of waiting in the queue. */
+        Decision tryEnter() {
             lock.lock();
             try {
-                return atOnce();
+                Ticket t = atOnce();
+                return t != null ? t : WouldWait.WOULD_WAIT;
             } finally {
                 lock.unlock();
             }
@@ -597,7 +593,7 @@ public final class AdaptiveAdmission implements Admission {
         /** Under the lock: admitted (a place and nobody waiting before it), refused (the queue is full), or null. */
         private Ticket atOnce() {
             if (waiting == 0 && take()) {
-                return new Admitted(this, System.nanoTime());
+                return new Place(this, System.nanoTime());
             }
             return waiting >= policy.queue() ? queueFull() : null;
         }
@@ -623,22 +619,22 @@ public final class AdaptiveAdmission implements Admission {
                 }
 
                 @Override
-                public Ticket poll() {
+                public Decision poll() {
                     lock.lock();
                     try {
                         if (left || !take()) {
-                            return null;
+                            return WouldWait.WOULD_WAIT;
                         }
                         left = true;
                         waiting--;
-                        return new Admitted(Key.this, System.nanoTime());
+                        return new Place(Key.this, System.nanoTime());
                     } finally {
                         lock.unlock();
                     }
                 }
 
                 @Override
-                public Ticket expire() {
+                public Refused expire() {
                     leave();
                     return waitedTooLong();
                 }
@@ -658,7 +654,7 @@ public final class AdaptiveAdmission implements Admission {
             };
         }
 
-        private Ticket waitedTooLong() {
+        private Refused waitedTooLong() {
             return refuse(new Refusal.WaitedTooLong(at(), policy.maxWait()));
         }
 
@@ -683,7 +679,7 @@ public final class AdaptiveAdmission implements Admission {
             return true;
         }
 
-        private Ticket refuse(Refusal why) {
+        private Refused refuse(Refusal why) {
             shed.incrementAndGet();
             return new Refused(why);
         }

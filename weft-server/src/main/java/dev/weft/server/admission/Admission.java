@@ -15,17 +15,18 @@ public interface Admission extends AutoCloseable {
     Ticket enter(ServerRequest r);
 
     /**
-     * Admits or refuses {@code r} without waiting, or returns null when only {@link #enter} can tell (the
-     * request would wait in a queue). Called on the front door's selector thread, which must never block.
+     * Admits or refuses {@code r} without waiting, or answers {@link WouldWait#WOULD_WAIT} when only {@link #enter}
+     * can tell (the request would wait in a queue). Called on the front door's selector thread, which must never
+     * block.
      */
-    default Ticket tryEnter(ServerRequest r) {
-        return null;
+    default Decision tryEnter(ServerRequest r) {
+        return WouldWait.WOULD_WAIT;
     }
 
     /**
-     * After {@link #tryEnter} returned null: puts {@code r} in the queue without a thread to wait in it, for the
-     * front door to {@link Queued#poll() poll}. Null when this admission cannot queue that way (the door then runs
-     * {@link #enter} on a virtual thread).
+     * After {@link #tryEnter} answered {@link WouldWait#WOULD_WAIT}: puts {@code r} in the queue without a thread to
+     * wait in it, for the front door to {@link Queued#poll() poll}. Null when this admission cannot queue that way (the
+     * door then runs {@link #enter} on a virtual thread).
      */
     default Queued queue(ServerRequest r) {
         return null;
@@ -36,11 +37,11 @@ public interface Admission extends AutoCloseable {
         /** When it must leave the queue refused ({@link System#nanoTime()}). */
         long deadline();
 
-        /** Its place, if one is free now (it leaves the queue admitted), else null. */
-        Ticket poll();
+        /** Its place, if one is free now (it leaves the queue {@link Admitted}), else {@link WouldWait#WOULD_WAIT}. */
+        Decision poll();
 
         /** It leaves the queue refused: its deadline passed. */
-        Ticket expire();
+        Refused expire();
 
         /** It leaves the queue, neither admitted nor refused: its connection went away. */
         void leave();
@@ -113,12 +114,42 @@ public interface Admission extends AutoCloseable {
     default void close() {
     }
 
-    /** An admission's answer for one request: admitted, or {@link Refused} with its {@link Refusal}. */
-    interface Ticket {
+    /**
+     * What an admission can tell of a request without waiting ({@link #tryEnter}, {@link Queued#poll}): a
+     * {@link Ticket}, or {@link WouldWait#WOULD_WAIT}.
+     */
+    sealed interface Decision permits Ticket, WouldWait {
+    }
+
+    /** Not yet decided: the request would wait for a place, and only {@link #enter} (or its queue) can tell. */
+    enum WouldWait implements Decision {
+        WOULD_WAIT
+    }
+
+    /**
+     * An admission's answer for one request: {@link Admitted} (a place to give back) or {@link Refused} with its
+     * {@link Refusal}; nothing else, so that whoever answers the request knows which by its type.
+     */
+    sealed interface Ticket extends Decision permits Admitted, Refused {
         /** True when admitted; else the ticket is a {@link Refused}, which says why not. */
         boolean admitted();
 
-        /** The request is done (call once, only when admitted). */
+        /** The request is done (call once, only when admitted; nothing to do for a {@link Refused}). */
+        void exit();
+    }
+
+    /**
+     * An admitted request's place. An admission hands out one instance per place or per request as it likes (a
+     * {@link FixedAdmission} hands out one constant, so admitting allocates nothing).
+     */
+    non-sealed interface Admitted extends Ticket {
+        @Override
+        default boolean admitted() {
+            return true;
+        }
+
+        /** The request is done: its place is free again. Call exactly once. */
+        @Override
         void exit();
     }
 

@@ -17,23 +17,18 @@ public final class FixedAdmission implements Admission {
     private final long maxWaitNanos;
     private final Semaphore permits;
     private final AtomicLong shed = new AtomicLong();
-    private final Ticket admitted;
+    /** The one ticket of every admitted request: admitting allocates nothing. */
+    private final Admitted admitted;
+    /** The one refusal of a full admission (its text names the capacity, which does not change). */
+    private final Refused overCapacity;
+    private static final Refused STOPPING = new Refused(new Refusal.Stopping());
 
     public FixedAdmission(int maxConcurrent, Duration maxWait) {
         this.maxConcurrent = maxConcurrent;
         this.maxWaitNanos = maxWait.toNanos();
         this.permits = new Semaphore(maxConcurrent);
-        this.admitted = new Ticket() {
-            @Override
-            public boolean admitted() {
-                return true;
-            }
-
-            @Override
-            public void exit() {
-                permits.release();
-            }
-        };
+        this.admitted = permits::release;
+        this.overCapacity = new Refused(new Refusal.OverCapacity(maxConcurrent));
     }
 
     @Override
@@ -44,7 +39,7 @@ public final class FixedAdmission implements Admission {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             shed.incrementAndGet();
-            return new Refused(new Refusal.Stopping());
+            return STOPPING;
         }
         if (!ok) {
             return full();
@@ -53,19 +48,19 @@ public final class FixedAdmission implements Admission {
     }
 
     @Override
-    public Ticket tryEnter(ServerRequest r) {
+    public Decision tryEnter(ServerRequest r) {
         if (permits.tryAcquire()) {
             return admitted;
         }
         if (maxWaitNanos > 0) {
-            return null; // it would wait for a place: only enter() can tell
+            return WouldWait.WOULD_WAIT; // only enter() can tell
         }
         return full();
     }
 
     private Ticket full() {
         shed.incrementAndGet();
-        return new Refused(new Refusal.OverCapacity(maxConcurrent));
+        return overCapacity;
     }
 
     /** Takes a place without waiting; false when all are taken. */

@@ -50,7 +50,7 @@ class AdaptiveAdmissionQueueTest {
         try (AdaptiveAdmission a = admission(1, 100)) {
             Admission.Ticket first = a.enter(request("/r"));
             assertThat(a.tryEnter(request("/r"))).as("at its limit, with room in the queue: only a wait can tell")
-                    .isNull();
+                    .isEqualTo(Admission.WouldWait.WOULD_WAIT);
             Admission.Queued gone = a.queue(request("/r"));
             Admission.Queued late = a.queue(request("/r"));
             assertThat(a.queued("/r")).isEqualTo(2);

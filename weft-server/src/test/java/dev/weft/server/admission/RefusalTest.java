@@ -30,4 +30,34 @@ class RefusalTest {
             first.exit();
         }
     }
+
+    @Test
+    void aFixedAdmissionAllocatesNoTicketAndEachTicketIsOneOfTwoKinds() {
+        try (FixedAdmission a = new FixedAdmission(2, Duration.ZERO)) {
+            Admission.Ticket first = a.enter(null);
+            Admission.Decision second = a.tryEnter(null);
+            assertThat(second).as("the one admitted ticket of a fixed admission").isSameAs(first);
+            String kind = switch (a.tryEnter(null)) {
+                case Admission.Admitted admitted -> "admitted";
+                case Admission.Refused(Refusal why) -> why.message();
+                case Admission.WouldWait w -> "would wait";
+            };
+            assertThat(kind).isEqualTo("over capacity: 2 requests in flight (max_concurrent)");
+            assertThat(a.tryEnter(null)).as("the one refusal of a full fixed admission").isSameAs(a.enter(null));
+            first.exit();
+            ((Admission.Admitted) second).exit();
+            assertThat(a.inFlight()).isZero();
+        }
+    }
+
+    @Test
+    void aFullFixedAdmissionThatWouldWaitSaysSoWithoutWaiting() {
+        try (FixedAdmission a = new FixedAdmission(1, Duration.ofSeconds(30))) {
+            Admission.Ticket first = a.enter(null);
+            assertThat(a.tryEnter(null)).as("only enter() can tell, after a wait of up to max_wait")
+                    .isSameAs(Admission.WouldWait.WOULD_WAIT);
+            first.exit();
+            assertThat(a.tryEnter(null)).isInstanceOf(Admission.Admitted.class);
+        }
+    }
 }

@@ -1,20 +1,15 @@
 package dev.weft.server.http2;
 
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import dev.weft.server.admission.FixedAdmission;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -33,10 +28,9 @@ class H2loadIT {
         Path h2load = Path.of("/usr/bin/h2load");
         Assumptions.assumeTrue(Files.isExecutable(h2load), "h2load is not installed (lab/h2/install-h2load.sh)");
         int streams = 32;
-        try (HttpServer s = HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)),
-                ServerLimits.DEFAULT, new ExecutorModel.Virtual(), r -> ServerResponse.json(200, "{\"ok\":true}"), null,
-                null, new FixedAdmission(10_000, Duration.ofMillis(100)), null,
-                Http2Limits.DEFAULT.withMaxConcurrentStreams(streams))) {
+        try (HttpServer s = HttpServer.builder(r -> ServerResponse.json(200, "{\"ok\":true}"))
+                .admission(new FixedAdmission(10_000, Duration.ofMillis(100)))
+                .http2(Http2Limits.DEFAULT.withMaxConcurrentStreams(streams)).start()) {
             int n = 200_000;
             Process p = new ProcessBuilder(h2load.toString(), "-c", "1", "-m", Integer.toString(streams), "-n",
                     Integer.toString(n), "http://127.0.0.1:" + s.addresses().getFirst().getPort() + "/")

@@ -3,9 +3,7 @@ package dev.weft.server.http2;
 import dev.weft.http.h2.Http2Error;
 import dev.weft.http.h2.Http2Frame;
 import dev.weft.http.h2.Http2FrameReader;
-import dev.weft.server.ExecutorModel;
 import dev.weft.server.HttpServer;
-import dev.weft.server.ServerLimits;
 import dev.weft.server.ServerResponse;
 import dev.weft.server.admission.FixedAdmission;
 import org.junit.jupiter.api.AfterAll;
@@ -17,7 +15,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -48,8 +45,7 @@ class Http2HostileIT {
     }
 
     static HttpServer server(Http2Limits http2) throws IOException {
-        return HttpServer.start(List.of(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)), ServerLimits.DEFAULT,
-                new ExecutorModel.Virtual(), r -> switch (r.path()) {
+        return HttpServer.builder(r -> switch (r.path()) {
                     case "/block" -> {
                         active.incrementAndGet();
                         try {
@@ -67,7 +63,7 @@ class Http2HostileIT {
                     case "/bad-field" -> new ServerResponse(200, dev.weft.http.Headers.of("x-bad", "snow \u2603"),
                             new byte[0]);
                     default -> ServerResponse.json(200, "{\"body\":" + r.body().length + "}");
-                }, null, null, new FixedAdmission(10_000, Duration.ofMillis(100)), null, http2);
+                }).admission(new FixedAdmission(10_000, Duration.ofMillis(100))).http2(http2).start();
     }
 
     @AfterAll

@@ -13,12 +13,12 @@ import java.util.Set;
 import java.util.function.Function;
 
 /** Reads the {@code tls:} and {@code admin:} sections of a gateway config (see docs/gateway.md, Deploying). */
-final class DeployReader {
+final class TlsAdminReader {
     private final Problems problems;
     private final Path folder;
     private final Function<String, String> env;
 
-    DeployReader(Problems problems, Path configFile, Function<String, String> env) {
+    TlsAdminReader(Problems problems, Path configFile, Function<String, String> env) {
         this.problems = problems;
         Path parent = configFile.toAbsolutePath().getParent();
         this.folder = parent == null ? Path.of(".") : parent;

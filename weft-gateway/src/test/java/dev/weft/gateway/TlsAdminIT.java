@@ -43,7 +43,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /** Inbound TLS and the admin listener, over real sockets: the gateway in-process, weft-sim behind it. */
-class DeployIT {
+class TlsAdminIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private SimServer sim;
     private Gateway gw;
