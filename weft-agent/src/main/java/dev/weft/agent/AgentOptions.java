@@ -1,7 +1,10 @@
 package dev.weft.agent;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The agent's options, as given after {@code -javaagent:weft-agent.jar=}: comma-separated, each
@@ -12,15 +15,32 @@ import java.util.List;
  * @param excludes    globs ({@code *}, {@code ?}) of pools left on platform threads, matched against a pool's
  *                    thread name, its executor's class and its thread factory's class
  * @param verbose     also say which pools were left alone, and why
- * @param pinned      count each pool's pinned workers from the start (a JFR recording stream in the process)
- *                    rather than from a pool MBean's {@code startPinnedCount()} operation
+ * @param pinned      when each pool's pinned workers are counted (a JFR recording stream in the process)
+ * @param pinnedThreshold the shortest pin counted ({@code jdk.VirtualThreadPinned}'s threshold)
  */
-public record AgentOptions(int concurrency, List<String> excludes, boolean verbose, boolean pinned) {
+public record AgentOptions(int concurrency, List<String> excludes, boolean verbose, PinnedCount pinned,
+                           Duration pinnedThreshold) {
     /** The largest {@code concurrency=}: far above what a process's 20,000 descriptors can feed. */
     public static final int MAX_CONCURRENCY = 1_000_000;
+    /** JFR's own default threshold for {@code jdk.VirtualThreadPinned} ({@code default.jfc}, {@code profile.jfc}). */
+    public static final Duration DEFAULT_PINNED_THRESHOLD = Duration.ofMillis(20);
+    /** The longest {@code pinned_threshold=}: a pin that long is a stall anyone sees without a count. */
+    public static final Duration MAX_PINNED_THRESHOLD = Duration.ofSeconds(60);
 
     public static final String USAGE = "options (comma-separated): concurrency=N (1.." + MAX_CONCURRENCY
-            + "), exclude=GLOB (repeatable), verbose, pinned";
+            + "), exclude=GLOB (repeatable), verbose, pinned[=on|off], pinned_threshold=Nms|Ns (0ms..60s)";
+
+    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s)");
+
+    /** When the pinned workers of each pool are counted. */
+    public enum PinnedCount {
+        /** From the first {@code startPinnedCount()} on a pool MBean ({@code weft doctor} invokes it): the default. */
+        ASKED,
+        /** From the JVM's start (the {@code pinned} option). */
+        START,
+        /** Never ({@code pinned=off}): no JFR recording is started by the agent, {@code Pinned} reads -1. */
+        OFF
+    }
 
     public AgentOptions {
         excludes = List.copyOf(excludes);
@@ -31,9 +51,10 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
         int concurrency = 0;
         List<String> excludes = new ArrayList<>();
         boolean verbose = false;
-        boolean pinned = false;
+        PinnedCount pinned = PinnedCount.ASKED;
+        Duration pinnedThreshold = DEFAULT_PINNED_THRESHOLD;
         if (args == null || args.isBlank()) {
-            return new AgentOptions(concurrency, excludes, verbose, pinned);
+            return new AgentOptions(concurrency, excludes, verbose, pinned, pinnedThreshold);
         }
         for (String part : args.split(",")) {
             String p = part.strip();
@@ -61,16 +82,30 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
                     }
                     verbose = true;
                 }
-                case "pinned" -> {
-                    if (value != null) {
-                        throw new IllegalArgumentException("pinned takes no value; " + USAGE);
-                    }
-                    pinned = true;
-                }
+                case "pinned" -> pinned = switch (value == null ? "on" : value.strip()) {
+                    case "on" -> PinnedCount.START;
+                    case "off" -> PinnedCount.OFF;
+                    default -> throw new IllegalArgumentException("pinned=" + value + " is neither on nor off; " + USAGE);
+                };
+                case "pinned_threshold" -> pinnedThreshold = threshold(required(name, value));
                 default -> throw new IllegalArgumentException("unknown option '" + p + "'; " + USAGE);
             }
         }
-        return new AgentOptions(concurrency, excludes, verbose, pinned);
+        return new AgentOptions(concurrency, excludes, verbose, pinned, pinnedThreshold);
+    }
+
+    /** {@code 20ms}, {@code 0ms}, {@code 1s}: as JFR writes a threshold, within 0..{@link #MAX_PINNED_THRESHOLD}. */
+    private static Duration threshold(String value) {
+        Matcher m = DURATION.matcher(value);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("pinned_threshold=" + value + " is not a duration such as 20ms or 1s; " + USAGE);
+        }
+        long n = Long.parseLong(m.group(1));
+        Duration d = m.group(2).equals("ms") ? Duration.ofMillis(n) : Duration.ofSeconds(n);
+        if (d.compareTo(MAX_PINNED_THRESHOLD) > 0) {
+            throw new IllegalArgumentException("pinned_threshold=" + value + " is above " + MAX_PINNED_THRESHOLD.toSeconds() + "s");
+        }
+        return d;
     }
 
     private static String required(String name, String value) {

@@ -78,6 +78,8 @@ public final class Installer {
         // The helpers must be visible from the boot loader before the first transform: the JDK's executor calls them.
         inst.appendToBootstrapClassLoaderSearch(new JarFile(bootJar().toFile()));
         dev.weft.agent.boot.Pools.configure(options.concurrency(), options.excludes(), options.verbose());
+        dev.weft.agent.boot.Pools.configurePinned(options.pinnedThreshold().toNanos(),
+                options.pinned() == AgentOptions.PinnedCount.OFF);
         Module helpers = dev.weft.agent.boot.Pools.class.getModule();
         inst.redefineModule(Object.class.getModule(), Set.of(helpers), Map.of(), Map.of(), Set.of(), Map.of());
 
@@ -151,7 +153,7 @@ public final class Installer {
                         builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments())))
                                 .visit(Advice.to(JettyStopAdvice.class).on(named("doStop").and(takesNoArguments()))))
                 .installOn(inst);
-        if (options.pinned()) {
+        if (options.pinned() == AgentOptions.PinnedCount.START) {
             dev.weft.agent.boot.Pools.countPinnedNow();
         }
         if (options.verbose()) {

@@ -30,6 +30,8 @@ import java.util.Map;
  *   <li>{@code pool}: the service as it is;</li>
  *   <li>{@code agent}: the same with {@code -javaagent:weft-agent.jar} (each pool's own bound);</li>
  *   <li>{@code agent-N}: the same with {@code concurrency=N} (default model {@code agent-10000});</li>
+ *   <li>{@code agent-pinned}: {@code agent} with the agent's {@code pinned} option (its JFR recording stream runs
+ *   from the start: what counting pinned workers costs);</li>
  *   <li>{@code weft}: {@code weft gateway --executor virtual} on the same route.</li>
  * </ul>
  * {@code --json} adds a TechEmpower-style row per JVM model but the gateway: {@code GET /json} (no backend).
@@ -37,6 +39,8 @@ import java.util.Map;
 public final class AgentLab {
     /** The models run when none are named. */
     public static final List<String> DEFAULT_MODELS = List.of("pool", "agent", "agent-10000", "weft");
+    /** The agent at its own bounds with its {@code pinned} option. */
+    private static final String PINNED = "agent-pinned";
 
     /**
      * @param agentJar   weft-agent.jar ({@code ./weft agent} builds it)
@@ -63,13 +67,18 @@ public final class AgentLab {
         if (model.equals("agent")) {
             return "the same JVM with -javaagent:weft-agent.jar (virtual threads, each pool's own bound)";
         }
+        if (model.equals(PINNED)) {
+            return "the same JVM with -javaagent:weft-agent.jar=pinned (each pool's own bound; pinned workers counted "
+                    + "from the start by a JFR recording stream)";
+        }
         if (model.equals("weft")) {
             return "weft gateway --executor virtual, the same route (System A's config of weft lab system-a)";
         }
         if (model.startsWith("agent-")) {
             return "the same JVM with -javaagent:weft-agent.jar=concurrency=" + concurrencyOf(model);
         }
-        throw new IllegalArgumentException("unknown model '" + model + "'; known: pool, agent, agent-N (N: concurrency=N), weft");
+        throw new IllegalArgumentException("unknown model '" + model + "'; known: pool, agent, agent-N (N: concurrency=N), "
+                + PINNED + ", weft");
     }
 
     private static int concurrencyOf(String model) {
@@ -135,7 +144,8 @@ public final class AgentLab {
         }
         List<String> flags = new ArrayList<>(SystemALab.serviceJvmFlags());
         if (model.startsWith("agent")) {
-            flags.add("-javaagent:" + o.agentJar() + (model.equals("agent") ? "" : "=concurrency=" + concurrencyOf(model)));
+            flags.add("-javaagent:" + o.agentJar() + (model.equals("agent") ? ""
+                    : model.equals(PINNED) ? "=pinned" : "=concurrency=" + concurrencyOf(model)));
         }
         return ChildProcess.startJvm(flags, LegacyService.class, List.of("--backends", String.join(",", b)));
     }

@@ -16,9 +16,10 @@ import java.util.concurrent.atomic.LongAdder;
  * workers already running when it starts are attributed). Reading never starts it: only the agent's
  * {@code pinned} option (at start) or a pool MBean's {@code startPinnedCount()} operation do, because JMX
  * scrapers read every attribute. From then on an in-process {@link jdk.jfr.consumer.RecordingStream} enables
- * that event alone, without stack traces, at JFR's default threshold (20 ms, as the JDK's own recordings and
- * {@code weft doctor} use), and counts each event of 20 ms or longer whose thread is a worker of a converted
- * pool. Counted since started: pins before that are not seen.
+ * that event alone, without stack traces, at the agent's threshold ({@code pinned_threshold}; by default JFR's
+ * own, 20 ms, as the JDK's own recordings and {@code weft doctor} use), and counts each event at least that long
+ * whose thread is a worker of a converted pool. Counted since started: pins before that are not seen. With the
+ * agent's {@code pinned=off} it never starts.
  *
  * <p>If the stream ends (an operator's {@code jcmd PID JFR.stop} of its recording, or a failure), counting
  * stops for good: the counts read -1 again and no worker is registered any more.
@@ -29,8 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  * ended, so while counting an ended worker's id stays mapped for {@link #RETAIN} more before it is dropped.
  */
 final class Pinned {
-    /** JFR's default threshold for {@code jdk.VirtualThreadPinned} ({@code default.jfc}, {@code profile.jfc}). */
-    static final Duration THRESHOLD = Duration.ofMillis(20);
+    /** The shortest pin counted: the agent's {@code pinned_threshold} (JFR's default, 20 ms, unless given). */
+    private static volatile Duration threshold = Duration.ofMillis(20);
     /** How long an ended worker's id is still attributed: well past JFR's one-second flush of a stream. */
     static final Duration RETAIN = Duration.ofSeconds(10);
     private static final String EVENT = "jdk.VirtualThreadPinned";
@@ -53,6 +54,14 @@ final class Pinned {
     private static volatile boolean counted;
 
     private Pinned() {
+    }
+
+    /** The agent's options, set before any worker runs: the shortest pin counted, and whether it never counts. */
+    static void configure(Duration threshold, boolean never) {
+        Pinned.threshold = threshold;
+        if (never) {
+            stop();
+        }
     }
 
     /** The current thread, a converted pool's worker, starts running; its pins count for {@code pool}. */
@@ -129,7 +138,7 @@ final class Pinned {
                                 return; // the starter gave up waiting: the finally closes it
                             }
                         }
-                        rs.enable(EVENT).withThreshold(THRESHOLD).withoutStackTrace();
+                        rs.enable(EVENT).withThreshold(threshold).withoutStackTrace();
                         rs.onEvent(EVENT, Pinned::onEvent);
                         rs.onFlush(Pinned::dropEnded);
                         rs.start(); // starts the recording, then reads it until it stops
@@ -151,7 +160,7 @@ final class Pinned {
                         if (rs != null) {
                             rs.close();
                         }
-                        if (wasCounting) {
+                        if (wasCounting && !exiting()) { // JFR ends every recording at the JVM's exit: no news
                             System.err.println("weft agent: the JFR recording stream that counts pinned virtual threads "
                                     + "ended" + (failed[0] == null ? "" : " (" + failed[0] + ")")
                                     + "; Pinned reads -1 from now on");
@@ -238,9 +247,21 @@ final class Pinned {
         }
     }
 
-    /** Counts a pin of a converted worker. Another recording may lower the event's threshold: 20 ms still. */
+    /** Whether the JVM is exiting (its shutdown hooks run, JFR's among them). */
+    private static boolean exiting() {
+        Thread probe = Thread.ofPlatform().inheritInheritableThreadLocals(false).unstarted(() -> { });
+        try {
+            Runtime.getRuntime().addShutdownHook(probe);
+            Runtime.getRuntime().removeShutdownHook(probe);
+            return false;
+        } catch (IllegalStateException e) {
+            return true; // "Shutdown in progress"
+        }
+    }
+
+    /** Counts a pin of a converted worker. Another recording may lower the event's threshold: ours still holds. */
     private static void onEvent(jdk.jfr.consumer.RecordedEvent e) {
-        if (e.getDuration().compareTo(THRESHOLD) < 0) {
+        if (e.getDuration().compareTo(threshold) < 0) {
             return;
         }
         jdk.jfr.consumer.RecordedThread t = e.getThread();

@@ -43,8 +43,9 @@ public final class PoolEvent extends Event {
     long rejected;
 
     @Label("Pinned")
-    @Description("Times a worker blocked pinned to its carrier (jdk.VirtualThreadPinned, 20 ms or longer), counted "
-            + "since started (the agent's pinned option, or the MBean's startPinnedCount); -1 before or after it stopped")
+    @Description("Times a worker blocked pinned to its carrier (jdk.VirtualThreadPinned, at least the agent's "
+            + "pinned_threshold long, 20 ms by default), counted since started (the agent's pinned option, or the MBean's "
+            + "startPinnedCount); -1 before, after it stopped, or with pinned=off")
     long pinned;
 
     @Label("Completed")

@@ -23,17 +23,18 @@ public interface PoolMXBean {
 
     /**
      * Times a worker of this pool blocked while pinned to its carrier (JFR's {@code jdk.VirtualThreadPinned},
-     * 20 ms or longer; on JDK 25 inside a class initializer or under a native frame), counted since the count
-     * started: the agent's {@code pinned} option (with the JVM) or {@link #startPinnedCount()}. Reading it
-     * never starts anything (JMX scrapers read every attribute). -1 until started, when this runtime cannot count
-     * (no JFR), and after its recording stopped (say {@code jcmd PID JFR.stop}).
+     * at least the agent's {@code pinned_threshold} long, 20 ms by default; on JDK 25 inside a class initializer or
+     * under a native frame), counted since the count started: the agent's {@code pinned} option (with the JVM) or
+     * {@link #startPinnedCount()}. Reading it never starts anything (JMX scrapers read every attribute). -1 until
+     * started, with the agent's {@code pinned=off}, when this runtime cannot count (no JFR), and after its recording
+     * stopped (say {@code jcmd PID JFR.stop}).
      */
     long getPinned();
 
     /**
      * Starts the count behind every pool's {@link #getPinned()} (one JFR recording stream in the process, of
-     * {@code jdk.VirtualThreadPinned} alone) unless it runs or could not start; waits up to 10 s for the
-     * recording to start. Returns whether it counts. {@code weft doctor} calls it at its window's start.
+     * {@code jdk.VirtualThreadPinned} alone) unless it runs, could not start, or the agent's {@code pinned=off}
+     * forbids it; waits up to 10 s for the recording to start. Returns whether it counts. {@code weft doctor} calls it at its window's start.
      */
     boolean startPinnedCount();
 

@@ -68,6 +68,14 @@ public final class Pools {
     }
 
     /**
+     * The {@code pinned_threshold} option (the shortest pin counted, in nanoseconds) and {@code pinned=off} (never
+     * count: no JFR recording, {@code Pinned} reads -1). Called by the installer before the first transform.
+     */
+    public static void configurePinned(long thresholdNanos, boolean never) {
+        Pinned.configure(java.time.Duration.ofNanos(thresholdNanos), never);
+    }
+
+    /**
      * Called at the end of every {@code Worker} constructor with the thread the pool's factory returned;
      * returns the thread the Worker keeps.
      */
@@ -382,9 +390,10 @@ public final class Pools {
                 "Active", "Tasks running now (the executor's getActiveCount())",
                 "Queued", "Tasks waiting in the executor's queue",
                 "Rejected", "Tasks the executor refused since the agent converted it",
-                "Pinned", "Times a worker blocked pinned to its carrier (JFR jdk.VirtualThreadPinned, 20 ms or longer), "
-                        + "counted since started (the agent's pinned option, or the operation startPinnedCount of any "
-                        + "pool); -1 until then, when this runtime has no JFR, or after its recording was stopped",
+                "Pinned", "Times a worker blocked pinned to its carrier (JFR jdk.VirtualThreadPinned, at least the agent's "
+                        + "pinned_threshold long, 20 ms by default), counted since started (the agent's pinned option, "
+                        + "or the operation startPinnedCount of any pool); -1 until then, with pinned=off, when this "
+                        + "runtime has no JFR, or after its recording was stopped",
                 "Completed", "Tasks completed (the executor's getCompletedTaskCount())",
                 "PoolSize", "Worker threads now, each a virtual thread (the executor's getPoolSize())",
                 "MaximumPoolSize", "The bound: at most this many tasks at once (the executor's getMaximumPoolSize())",
@@ -408,7 +417,8 @@ public final class Pools {
         protected String getDescription(javax.management.MBeanOperationInfo info) {
             return info.getName().equals("startPinnedCount")
                     ? "Starts counting every pool's Pinned (one JFR recording stream in this JVM, of "
-                    + "jdk.VirtualThreadPinned alone) unless it runs; waits up to 10 s for it to start; true when counting"
+                    + "jdk.VirtualThreadPinned alone) unless it runs; waits up to 10 s for it to start; true when counting; "
+                    + "false with the agent's pinned=off"
                     : info.getDescription();
         }
 

@@ -23,13 +23,17 @@ import javax.management.ObjectName;
  * <li>a {@code pinning-N} worker initializes {@link BriefPin} (a 2 ms pin, under JFR's threshold), then
  * {@link LaterPin} (another 100 ms pin), and a {@code calm-N}
  * worker sleeps 100 ms inside {@code synchronized} (no pin);</li>
- * <li>{@code Pinned} is read until {@code pinning-N}'s is above 0 (JFR delivers events about a second late),
+ * <li>{@code Pinned} is read until {@code pinning-N}'s is at least the system property {@code pinned.expect} (1
+ * unless given; JFR delivers events about a second late),
  * then printed for each pool ({@code pinned.POOL=...}).</li>
  * </ol>
  * With the argument {@code stop} it then prints {@code stop.ready=true}, waits for a line on stdin (the test
  * stopped the agent's recording), reads {@code pinning-N}'s count until it is -1 ({@code stopped.pinning}) and
  * invokes {@code startPinnedCount} again ({@code stopped.started}). With the argument {@code doctor} it prints
  * {@code doctor.ready=true} and waits until stdin ends.
+ *
+ * <p>At its exit a shutdown hook waits (up to 10 s) for the agent's thread {@code weft-agent-pinned} to end, so
+ * that anything the agent says when JFR ends its recording at the exit is said before the JVM is gone.
  */
 public final class PinnedApp {
     private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
@@ -63,6 +67,7 @@ public final class PinnedApp {
     }
 
     public static void main(String[] args) throws Exception {
+        Runtime.getRuntime().addShutdownHook(new Thread(PinnedApp::awaitAgentsReader, "pinned-app-exit"));
         ExecutorService early = pool("early");
         ExecutorService pinning = pool("pinning");
         ExecutorService calm = pool("calm");
@@ -103,7 +108,8 @@ public final class PinnedApp {
         }).get(30, TimeUnit.SECONDS));
 
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (pinned("pinning") == 0 && System.nanoTime() < deadline) {
+        long expected = Long.getLong("pinned.expect", 1);
+        for (long p; (p = pinned("pinning")) >= 0 && p < expected && System.nanoTime() < deadline; ) {
             Thread.sleep(50); // polling the agent's count: JFR flushes its events about once a second
         }
         for (String p : POOLS) {
@@ -131,6 +137,18 @@ public final class PinnedApp {
             e.awaitTermination(30, TimeUnit.SECONDS);
         }
         System.out.println("done");
+    }
+
+    private static void awaitAgentsReader() {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("weft-agent-pinned")) {
+                try {
+                    t.join(java.time.Duration.ofSeconds(10));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
     }
 
     private static ExecutorService pool(String name) {

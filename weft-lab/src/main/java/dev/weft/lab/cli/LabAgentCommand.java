@@ -26,6 +26,7 @@ import java.util.List;
                 "  pool         the service as it is",
                 "  agent        the same JVM with -javaagent:weft-agent.jar (each pool keeps its bound)",
                 "  agent-N      the same with -javaagent:weft-agent.jar=concurrency=N (agent-10000 by default)",
+                "  agent-pinned the same with -javaagent:weft-agent.jar=pinned (pinned workers counted by JFR)",
                 "  weft         weft gateway --executor virtual on the same route",
                 "--json adds GET /json (a TechEmpower-style endpoint, no backend) for the JVM models but weft.",
                 "Load: weft bench, closed loop, in this process. Prints the command, the machine, and per row: req/s,",

@@ -74,7 +74,7 @@ class LabMainTest {
         assertThat(err.toString()).contains("weft: --models: model agent-many: agent-N takes a whole number N >= 1");
         err.getBuffer().setLength(0);
         assertThat(run("lab", "agent", "--models", "tomcat")).isEqualTo(2);
-        assertThat(err.toString()).contains("unknown model 'tomcat'; known: pool, agent, agent-N (N: concurrency=N), weft");
+        assertThat(err.toString()).contains("unknown model 'tomcat'; known: pool, agent, agent-N (N: concurrency=N), agent-pinned, weft");
         err.getBuffer().setLength(0);
         assertThat(run("lab", "agent", "--agent-jar", "/nonexistent/weft-agent.jar")).isEqualTo(1);
         assertThat(err.toString()).contains("/nonexistent/weft-agent.jar is missing: build it with ./weft agent");
