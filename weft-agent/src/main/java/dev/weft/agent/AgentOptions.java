@@ -14,16 +14,24 @@ import java.util.List;
  * @param verbose     also say which pools were left alone, and why
  * @param pinned      count each pool's pinned workers from the start (a JFR recording stream in the process)
  *                    rather than from a pool MBean's {@code startPinnedCount()} operation
+ * @param threads     globs of class names ({@code com.acme.*}) whose {@code new Thread(runnable)} sites make
+ *                    virtual threads; empty (the default): no call site is changed
  */
-public record AgentOptions(int concurrency, List<String> excludes, boolean verbose, boolean pinned) {
+public record AgentOptions(int concurrency, List<String> excludes, boolean verbose, boolean pinned, List<String> threads) {
     /** The largest {@code concurrency=}: far above what a process's 20,000 descriptors can feed. */
     public static final int MAX_CONCURRENCY = 1_000_000;
 
     public static final String USAGE = "options (comma-separated): concurrency=N (1.." + MAX_CONCURRENCY
-            + "), exclude=GLOB (repeatable), verbose, pinned";
+            + "), exclude=GLOB (repeatable), verbose, pinned, threads=CLASSGLOB (repeatable)";
 
     public AgentOptions {
         excludes = List.copyOf(excludes);
+        threads = List.copyOf(threads);
+    }
+
+    /** Without {@code threads=}. */
+    public AgentOptions(int concurrency, List<String> excludes, boolean verbose, boolean pinned) {
+        this(concurrency, excludes, verbose, pinned, List.of());
     }
 
     /** Parses the agent's argument string (null or empty: the defaults). */
@@ -32,8 +40,9 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
         List<String> excludes = new ArrayList<>();
         boolean verbose = false;
         boolean pinned = false;
+        List<String> threads = new ArrayList<>();
         if (args == null || args.isBlank()) {
-            return new AgentOptions(concurrency, excludes, verbose, pinned);
+            return new AgentOptions(concurrency, excludes, verbose, pinned, threads);
         }
         for (String part : args.split(",")) {
             String p = part.strip();
@@ -55,6 +64,7 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
                     }
                 }
                 case "exclude" -> excludes.add(required(name, value));
+                case "threads" -> threads.add(threadsGlob(required(name, value)));
                 case "verbose" -> {
                     if (value != null) {
                         throw new IllegalArgumentException("verbose takes no value; " + USAGE);
@@ -70,7 +80,18 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
                 default -> throw new IllegalArgumentException("unknown option '" + p + "'; " + USAGE);
             }
         }
-        return new AgentOptions(concurrency, excludes, verbose, pinned);
+        return new AgentOptions(concurrency, excludes, verbose, pinned, threads);
+    }
+
+    /** A class-name glob; refused when it could only match the JDK's or the agent's own classes. */
+    private static String threadsGlob(String glob) {
+        for (String p : ThreadSites.NEVER) {
+            if (glob.startsWith(p)) {
+                throw new IllegalArgumentException("threads=" + glob + " names only classes the agent never changes ("
+                        + p + "*); " + USAGE);
+            }
+        }
+        return glob;
     }
 
     private static String required(String name, String value) {

@@ -150,6 +150,11 @@ public final class Installer {
                 .transform((builder, type, loader, module, domain) ->
                         builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments())))
                                 .visit(Advice.to(JettyStopAdvice.class).on(named("doStop").and(takesNoArguments()))))
+                .type(ThreadSites.classes(options))
+                .transform((builder, type, loader, module, domain) -> {
+                    ThreadSites.readHelpers(inst, module, helpers);
+                    return builder.visit(new ThreadSites(ThreadSites.glob(options, type.getName()), options.verbose()));
+                })
                 .installOn(inst);
         if (options.pinned()) {
             dev.weft.agent.boot.Pools.countPinnedNow();

@@ -189,7 +189,8 @@ class AgentIT {
             assertThat(f.get("fixed.threads")).contains("platform").doesNotContain("virtual");
             assertThat(app.stderr().lines().filter(l -> l.startsWith("weft agent:")).toList()).containsExactly(
                     "weft agent: not active: concurrency=lots is not a whole number; options (comma-separated): "
-                            + "concurrency=N (1..1000000), exclude=GLOB (repeatable), verbose, pinned; the application runs unchanged");
+                            + "concurrency=N (1..1000000), exclude=GLOB (repeatable), verbose, pinned, threads=CLASSGLOB (repeatable); "
+                            + "the application runs unchanged");
         }
     }
 

@@ -19,13 +19,18 @@ class AgentOptionsTest {
         assertThat(AgentOptions.parse("concurrency=10000, exclude=batch-*,exclude=com.acme.Pool,verbose"))
                 .isEqualTo(new AgentOptions(10000, List.of("batch-*", "com.acme.Pool"), true, false));
         assertThat(AgentOptions.parse("pinned")).isEqualTo(new AgentOptions(0, List.of(), false, true));
+        assertThat(AgentOptions.parse("threads=com.acme.*,threads=org.shop.Main"))
+                .isEqualTo(new AgentOptions(0, List.of(), false, false, List.of("com.acme.*", "org.shop.Main")));
     }
 
     @Test
     void badOptionsAreNamed() {
         assertThatThrownBy(() -> AgentOptions.parse("concurrency=0")).hasMessageContaining("concurrency=0 is outside 1..1000000");
         assertThatThrownBy(() -> AgentOptions.parse("concurrency=")).hasMessageContaining("concurrency= needs a value");
-        assertThatThrownBy(() -> AgentOptions.parse("threads=com.acme.*")).hasMessageStartingWith("unknown option 'threads=com.acme.*'");
+        assertThatThrownBy(() -> AgentOptions.parse("threads=")).hasMessageContaining("threads= needs a value");
+        assertThatThrownBy(() -> AgentOptions.parse("threads=java.util.*"))
+                .hasMessageStartingWith("threads=java.util.* names only classes the agent never changes (java.*)");
+        assertThatThrownBy(() -> AgentOptions.parse("thread=com.acme.*")).hasMessageStartingWith("unknown option 'thread=com.acme.*'");
         assertThatThrownBy(() -> AgentOptions.parse("verbose=yes")).hasMessageStartingWith("verbose takes no value");
         assertThatThrownBy(() -> AgentOptions.parse("pinned=1")).hasMessageStartingWith("pinned takes no value");
     }
