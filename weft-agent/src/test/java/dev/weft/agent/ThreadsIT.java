@@ -17,12 +17,15 @@ class ThreadsIT {
     void newThreadInANamedPackageMakesAVirtualThreadThatKeepsItsNameHandlerLoaderAndDaemonStatus() throws Exception {
         Map<String, String> f;
         String err;
-        try (ChildJvm app = ChildJvm.app("threads=acme.app.*,exclude=kept-*", ThreadsApp.class)) {
+        try (ChildJvm app = ChildJvm.app("threads=acme.app.*,exclude=kept-*,verbose", ThreadsApp.class)) {
             f = app.facts();
             err = app.stderr();
         }
         assertThat(err).containsPattern("weft agent: acme.app.ThreadsApp: \\d+ new Thread\\(\\.\\.\\.\\) sites make "
-                + "virtual threads \\(threads=acme.app.\\*\\)").doesNotContain("internal error", "acme.lib");
+                + "virtual threads \\(threads=acme.app.\\*\\)").doesNotContain("internal error", "acme.lib")
+                .containsPattern("weft agent:   left alone new Thread\\(ThreadGroup, Runnable, String\\) in "
+                        + "acme.app.ThreadsApp.main line \\d+ \\(a ThreadGroup, stack size or no Runnable: kept as a platform thread\\)")
+                .contains("weft agent: thread kept-1 left on a platform thread (exclude=kept-*)");
         // the JDK's Thread-N name, the creating thread's context class loader, non-daemon as its creator
         assertThat(f.get("plain.held")).matches("Thread-\\d+ virtual daemon=false");
         assertThat(f.get("plain.ran")).isEqualTo(f.get("plain.held").replace(" daemon=false", "") + " loader=main's-loader");
@@ -54,13 +57,15 @@ class ThreadsIT {
 
     @Test
     void anExcludedClassKeepsItsPlatformThreads() throws Exception {
-        try (ChildJvm app = ChildJvm.app("threads=acme.*,exclude=acme.app.*", ThreadsApp.class)) {
+        try (ChildJvm app = ChildJvm.app("threads=acme.*,exclude=acme.app.*,verbose", ThreadsApp.class)) {
             Map<String, String> f = app.facts();
             assertThat(f.get("plain.held")).matches("Thread-\\d+ platform daemon=false");
             // acme.lib is named by threads=acme.* and not excluded
             assertThat(f).containsEntry("lib", "lib-thread virtual");
             assertThat(app.stderr()).contains("weft agent: acme.lib.Spawner: 1 new Thread(...) site makes virtual threads "
-                    + "(threads=acme.*)").doesNotContain("acme.app.ThreadsApp");
+                    + "(threads=acme.*)").doesNotContain("acme.app.ThreadsApp:")
+                    // verbose: each site, with its method and line
+                    .contains("weft agent:   converted new Thread(Runnable, String) in acme.lib.Spawner.make line 9");
         }
     }
 
