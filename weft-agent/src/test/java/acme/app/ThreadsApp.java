@@ -31,9 +31,11 @@ public final class ThreadsApp {
         });
 
         // the JDK's own name, Thread-N; the thread it runs on is the one the application holds
+        InheritableThreadLocal<String> tenant = new InheritableThreadLocal<>();
+        tenant.set("acme-tenant");
         AtomicReference<String> ranOn = new AtomicReference<>();
         Thread plain = new Thread(() -> ranOn.set(describe(Thread.currentThread())
-                + " loader=" + Thread.currentThread().getContextClassLoader()));
+                + " loader=" + Thread.currentThread().getContextClassLoader() + " inherited=" + tenant.get()));
         fact("plain.held", describe(plain) + " daemon=" + plain.isDaemon());
         plain.start();
         plain.join();
@@ -97,8 +99,43 @@ public final class ThreadsApp {
         // a package threads= does not name
         fact("lib", describe(Spawner.make(() -> { })));
 
+        // a class whose loader does not see dev.weft.agent.boot (an OSGi bundle's without boot delegation)
+        fact("isolated", isolated());
+
         // a shutdown hook made here: the JDK accepts a virtual one and runs it at exit
         Runtime.getRuntime().addShutdownHook(new Thread(() -> fact("hook", describe(Thread.currentThread()))));
+    }
+
+    private static String isolated() throws Exception {
+        ClassLoader bundle = new ClassLoader(ThreadsApp.class.getClassLoader()) {
+            @Override
+            protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+                if (name.startsWith("dev.weft.agent.")) {
+                    throw new ClassNotFoundException(name + " is not delegated");
+                }
+                if (!name.startsWith("acme.app.isolated.")) {
+                    return super.loadClass(name, resolve);
+                }
+                synchronized (getClassLoadingLock(name)) {
+                    Class<?> c = findLoadedClass(name);
+                    if (c == null) {
+                        try (var in = ThreadsApp.class.getResourceAsStream("/" + name.replace('.', '/') + ".class")) {
+                            byte[] b = in.readAllBytes();
+                            c = defineClass(name, b, 0, b.length);
+                        } catch (java.io.IOException e) {
+                            throw new ClassNotFoundException(name, e);
+                        }
+                    }
+                    return c;
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "bundle-loader";
+            }
+        };
+        return (String) bundle.loadClass("acme.app.isolated.Isolated").getMethod("make").invoke(null);
     }
 
     private static String ternary(boolean first) throws InterruptedException {

@@ -152,6 +152,9 @@ public final class Installer {
                                 .visit(Advice.to(JettyStopAdvice.class).on(named("doStop").and(takesNoArguments()))))
                 .type(ThreadSites.classes(options))
                 .transform((builder, type, loader, module, domain) -> {
+                    if (!ThreadSites.seesHelpers(type.getName(), loader)) {
+                        return builder;
+                    }
                     ThreadSites.readHelpers(inst, module, helpers);
                     return builder.visit(new ThreadSites(ThreadSites.glob(options, type.getName()), options.verbose()));
                 })

@@ -13,6 +13,7 @@ import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.jar.asm.Type;
 import net.bytebuddy.pool.TypePool;
 import dev.weft.agent.boot.Glob;
+import dev.weft.agent.boot.Threads;
 import net.bytebuddy.matcher.ElementMatcher;
 import net.bytebuddy.matcher.ElementMatchers;
 import net.bytebuddy.utility.JavaModule;
@@ -94,6 +95,29 @@ final class ThreadSites implements AsmVisitorWrapper {
             }
         }
         return null;
+    }
+
+    /**
+     * Whether a class of this loader can call the helpers: the inserted calls are not guarded (an advice is), so a
+     * loader that does not delegate {@code dev.weft.agent.boot} to the boot loader (an OSGi bundle's without
+     * boot delegation) would meet {@code NoClassDefFoundError} at each {@code new Thread}; its classes are left
+     * as they are, with one line.
+     */
+    static boolean seesHelpers(String className, ClassLoader loader) {
+        if (loader == null) {
+            return true;
+        }
+        try {
+            if (Class.forName(Threads.class.getName(), false, loader) == Threads.class) {
+                return true;
+            }
+        } catch (ClassNotFoundException | LinkageError e) {
+            // not visible
+        }
+        System.err.println("weft agent: " + className + ": its class loader (" + loader + ") does not see "
+                + Threads.class.getPackageName() + "; its new Thread sites are left as they are (OSGi: "
+                + "-Dorg.osgi.framework.bootdelegation=" + Threads.class.getPackageName() + ")");
+        return false;
     }
 
     /** A class of a named module must read the helpers' (the boot loader's unnamed module) to call them. */

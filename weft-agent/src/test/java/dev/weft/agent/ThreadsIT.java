@@ -28,7 +28,8 @@ class ThreadsIT {
                 .contains("weft agent: thread kept-1 left on a platform thread (exclude=kept-*)");
         // the JDK's Thread-N name, the creating thread's context class loader, non-daemon as its creator
         assertThat(f.get("plain.held")).matches("Thread-\\d+ virtual daemon=false");
-        assertThat(f.get("plain.ran")).isEqualTo(f.get("plain.held").replace(" daemon=false", "") + " loader=main's-loader");
+        assertThat(f.get("plain.ran")).isEqualTo(f.get("plain.held").replace(" daemon=false", "")
+                + " loader=main's-loader inherited=acme-tenant");
         assertThat(f).containsEntry("named.caught", "worker-7 virtual: boom");
         assertThat(f).containsEntry("daemon", "daemon-1 virtual isDaemon=true,true")
                 .containsEntry("daemon.whileAlive", "IllegalThreadStateException");
@@ -41,6 +42,10 @@ class ThreadsIT {
                 .containsEntry("excluded", "kept-1 platform")
                 .containsEntry("lib", "lib-thread platform");
         assertThat(f.get("hook")).matches("Thread-\\d+ virtual");
+        // a loader that does not see the helpers: left as it was, named, and the application runs
+        assertThat(f).containsEntry("isolated", "isolated-1 platform");
+        assertThat(err).contains("weft agent: acme.app.isolated.Isolated: its class loader (bundle-loader) does not see "
+                + "dev.weft.agent.boot; its new Thread sites are left as they are");
     }
 
     @Test
