@@ -17,9 +17,11 @@ import java.util.regex.Pattern;
  * @param verbose     also say which pools were left alone, and why
  * @param pinned      when each pool's pinned workers are counted (a JFR recording stream in the process)
  * @param pinnedThreshold the shortest pin counted ({@code jdk.VirtualThreadPinned}'s threshold)
+ * @param threads     globs of class names ({@code com.acme.*}) whose {@code new Thread(runnable)} sites make
+ *                    virtual threads; empty (the default): no call site is changed
  */
 public record AgentOptions(int concurrency, List<String> excludes, boolean verbose, PinnedCount pinned,
-                           Duration pinnedThreshold) {
+                           Duration pinnedThreshold, List<String> threads) {
     /** The largest {@code concurrency=}: far above what a process's 20,000 descriptors can feed. */
     public static final int MAX_CONCURRENCY = 1_000_000;
     /** JFR's own default threshold for {@code jdk.VirtualThreadPinned} ({@code default.jfc}, {@code profile.jfc}). */
@@ -28,7 +30,7 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
     public static final Duration MAX_PINNED_THRESHOLD = Duration.ofSeconds(60);
 
     public static final String USAGE = "options (comma-separated): concurrency=N (1.." + MAX_CONCURRENCY
-            + "), exclude=GLOB (repeatable), verbose, pinned[=on|off], pinned_threshold=Nms|Ns (0ms..60s)";
+            + "), exclude=GLOB (repeatable), verbose, pinned[=on|off], pinned_threshold=Nms|Ns (0ms..60s), threads=CLASSGLOB (repeatable)";
 
     private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s)");
 
@@ -44,6 +46,13 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
 
     public AgentOptions {
         excludes = List.copyOf(excludes);
+        threads = List.copyOf(threads);
+    }
+
+    /** Without {@code threads=}. */
+    public AgentOptions(int concurrency, List<String> excludes, boolean verbose, PinnedCount pinned,
+                        Duration pinnedThreshold) {
+        this(concurrency, excludes, verbose, pinned, pinnedThreshold, List.of());
     }
 
     /** Parses the agent's argument string (null or empty: the defaults). */
@@ -53,8 +62,9 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
         boolean verbose = false;
         PinnedCount pinned = PinnedCount.ASKED;
         Duration pinnedThreshold = DEFAULT_PINNED_THRESHOLD;
+        List<String> threads = new ArrayList<>();
         if (args == null || args.isBlank()) {
-            return new AgentOptions(concurrency, excludes, verbose, pinned, pinnedThreshold);
+            return new AgentOptions(concurrency, excludes, verbose, pinned, pinnedThreshold, threads);
         }
         for (String part : args.split(",")) {
             String p = part.strip();
@@ -76,6 +86,7 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
                     }
                 }
                 case "exclude" -> excludes.add(required(name, value));
+                case "threads" -> threads.add(threadsGlob(required(name, value)));
                 case "verbose" -> {
                     if (value != null) {
                         throw new IllegalArgumentException("verbose takes no value; " + USAGE);
@@ -91,7 +102,18 @@ public record AgentOptions(int concurrency, List<String> excludes, boolean verbo
                 default -> throw new IllegalArgumentException("unknown option '" + p + "'; " + USAGE);
             }
         }
-        return new AgentOptions(concurrency, excludes, verbose, pinned, pinnedThreshold);
+        return new AgentOptions(concurrency, excludes, verbose, pinned, pinnedThreshold, threads);
+    }
+
+    /** A class-name glob; refused when it could only match the JDK's or the agent's own classes. */
+    private static String threadsGlob(String glob) {
+        for (String p : ThreadSites.NEVER) {
+            if (glob.startsWith(p)) {
+                throw new IllegalArgumentException("threads=" + glob + " names only classes the agent never changes ("
+                        + p + "*); " + USAGE);
+            }
+        }
+        return glob;
     }
 
     /** {@code 20ms}, {@code 0ms}, {@code 1s}: as JFR writes a threshold, within 0..{@link #MAX_PINNED_THRESHOLD}. */

@@ -152,6 +152,14 @@ public final class Installer {
                 .transform((builder, type, loader, module, domain) ->
                         builder.visit(Advice.to(JettyAdvice.class).on(named("doStart").and(takesNoArguments())))
                                 .visit(Advice.to(JettyStopAdvice.class).on(named("doStop").and(takesNoArguments()))))
+                .type(ThreadSites.classes(options))
+                .transform((builder, type, loader, module, domain) -> {
+                    if (!ThreadSites.seesHelpers(type.getName(), loader)) {
+                        return builder;
+                    }
+                    ThreadSites.readHelpers(inst, module, helpers);
+                    return builder.visit(new ThreadSites(ThreadSites.glob(options, type.getName()), options.verbose()));
+                })
                 .installOn(inst);
         if (options.pinned() == AgentOptions.PinnedCount.START) {
             dev.weft.agent.boot.Pools.countPinnedNow();

@@ -190,7 +190,7 @@ class AgentIT {
             assertThat(app.stderr().lines().filter(l -> l.startsWith("weft agent:")).toList()).containsExactly(
                     "weft agent: not active: concurrency=lots is not a whole number; options (comma-separated): "
                             + "concurrency=N (1..1000000), exclude=GLOB (repeatable), verbose, pinned[=on|off], "
-                            + "pinned_threshold=Nms|Ns (0ms..60s); the application runs unchanged");
+                            + "pinned_threshold=Nms|Ns (0ms..60s), threads=CLASSGLOB (repeatable); the application runs unchanged");
         }
     }
 

@@ -28,13 +28,19 @@ class AgentOptionsTest {
         assertThat(AgentOptions.parse("pinned_threshold=0ms")).extracting(AgentOptions::pinnedThreshold).isEqualTo(Duration.ZERO);
         assertThat(AgentOptions.parse("pinned_threshold=60s")).extracting(AgentOptions::pinnedThreshold)
                 .isEqualTo(Duration.ofSeconds(60));
+        assertThat(AgentOptions.parse("threads=com.acme.*,threads=org.shop.Main"))
+                .isEqualTo(new AgentOptions(0, List.of(), false, PinnedCount.ASKED, Duration.ofMillis(20),
+                        List.of("com.acme.*", "org.shop.Main")));
     }
 
     @Test
     void badOptionsAreNamed() {
         assertThatThrownBy(() -> AgentOptions.parse("concurrency=0")).hasMessageContaining("concurrency=0 is outside 1..1000000");
         assertThatThrownBy(() -> AgentOptions.parse("concurrency=")).hasMessageContaining("concurrency= needs a value");
-        assertThatThrownBy(() -> AgentOptions.parse("threads=com.acme.*")).hasMessageStartingWith("unknown option 'threads=com.acme.*'");
+        assertThatThrownBy(() -> AgentOptions.parse("threads=")).hasMessageContaining("threads= needs a value");
+        assertThatThrownBy(() -> AgentOptions.parse("threads=java.util.*"))
+                .hasMessageStartingWith("threads=java.util.* names only classes the agent never changes (java.*)");
+        assertThatThrownBy(() -> AgentOptions.parse("thread=com.acme.*")).hasMessageStartingWith("unknown option 'thread=com.acme.*'");
         assertThatThrownBy(() -> AgentOptions.parse("verbose=yes")).hasMessageStartingWith("verbose takes no value");
         assertThatThrownBy(() -> AgentOptions.parse("pinned=1")).hasMessageStartingWith("pinned=1 is neither on nor off");
         assertThatThrownBy(() -> AgentOptions.parse("pinned_threshold=20")).hasMessageStartingWith("pinned_threshold=20 is not a duration");

@@ -1,11 +1,11 @@
 package dev.weft.agent.boot;
 
-/** Shell-style globs for {@code exclude=}: {@code *} any run of characters, {@code ?} one character. */
-final class Glob {
+/** Shell-style globs for {@code exclude=} and {@code threads=}: {@code *} any run of characters, {@code ?} one character. */
+public final class Glob {
     private Glob() {
     }
 
-    static boolean matches(String glob, String text) {
+    public static boolean matches(String glob, String text) {
         return matches(glob, 0, text, 0);
     }
 
