@@ -91,10 +91,9 @@ public final class Lane implements Outlet {
         // A transport (connection pool, bulkhead) of its own: endpoints on one host do not share limits.
         // No transport retries and no breaker: every attempt is the lane's, counted and parked by it.
         Duration connect = cfg.timeout().compareTo(Duration.ofSeconds(2)) < 0 ? cfg.timeout() : Duration.ofSeconds(2);
-        // Its meters stay in a registry of its own: the lane's metrics say it per endpoint, and lanes that share
-        // a host would register the same per-destination meters twice.
+        // No TransportListener: the lane's metrics say it per endpoint, and lanes that share a host would
+        // register the same per-destination meters twice.
         this.transport = Transport.builder().userAgent("weft-dispatch")
-                .meterRegistry(new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
                 .defaults(new DestinationConfig(DestinationLimits.DEFAULT.withMaxInFlight(cfg.maxInFlight())
                         .withMaxConnections(cfg.maxInFlight()).withMaxWait(cfg.timeout()).withConnectTimeout(connect)
                         .withMaxBodyBytes(MAX_ANSWER_BYTES), RetryPolicy.NONE, null, BreakerPolicy.DISABLED))
