@@ -131,6 +131,22 @@ class InterceptorIT {
     }
 
     @Test
+    void aHedgedCopyWhoseInterceptorThrowsFailsAsIoErrorAndTheCallDoesNotWaitForIt() throws Exception {
+        sim = SimServer.start(SimConfig.local());
+        try (Transport t = Transport.builder().defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE)
+                        .withHedge(new HedgePolicy(Duration.ofMillis(20), 2, false)))
+                .exchangeInterceptor(chain -> {
+                    throw new IllegalStateException("no key for " + chain.attempt());
+                })
+                .build()) {
+            CallResult r = t.call(CallRequest.get(sim.url("/x")), Duration.ofSeconds(2));
+            assertThat(r.outcome()).as(r.toString()).isEqualTo("io-error");
+            assertThat(r.message()).contains("threw java.lang.IllegalStateException: no key for");
+            assertThat(r.attempts()).hasSize(2);
+        }
+    }
+
+    @Test
     void anExchangeInterceptorMayChangeNeitherTheUrlNorProceedTwiceAndTheTransportStaysWhole() throws Exception {
         server = new Http1ClientIT.ScriptedServer(head -> OK);
         CallRequest get = CallRequest.get(server.url("/x"));
