@@ -11,7 +11,6 @@ import dev.weft.client.policy.CircuitBreaker;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,7 +42,7 @@ class BreakerIT {
     }
 
     private static Transport transport(DestinationConfig cfg) {
-        return Transport.builder().defaults(cfg).meterRegistry(new SimpleMeterRegistry()).build();
+        return Transport.builder().defaults(cfg).build();
     }
 
     private static DestinationConfig noRetry() {

@@ -16,6 +16,7 @@ import dev.weft.devtools.TestCerts;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
 import dev.weft.sim.SimTls;
+import dev.weft.observe.ClientMeters;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,7 +71,7 @@ class ConnectionStormIT {
     }
 
     private Transport transport(DestinationConfig cfg) {
-        return Transport.builder().defaults(cfg).meterRegistry(registry).build();
+        return Transport.builder().defaults(cfg).listener(new ClientMeters(registry)).build();
     }
 
     private static DestinationConfig trusting(DestinationLimits limits) {
@@ -241,7 +242,7 @@ class ConnectionStormIT {
     @Test
     void aWarmPoolOpensMinIdleConnectionsAtStart() throws Exception {
         DestinationConfig warm = trusting(DestinationLimits.DEFAULT.withMinIdle(6));
-        try (Transport t = Transport.builder().destination(sim.url(), warm).meterRegistry(registry).build()) {
+        try (Transport t = Transport.builder().destination(sim.url(), warm).listener(new ClientMeters(registry)).build()) {
             for (int i = 0; i < 400 && tls.handshakes() < 6; i++) {
                 Thread.sleep(50);
             }

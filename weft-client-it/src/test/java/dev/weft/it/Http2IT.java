@@ -9,6 +9,7 @@ import dev.weft.client.Transport;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.core.tls.Pem;
 import dev.weft.devtools.TestCerts;
+import dev.weft.observe.ClientMeters;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
 import org.eclipse.jetty.http.HttpHeader;
@@ -170,7 +171,7 @@ class Http2IT {
     }
 
     private static Transport transport(DestinationLimits limits, TlsOptions tls, SimpleMeterRegistry registry) {
-        return Transport.builder().meterRegistry(registry)
+        return Transport.builder().listener(new ClientMeters(registry))
                 .defaults(DestinationConfig.DEFAULT.withLimits(limits).withTls(tls).withRetry(RetryPolicy.NONE))
                 .build();
     }

@@ -14,7 +14,6 @@ import dev.weft.server.ServerResponse;
 import dev.weft.server.ServerTls;
 import dev.weft.server.admission.FixedAdmission;
 import dev.weft.server.http2.Http2Limits;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -120,7 +119,7 @@ class Http2InboundIT {
     @Test
     void weftsOwnClientCallsItOverHttp2ManyStreamsAConnection() throws Exception {
         String base = start();
-        try (Transport t = Transport.builder().meterRegistry(new SimpleMeterRegistry())
+        try (Transport t = Transport.builder()
                 .defaults(DestinationConfig.DEFAULT.withLimits(DestinationLimits.DEFAULT)
                         .withTls(new TlsOptions(certs.cert(), false)).withRetry(RetryPolicy.NONE)).build()) {
             assertThat(t.call(CallRequest.get(base + "/warm"), Duration.ofSeconds(10)).outcome()).isEqualTo("ok");

@@ -15,6 +15,7 @@ import dev.weft.client.policy.HedgePolicy;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.sim.SimConfig;
 import dev.weft.sim.SimServer;
+import dev.weft.observe.ClientMeters;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -53,7 +54,7 @@ class TransportIT {
     }
 
     private Transport transport(DestinationConfig cfg) {
-        return Transport.builder().defaults(cfg).meterRegistry(registry).build();
+        return Transport.builder().defaults(cfg).listener(new ClientMeters(registry)).build();
     }
 
     private static DestinationConfig noRetry() {

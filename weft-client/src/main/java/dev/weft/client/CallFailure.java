@@ -52,7 +52,12 @@ public record CallFailure(Reason reason, int status, String message) {
         return new CallFailure(reason, status, message + note);
     }
 
-    static String label(Reason reason, int status) {
+    /**
+     * The label of a failure of {@code reason} with {@code status}: {@code status-NNN} for {@link Reason#STATUS},
+     * the reason's own label otherwise, {@code ok} for none (null). For a caller that names outcomes the client
+     * does not fail, such as dispatch, for which only a 2xx delivers ({@code status-301}).
+     */
+    public static String label(Reason reason, int status) {
         if (reason == null) {
             return "ok";
         }

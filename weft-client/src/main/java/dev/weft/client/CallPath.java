@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The links every call goes through, in order:
  * <ol>
- *   <li>{@link #METRICS}: counts the call by outcome and times it;</li>
+ *   <li>{@link #METRICS}: reports the call's end to the transport's {@link TransportListener};</li>
  *   <li>{@link #RETRY}: tries again after a failure a retry may mend, with backoff and Retry-After, never past
  *       the deadline; shapes the call's result;</li>
  *   <li>{@link #HEDGE}: runs copies of a try when the call is hedged, keeps the first good answer and cancels
@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 final class CallPath {
     static final Interceptor METRICS = chain -> {
         CallResult r = chain.proceed();
-        chain.call().destination.recordCall(r.outcome(), r.timings().totalNanos());
+        chain.call().destination.callEnded(r);
         return r;
     };
 
@@ -36,18 +36,26 @@ final class CallPath {
 
     static final Interceptor PERMITS = chain -> {
         Interceptor.Call call = chain.call();
-        call.destination.recordAttempt(chain.attempt().kind);
+        call.destination.attemptStarted(chain.attempt().kind);
         return call.destination.admit(call.deadline, chain::proceed);
     };
 
     static final Interceptor EXCHANGE = chain -> {
         Interceptor.Call call = chain.call();
-        Exchange e = new Exchange(call.request);
+        Exchange e = new Exchange(chain.attempt().request(call));
         chain.attempt().started(e);
         return e.run(call);
     };
 
     static final List<Interceptor> LINKS = List.of(METRICS, RETRY, HEDGE, PERMITS, EXCHANGE);
+
+    /** {@link #LINKS}, with the link of the exchange interceptors between hedge and permits when there are any. */
+    static List<Interceptor> links(List<CallInterceptor> exchangeInterceptors) {
+        if (exchangeInterceptors.isEmpty()) {
+            return LINKS;
+        }
+        return List.of(METRICS, RETRY, HEDGE, InterceptorChains.exchangeLink(exchangeInterceptors), PERMITS, EXCHANGE);
+    }
 
     private CallPath() {
     }
@@ -171,7 +179,7 @@ final class CallPath {
                     Interceptor.Try t = copy == 0 ? chain.attempt() : new Interceptor.Try(Attempt.Kind.HEDGE);
                     tries[copy] = t;
                     starts[copy] = System.nanoTime();
-                    Thread.ofVirtual().start(() -> done.add(new Done(copy, chain.proceed(t))));
+                    Thread.ofVirtual().start(() -> done.add(new Done(copy, proceedCopy(chain, t))));
                     nextLaunch = System.nanoTime() + hedge.delay().toNanos();
                 }
                 boolean more = launched < copies && !call.deadline.expired();
@@ -210,6 +218,19 @@ final class CallPath {
             cancelAll(tries);
             return record(call, tries, starts, results, -1, CallResult.failed(call.destination.destination(),
                     CallFailure.of(Reason.CANCELLED, "interrupted")));
+        }
+    }
+
+    /**
+     * Runs one copy of a hedged try on its own thread; an exception (from an exchange interceptor: the transport's
+     * own links do not throw) fails the copy, so that the call does not wait for it until its deadline.
+     */
+    private static CallResult proceedCopy(Interceptor.Chain chain, Interceptor.Try t) {
+        try {
+            return chain.proceed(t);
+        } catch (RuntimeException e) {
+            return CallResult.failed(chain.call().destination.destination(),
+                    CallFailure.of(Reason.IO, "the hedged copy threw " + e));
         }
     }
 

@@ -13,8 +13,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * One HTTP call to make: method, absolute URL, headers, optional body, and optional per-call
- * overrides of the destination's retry and hedge policies.
+ * One HTTP call to make: method, absolute URL, headers, optional body, optional per-call
+ * overrides of the destination's retry and hedge policies, and tags: typed values that are never sent, for
+ * {@link CallInterceptor}s to read ({@link #tag}).
  *
  * <pre>{@code
  * CallRequest r = CallRequest.builder("POST", "http://127.0.0.1:9001/orders")
@@ -25,8 +26,12 @@ import java.util.Objects;
  * }</pre>
  */
 public record CallRequest(String method, URI uri, Headers headers, byte[] body, RetryPolicy retry,
-                          HedgePolicy hedge) {
+                          HedgePolicy hedge, Map<Class<?>, Object> tags) {
 
+    /**
+     * @param tags typed values for interceptors, never sent: each value an instance of its key (null: none)
+     * @throws IllegalArgumentException when the URL is not an absolute http(s) URL, or a tag is not of its type
+     */
     public CallRequest {
         method = method.toUpperCase(Locale.ROOT);
         Objects.requireNonNull(uri, "uri");
@@ -34,6 +39,22 @@ public record CallRequest(String method, URI uri, Headers headers, byte[] body, 
         if (uri.getScheme() == null || uri.getHost() == null) {
             throw new IllegalArgumentException("expected an absolute http(s) URL, got '" + uri + "'");
         }
+        tags = tags == null || tags.isEmpty() ? Map.of() : checked(tags);
+    }
+
+    private static Map<Class<?>, Object> checked(Map<Class<?>, Object> tags) {
+        for (Map.Entry<Class<?>, Object> t : tags.entrySet()) {
+            if (!t.getKey().isInstance(t.getValue())) {
+                throw new IllegalArgumentException("the tag of type " + t.getKey().getName() + " is "
+                        + (t.getValue() == null ? "null" : "a " + t.getValue().getClass().getName()));
+            }
+        }
+        return Map.copyOf(tags);
+    }
+
+    /** A request without tags. */
+    public CallRequest(String method, URI uri, Headers headers, byte[] body, RetryPolicy retry, HedgePolicy hedge) {
+        this(method, uri, headers, body, retry, hedge, Map.of());
     }
 
     /** A request to build: {@code builder("POST", url).header(..).body(..).build()}. */
@@ -56,15 +77,36 @@ public record CallRequest(String method, URI uri, Headers headers, byte[] body, 
     }
 
     public CallRequest withHeaders(Headers h) {
-        return new CallRequest(method, uri, h, body, retry, hedge);
+        return new CallRequest(method, uri, h, body, retry, hedge, tags);
+    }
+
+    /** The same request with another body (null: none); the headers are not touched. */
+    public CallRequest withBody(byte[] b) {
+        return new CallRequest(method, uri, headers, b, retry, hedge, tags);
     }
 
     public CallRequest withRetry(RetryPolicy r) {
-        return new CallRequest(method, uri, headers, body, r, hedge);
+        return new CallRequest(method, uri, headers, body, r, hedge, tags);
     }
 
     public CallRequest withHedge(HedgePolicy h) {
-        return new CallRequest(method, uri, headers, body, retry, h);
+        return new CallRequest(method, uri, headers, body, retry, h, tags);
+    }
+
+    /** The same request with the tag of {@code type} set to {@code value} (null: removed). */
+    public <T> CallRequest withTag(Class<T> type, T value) {
+        Map<Class<?>, Object> t = new java.util.HashMap<>(tags);
+        if (value == null) {
+            t.remove(type);
+        } else {
+            t.put(type, value);
+        }
+        return new CallRequest(method, uri, headers, body, retry, hedge, t);
+    }
+
+    /** The tag of {@code type}, or null when the request has none. */
+    public <T> T tag(Class<T> type) {
+        return type.cast(tags.get(type));
     }
 
     public Destination destination() {
@@ -85,6 +127,7 @@ public record CallRequest(String method, URI uri, Headers headers, byte[] body, 
         private String contentType;
         private RetryPolicy retry;
         private HedgePolicy hedge;
+        private final Map<Class<?>, Object> tags = new java.util.HashMap<>(2);
 
         private Builder(String method, URI uri) {
             this.method = Objects.requireNonNull(method, "method");
@@ -136,6 +179,12 @@ public record CallRequest(String method, URI uri, Headers headers, byte[] body, 
             return this;
         }
 
+        /** A typed value for {@link CallInterceptor}s, never sent (see {@link CallRequest#tag}). */
+        public <T> Builder tag(Class<T> type, T value) {
+            tags.put(Objects.requireNonNull(type, "type"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
         /** @throws IllegalArgumentException when the URL is not an absolute http(s) URL */
         public CallRequest build() {
             List<Map.Entry<String, String>> fields = new ArrayList<>(headers);
@@ -144,7 +193,7 @@ public record CallRequest(String method, URI uri, Headers headers, byte[] body, 
                 fields.add(Map.entry("Content-Type", contentType));
             }
             return new CallRequest(method, uri, fields.isEmpty() ? Headers.EMPTY : Headers.of(fields), body, retry,
-                    hedge);
+                    hedge, tags);
         }
     }
 }

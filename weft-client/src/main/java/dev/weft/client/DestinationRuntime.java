@@ -4,28 +4,16 @@ import dev.weft.core.Deadline;
 import dev.weft.core.Durations;
 import dev.weft.os.SchedulerLag;
 import dev.weft.client.policy.CircuitBreaker;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The live state of one destination: bulkhead, breaker, connection pool and meters. It owns its permits:
- * {@link #admit} runs an attempt under them, and nothing outside takes or gives one back.
+ * The live state of one destination: bulkhead, breaker, connection pool, and the listener its events go to. It
+ * owns its permits: {@link #admit} runs an attempt under them, and nothing outside takes or gives one back.
  */
-final class DestinationRuntime implements AutoCloseable {
-    private static final String STARVED = "timeouts the breaker did not count because the gateway starved the call:"
-            + " by its pool (more than half the time waiting for a connection) or by the scheduler (a ready thread"
-            + " waited an eighth of the time, and at least 100 ms, for a CPU)";
+final class DestinationRuntime implements AutoCloseable, DestinationState {
     private final Destination destination;
     private final DestinationConfig config;
     private final String hostHeader;
@@ -33,21 +21,15 @@ final class DestinationRuntime implements AutoCloseable {
     private final Semaphore bulkhead;
     private final CircuitBreaker breaker;
     private final ConnectionPool pool;
-    private final MeterRegistry registry;
-    private final Map<String, Counter> outcomes = new ConcurrentHashMap<>();
-    private final Counter starvedByPool;
-    private final Counter starvedByScheduler;
-    private final Map<Attempt.Kind, Counter> attempts = new ConcurrentHashMap<>();
-    private final Timer latency;
-    private final List<Meter> meters = new CopyOnWriteArrayList<>();
+    /** {@link TransportListener.DestinationListener#NONE} once the transport detached its listener. */
+    private volatile TransportListener.DestinationListener listener;
     private final Watchdog watchdog;
 
-    DestinationRuntime(Destination destination, DestinationConfig config, MeterRegistry registry, String userAgent,
-                       Watchdog watchdog, DescriptorShortage shortage) {
+    DestinationRuntime(Destination destination, DestinationConfig config, TransportListener listener,
+                       String userAgent, Watchdog watchdog, DescriptorShortage shortage) {
         this.destination = destination;
         this.watchdog = watchdog;
         this.config = config;
-        this.registry = registry;
         this.hostHeader = destination.authority();
         this.userAgent = userAgent;
         DestinationLimits limits = config.limits();
@@ -55,52 +37,12 @@ final class DestinationRuntime implements AutoCloseable {
         this.breaker = new CircuitBreaker(config.breaker());
         this.pool = new ConnectionPool(destination, limits, config.tls(), shortage);
         SchedulerLag.shared(); // the probe starts now, so that a timeout has the lateness of its whole time to look at
-        String key = destination.key();
-        meters.add(Gauge.builder("weft.destination.in_flight", bulkhead, s -> limits.maxInFlight() - s.availablePermits())
-                .description("calls in flight to the destination").tag("destination", key).register(registry));
-        meters.add(Gauge.builder("weft.destination.max_in_flight", limits, DestinationLimits::maxInFlight)
-                .description("the destination's in-flight limit").tag("destination", key).register(registry));
-        meters.add(Gauge.builder("weft.destination.breaker_open", breaker,
-                        b -> b.state() == CircuitBreaker.State.OPEN ? 1 : 0)
-                .description("1 while the destination's circuit breaker is open").tag("destination", key)
-                .register(registry));
-        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.breaker_openings", breaker,
-                        CircuitBreaker::timesOpened)
-                .description("times the destination's circuit breaker opened").tag("destination", key)
-                .register(registry));
-        meters.add(Gauge.builder("weft.destination.connecting", pool, ConnectionPool::connecting)
-                .description("connections being opened to the destination now (TCP connect and TLS handshake;"
-                        + " at most max_connecting)").tag("destination", key).register(registry));
-        meters.add(Gauge.builder("weft.destination.connect_waiting", pool, ConnectionPool::waiting)
-                .description("calls waiting for a pooled or new connection to the destination")
-                .tag("destination", key).register(registry));
-        meters.add(Gauge.builder("weft.destination.connections", pool, ConnectionPool::openConnections)
-                .description("connections open to the destination (HTTP/1.1 leased and idle, and HTTP/2)")
-                .tag("destination", key).register(registry));
-        meters.add(Gauge.builder("weft.destination.streams", pool, ConnectionPool::streams)
-                .description("HTTP/2 streams in flight to the destination (at most max_streams per connection)")
-                .tag("destination", key).register(registry));
-        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.connects", pool,
-                        ConnectionPool::connectsOk)
-                .description("connections opened (TCP and TLS) by result").tag("destination", key).tag("result", "ok")
-                .register(registry));
-        meters.add(io.micrometer.core.instrument.FunctionCounter.builder("weft.destination.connects", pool,
-                        ConnectionPool::connectsFailed)
-                .description("connections opened (TCP and TLS) by result").tag("destination", key)
-                .tag("result", "failed").register(registry));
-        this.starvedByPool = track(Counter.builder("weft.destination.starved")
-                .description(STARVED).tag("destination", key).tag("by", "pool")
-                .register(registry));
-        this.starvedByScheduler = track(Counter.builder("weft.destination.starved")
-                .description(STARVED).tag("destination", key).tag("by", "scheduler")
-                .register(registry));
-        this.latency = Timer.builder("weft.call.duration")
-                .description("time from a call's start to its result, retries and hedges included")
-                .tag("destination", key).publishPercentileHistogram().register(registry);
-        meters.add(latency);
+        this.listener = java.util.Objects.requireNonNull(listener.destinationOpened(this),
+                "a TransportListener returned no DestinationListener");
     }
 
-    Destination destination() {
+    @Override
+    public Destination destination() {
         return destination;
     }
 
@@ -164,12 +106,12 @@ final class DestinationRuntime implements AutoCloseable {
         if (o.reason() == Reason.CONNECT_WAIT || starvedByThePool(o)) {
             breaker.onIgnored(pass); // the gateway's own wait for a connection (max_connecting, max_connections)
             if (countedTimeout(o)) {
-                starvedByPool.increment(); // connect-wait and deadline never count anyway
+                listener.starved(TransportListener.Starved.POOL); // connect-wait and deadline never count anyway
             }
         } else if (countedTimeout(o) // only then is the lateness looked up
                 && starvedByTheScheduler(o, SchedulerLag.shared().worstSince(System.nanoTime() - o.timings().totalNanos()))) {
             breaker.onIgnored(pass); // the gateway was short of CPU: its own wait for a carrier took the time
-            starvedByScheduler.increment();
+            listener.starved(TransportListener.Starved.SCHEDULER);
         } else if (o.ok()) {
             breaker.onSuccess(pass);
         } else if (o.reason().countsAgainstBackend(o.status())) { // the one rule: Reason#countsAgainstBackend
@@ -225,32 +167,70 @@ final class DestinationRuntime implements AutoCloseable {
         return pool;
     }
 
-    void recordCall(String outcome, long nanos) {
-        outcomes.computeIfAbsent(outcome, o -> track(Counter.builder("weft.calls")
-                .description("calls by outcome: ok, status-NNN, timeout-connect, ...")
-                .tag("destination", destination.key()).tag("outcome", o).register(registry))).increment();
-        latency.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    void callEnded(CallResult r) {
+        listener.callEnded(r);
     }
 
-    void recordAttempt(Attempt.Kind kind) {
-        attempts.computeIfAbsent(kind, k -> track(Counter.builder("weft.attempts")
-                .description("attempts by kind: first, retry, hedge")
-                .tag("destination", destination.key()).tag("kind", k.name().toLowerCase(java.util.Locale.ROOT))
-                .register(registry))).increment();
+    void attemptStarted(Attempt.Kind kind) {
+        listener.attemptStarted(kind);
     }
 
-    private <M extends Meter> M track(M m) {
-        meters.add(m);
-        return m;
+    /** Stops reporting to the transport's listener (a transport that is being replaced). */
+    void detachListener() {
+        TransportListener.DestinationListener l = listener;
+        listener = TransportListener.DestinationListener.NONE;
+        l.detached();
     }
 
-    /** Removes this destination's meters from the registry (a replaced transport must not shadow its successor). */
-    void detachMeters() {
-        meters.forEach(registry::remove);
-        meters.clear();
+    // ---- DestinationState: what a listener samples ----
+
+    @Override
+    public int maxInFlight() {
+        return config.limits().maxInFlight();
     }
 
-    int inFlight() {
+    @Override
+    public boolean breakerOpen() {
+        return breaker.state() == CircuitBreaker.State.OPEN;
+    }
+
+    @Override
+    public long breakerOpenings() {
+        return breaker.timesOpened();
+    }
+
+    @Override
+    public int connecting() {
+        return pool.connecting();
+    }
+
+    @Override
+    public int connectWaiting() {
+        return pool.waiting();
+    }
+
+    @Override
+    public int connections() {
+        return pool.openConnections();
+    }
+
+    @Override
+    public int streams() {
+        return pool.streams();
+    }
+
+    @Override
+    public long connectsOk() {
+        return pool.connectsOk();
+    }
+
+    @Override
+    public long connectsFailed() {
+        return pool.connectsFailed();
+    }
+
+    @Override
+    public int inFlight() {
         return config.limits().maxInFlight() - bulkhead.availablePermits();
     }
 

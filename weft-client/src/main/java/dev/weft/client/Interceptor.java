@@ -11,7 +11,9 @@ import java.util.List;
  * One link of a call's path, in the spirit of OkHttp's interceptors: it does its part and hands the call
  * on with {@link Chain#proceed}, perhaps more than once (a retry) or on several threads at once (a hedge),
  * or answers by itself (an open breaker). The path of every call is {@link CallPath#LINKS}: metrics, retry,
- * hedge, permits, exchange.
+ * hedge, permits, exchange; with exchange interceptors ({@link CallInterceptor}), their link runs between hedge
+ * and permits ({@link CallPath#links}). This is the transport's own, package-private machinery; the public one
+ * is {@link CallInterceptor}.
  */
 interface Interceptor {
     CallResult intercept(Chain chain);
@@ -110,11 +112,18 @@ interface Interceptor {
     /** One try of a call (or one copy of a hedged try): its kind, and the handle that cancels it. */
     final class Try {
         final Attempt.Kind kind;
+        /** The request this try sends, when exchange interceptors changed it (set on the try's own thread). */
+        CallRequest request;
         private volatile Exchange exchange;
         private volatile boolean cancelled;
 
         Try(Attempt.Kind kind) {
             this.kind = kind;
+        }
+
+        /** The request this try sends: the call's, or the one its exchange interceptors handed on. */
+        CallRequest request(Call call) {
+            return request != null ? request : call.request;
         }
 
         /** The exchange that carries this try; cancelled at once if the try already was. */

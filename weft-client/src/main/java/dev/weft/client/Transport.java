@@ -2,11 +2,11 @@ package dev.weft.client;
 
 import dev.weft.core.Deadline;
 import dev.weft.client.policy.CircuitBreaker;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -18,7 +18,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Each call runs under a {@link Deadline} and its destination's {@link DestinationConfig}: circuit
  * breaker, bulkhead (max in flight), pooled connections, retry with backoff and hedging, as the links of
  * {@link CallPath}. A call never throws for a network or HTTP failure; the {@link CallResult} names what
- * happened. Closing the transport closes its connections, cancels the calls still out and stops its
+ * happened. Your own steps go in as {@link CallInterceptor}s, and what happens is reported to a
+ * {@link TransportListener} (for metrics). Closing the transport closes its connections, cancels the calls still out and stops its
  * deadline sweeper.
  *
  * <pre>{@code
@@ -33,7 +34,11 @@ public final class Transport implements AutoCloseable {
 
     private final DestinationConfig defaults;
     private final Map<Destination, DestinationConfig> configured;
-    private final MeterRegistry registry;
+    private final TransportListener listener;
+    /** The request interceptors, in order (empty: a call goes straight to its path). */
+    private final List<CallInterceptor> interceptors;
+    /** The links of every call's path ({@link CallPath#links}: with the exchange interceptors' when there are any). */
+    private final List<Interceptor> links;
     private final String userAgent;
     private final int maxDestinations;
     private final ConcurrentHashMap<Destination, DestinationRuntime> runtimes = new ConcurrentHashMap<>();
@@ -48,7 +53,9 @@ public final class Transport implements AutoCloseable {
     private Transport(Builder b) {
         this.defaults = b.defaults;
         this.configured = Map.copyOf(b.configured);
-        this.registry = b.registry;
+        this.listener = b.listener;
+        this.interceptors = List.copyOf(b.interceptors);
+        this.links = CallPath.links(List.copyOf(b.exchangeInterceptors));
         this.userAgent = b.userAgent;
         this.maxDestinations = b.maxDestinations;
         this.shortage = new DescriptorShortage(b.log);
@@ -84,6 +91,14 @@ public final class Transport implements AutoCloseable {
      * within {@code deadline}. Null {@code budget}: the call may take until {@code deadline}.
      */
     public CallResult call(CallRequest request, Deadline deadline, Duration budget) {
+        if (interceptors.isEmpty()) {
+            return callPath(request, deadline, budget);
+        }
+        return InterceptorChains.RequestChain.start(this, interceptors, request, deadline, budget);
+    }
+
+    /** A call after the request interceptors: its destination's runtime, and the links of its path. */
+    CallResult callPath(CallRequest request, Deadline deadline, Duration budget) {
         long t0 = System.nanoTime();
         Deadline own = budget == null ? deadline : deadline.atMost(budget);
         Destination destination = request.destination();
@@ -92,7 +107,7 @@ public final class Transport implements AutoCloseable {
             return CallResult.failed(destination, CallFailure.of(Reason.IO, closed ? "the transport is closed"
                     : "too many destinations (max " + maxDestinations + ")"));
         }
-        return new Interceptor.Chain(CallPath.LINKS, new Interceptor.Call(request, own, deadline, rt, t0)).proceed();
+        return new Interceptor.Chain(links, new Interceptor.Call(request, own, deadline, rt, t0)).proceed();
     }
 
     private DestinationRuntime runtime(Destination d) {
@@ -108,7 +123,7 @@ public final class Transport implements AutoCloseable {
                     return null;
                 }
                 rt = new DestinationRuntime(d, configured.getOrDefault(d, defaults),
-                        detached ? new SimpleMeterRegistry() : registry, userAgent, watchdog, shortage);
+                        detached ? TransportListener.NONE : listener, userAgent, watchdog, shortage);
                 runtimes.put(d, rt);
             }
             return rt;
@@ -146,14 +161,16 @@ public final class Transport implements AutoCloseable {
     }
 
     /**
-     * Removes every meter of this transport from its registry, and stops registering new ones (a transport
-     * that is being replaced, so that its successor's meters are the ones published).
+     * Stops reporting to this transport's {@link TransportListener}: each destination's listener is told
+     * ({@link TransportListener.DestinationListener#detached}, which removes its meters) and destinations used
+     * from now on report nothing (a transport that is being replaced, so that its successor's meters are the ones
+     * published).
      */
-    public void detachMeters() {
+    public void detachListener() {
         detached = true;
         createLock.lock();
         try {
-            runtimes.values().forEach(DestinationRuntime::detachMeters);
+            runtimes.values().forEach(DestinationRuntime::detachListener);
         } finally {
             createLock.unlock();
         }
@@ -175,7 +192,9 @@ public final class Transport implements AutoCloseable {
     public static final class Builder {
         private DestinationConfig defaults = DestinationConfig.DEFAULT;
         private final Map<Destination, DestinationConfig> configured = new HashMap<>();
-        private MeterRegistry registry = new SimpleMeterRegistry();
+        private TransportListener listener = TransportListener.NONE;
+        private final List<CallInterceptor> interceptors = new ArrayList<>();
+        private final List<CallInterceptor> exchangeInterceptors = new ArrayList<>();
         private String userAgent = "weft";
         private int maxDestinations = DEFAULT_MAX_DESTINATIONS;
         private java.util.function.Consumer<String> log = line -> System.getLogger("weft.client")
@@ -193,8 +212,32 @@ public final class Transport implements AutoCloseable {
             return this;
         }
 
-        public Builder meterRegistry(MeterRegistry r) {
-            this.registry = r;
+        /**
+         * Where the transport reports its calls, attempts and destinations' state, for metrics (default
+         * {@link TransportListener#NONE}: nothing). weft-observe's {@code ClientMeters} publishes them to a
+         * Micrometer registry.
+         */
+        public Builder listener(TransportListener l) {
+            this.listener = java.util.Objects.requireNonNull(l, "listener");
+            return this;
+        }
+
+        /**
+         * Adds a request interceptor: it runs once per call, on the caller's thread, before the destination is
+         * looked up, after those added before it (see {@link CallInterceptor}).
+         */
+        public Builder interceptor(CallInterceptor i) {
+            interceptors.add(java.util.Objects.requireNonNull(i, "interceptor"));
+            return this;
+        }
+
+        /**
+         * Adds an exchange interceptor: it runs once per try (first, retry, each hedged copy) on the try's thread,
+         * before the try takes the destination's permits, after those added before it; it may change headers
+         * and body only (see {@link CallInterceptor}).
+         */
+        public Builder exchangeInterceptor(CallInterceptor i) {
+            exchangeInterceptors.add(java.util.Objects.requireNonNull(i, "interceptor"));
             return this;
         }
 

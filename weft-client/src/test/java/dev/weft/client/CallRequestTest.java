@@ -64,4 +64,20 @@ class CallRequestTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("absolute");
         assertThatThrownBy(() -> CallRequest.builder("GET", "http://h/a b")).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void tagsAreTypedAndEveryCopyOfTheRequestKeepsThem() {
+        CallRequest r = CallRequest.builder("GET", "http://h/x").tag(Integer.class, 7).build();
+        assertThat(r.tag(Integer.class)).isEqualTo(7);
+        assertThat(r.tag(String.class)).isNull();
+        CallRequest copy = r.withHeaders(Headers.of("a", "1")).withRetry(RetryPolicy.NONE).withBody(new byte[1])
+                .withTag(String.class, "s");
+        assertThat(copy.tag(Integer.class)).isEqualTo(7);
+        assertThat(copy.tag(String.class)).isEqualTo("s");
+        assertThat(copy.withTag(Integer.class, null).tags()).containsOnlyKeys(String.class);
+        assertThat(CallRequest.get("http://h/g").tags()).isEmpty();
+        assertThatThrownBy(() -> new CallRequest("GET", java.net.URI.create("http://h/"), null, null, null, null,
+                Map.of(Integer.class, "not a number")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("java.lang.Integer");
+    }
 }

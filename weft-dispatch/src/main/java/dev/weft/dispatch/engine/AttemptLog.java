@@ -76,8 +76,8 @@ public final class AttemptLog implements AutoCloseable {
                 : TraceParent.cleanState(d.header(TraceParent.STATE_HEADER));
     }
 
-    /** One attempt is over. */
-    void attempt(String endpoint, Delivery d, TraceParent sent, CallResult r, long nanos, String outcome) {
+    /** One attempt is over: it was sent in {@code trace} (a span of it). */
+    void attempt(String endpoint, Delivery d, TraceParent trace, CallResult r, long nanos, AttemptOutcome outcome) {
         if (sink == null) {
             return;
         }
@@ -90,12 +90,12 @@ public final class AttemptLog implements AutoCloseable {
             g.writeNumberField("attempt", d.attempts() + 1);
             g.writeNumberField("status", r.status());
             g.writeNumberField("duration_ms", Math.round(nanos / 1000.0) / 1000.0);
-            g.writeStringField("outcome", outcome);
+            g.writeStringField("outcome", outcome.label());
             if (r.message() != null) {
                 g.writeStringField("reason", r.message());
             }
             g.writeStringField("origin", d.origin());
-            g.writeStringField("trace_id", sent.traceId());
+            g.writeStringField("trace_id", trace.traceId());
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

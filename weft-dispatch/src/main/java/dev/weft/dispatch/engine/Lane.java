@@ -91,10 +91,13 @@ public final class Lane implements Outlet {
         // A transport (connection pool, bulkhead) of its own: endpoints on one host do not share limits.
         // No transport retries and no breaker: every attempt is the lane's, counted and parked by it.
         Duration connect = cfg.timeout().compareTo(Duration.ofSeconds(2)) < 0 ? cfg.timeout() : Duration.ofSeconds(2);
-        // Its meters stay in a registry of its own: the lane's metrics say it per endpoint, and lanes that share
-        // a host would register the same per-destination meters twice.
-        this.transport = Transport.builder().userAgent("weft-dispatch")
-                .meterRegistry(new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
+        // No TransportListener: the lane's metrics say it per endpoint, and lanes that share a host would
+        // register the same per-destination meters twice.
+        Transport.Builder tb = Transport.builder().userAgent("weft-dispatch");
+        if (cfg.secret() != null) {
+            tb.exchangeInterceptor(new SigningInterceptor(cfg.secret()));
+        }
+        this.transport = tb.exchangeInterceptor(new TraceInterceptor())
                 .defaults(new DestinationConfig(DestinationLimits.DEFAULT.withMaxInFlight(cfg.maxInFlight())
                         .withMaxConnections(cfg.maxInFlight()).withMaxWait(cfg.timeout()).withConnectTimeout(connect)
                         .withMaxBodyBytes(MAX_ANSWER_BYTES), RetryPolicy.NONE, null, BreakerPolicy.DISABLED))
@@ -228,45 +231,33 @@ public final class Lane implements Outlet {
             String refused = refusedTarget();
             if (refused != null) {
                 lastError = Instant.now() + " target-refused (" + refused + ")";
-                attempts.computeIfAbsent("target-refused", o -> Counter.builder("weft.dispatch.attempts")
-                        .tag("endpoint", cfg.id()).tag("outcome", o).description("delivery attempts by outcome")
-                        .register(registry)).increment();
-                failedAttempt(d, "target-refused", "refused target: " + refused, -1);
+                AttemptOutcome o = new AttemptOutcome.TargetRefused(refused);
+                countAttempt(o);
+                failedAttempt(d, o, -1);
                 return;
             }
         }
-        long ts = Instant.now().getEpochSecond();
         String contentType = d.header("content-type");
+        // webhook-signature (with a secret) and traceparent go on in the transport's exchange interceptors
         Headers h = Headers.of("content-type", contentType != null ? contentType : "application/json",
-                "webhook-id", d.webhookId(), "webhook-timestamp", Long.toString(ts));
-        if (cfg.secret() != null) {
-            h = h.with("webhook-signature", WebhookSigning.signature(cfg.secret(), d.webhookId(), ts, d.body()));
-        }
+                "webhook-id", d.webhookId(), "webhook-timestamp", Long.toString(Instant.now().getEpochSecond()));
         // trace context: the record's trace (its own traceparent, or one of its own), a new span per attempt
-        TraceParent span = AttemptLog.traceOf(d, dispatch.group()).child();
-        h = h.with(TraceParent.HEADER, span.header());
-        String state = AttemptLog.stateOf(d);
-        if (state != null) {
-            h = h.with(TraceParent.STATE_HEADER, state);
-        }
+        TraceParent trace = AttemptLog.traceOf(d, dispatch.group());
+        CallRequest request = new CallRequest("POST", cfg.url(), h, d.body(), RetryPolicy.NONE, null)
+                .withTag(TraceInterceptor.Context.class, new TraceInterceptor.Context(trace, AttemptLog.stateOf(d)));
         long t0 = System.nanoTime();
-        CallResult r = transport.call(new CallRequest("POST", cfg.url(), h, d.body(), RetryPolicy.NONE, null),
-                cfg.timeout());
+        CallResult r = transport.call(request, cfg.timeout());
         long took = System.nanoTime() - t0;
         latency.record(took, TimeUnit.NANOSECONDS);
-        boolean ok = r.status() >= 200 && r.status() < 300 && r.reason() == null;
-        String outcome = ok ? "ok" : r.status() > 0 ? "status-" + r.status() : r.outcome();
-        attemptLog.attempt(cfg.id(), d, span, r, took, outcome);
-        attempts.computeIfAbsent(outcome, o -> Counter.builder("weft.dispatch.attempts").tag("endpoint", cfg.id())
-                .tag("outcome", o).description("delivery attempts by outcome").register(registry)).increment();
-        if (ok) {
+        AttemptOutcome outcome = AttemptOutcome.of(r);
+        attemptLog.attempt(cfg.id(), d, trace, r, took, outcome);
+        countAttempt(outcome);
+        if (outcome instanceof AttemptOutcome.Delivered) {
             delivered.increment();
             d.ticket().done();
             return;
         }
-        String status = r.status() > 0 ? Integer.toString(r.status()) : r.outcome();
-        String reason = r.message() != null ? r.message() : outcome;
-        lastError = Instant.now() + " " + outcome + (r.message() != null ? " (" + r.message() + ")" : "");
+        lastError = Instant.now() + " " + outcome.label() + (r.message() != null ? " (" + r.message() + ")" : "");
         if (r.status() == 410) {
             String why = "answered 410 Gone at " + Instant.now() + "; POST /-/endpoints/" + cfg.id()
                     + "/enable enables it again";
@@ -276,7 +267,7 @@ public final class Lane implements Outlet {
                 log.accept("endpoint " + cfg.id() + " (" + cfg.url() + ") " + why + "; its deliveries go to "
                         + dispatch.deadLetterTopic());
             }
-            parking.deadLetter(d.withAttempts(d.attempts() + 1), status, "410 Gone: endpoint disabled",
+            parking.deadLetter(d.withAttempts(d.attempts() + 1), outcome.status(), "410 Gone: endpoint disabled",
                     deadLettered::increment);
             return;
         }
@@ -293,7 +284,12 @@ public final class Lane implements Outlet {
                 }
             }
         }
-        failedAttempt(d, status, reason, retryAfter);
+        failedAttempt(d, outcome, retryAfter);
+    }
+
+    private void countAttempt(AttemptOutcome o) {
+        attempts.computeIfAbsent(o.label(), l -> Counter.builder("weft.dispatch.attempts").tag("endpoint", cfg.id())
+                .tag("outcome", l).description("delivery attempts by outcome").register(registry)).increment();
     }
 
     /**
@@ -305,7 +301,7 @@ public final class Lane implements Outlet {
         lastError = "internal error: " + e;
         log.accept("ERROR: endpoint " + cfg.id() + ": delivery of " + d.origin() + ": " + e);
         try {
-            failedAttempt(d, "internal-error", e.toString(), -1);
+            failedAttempt(d, new AttemptOutcome.InternalError(e), -1);
         } catch (RuntimeException again) {
             String why = "internal error: " + e + "; then, while parking it: " + again;
             log.accept("ERROR: endpoint " + cfg.id() + ": " + why + "; dead-lettered");
@@ -317,7 +313,9 @@ public final class Lane implements Outlet {
         }
     }
 
-    private void failedAttempt(Delivery d, String status, String reason, long retryAfterMillis) {
+    private void failedAttempt(Delivery d, AttemptOutcome outcome, long retryAfterMillis) {
+        String status = outcome.status();
+        String reason = outcome.reason();
         failed.increment();
         // saturating: a count read back from a parked record must not wrap around past the retry schedule
         int made = d.attempts() < Integer.MAX_VALUE ? d.attempts() + 1 : Integer.MAX_VALUE;

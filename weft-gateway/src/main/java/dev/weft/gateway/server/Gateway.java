@@ -147,8 +147,8 @@ public final class Gateway implements AutoCloseable {
 
     private Snapshot snapshot(GatewayConfig config) {
         dev.weft.gateway.config.DestinationWarnings.of(config).forEach(w -> log.accept("warning: " + w));
-        Transport.Builder b = Transport.builder().defaults(config.destinationDefaults()).meterRegistry(registry)
-                .userAgent("weft-gateway").log(log);
+        Transport.Builder b = Transport.builder().defaults(config.destinationDefaults())
+                .listener(new dev.weft.observe.ClientMeters(registry)).userAgent("weft-gateway").log(log);
         config.destinations().forEach(b::destination);
         Transport t = b.build();
         return new Snapshot(config, t, new PlanRunner(t), new Relay(t), Instant.now());
@@ -427,7 +427,7 @@ public final class Gateway implements AutoCloseable {
             if (sameDestinations) {
                 fresh = new Snapshot(next, old.transport(), old.runner(), old.relay(), Instant.now());
             } else {
-                old.transport().detachMeters();
+                old.transport().detachListener();
                 fresh = snapshot(next);
                 retireLater(old, was);
             }
