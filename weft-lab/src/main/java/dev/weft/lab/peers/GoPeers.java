@@ -76,7 +76,7 @@ public final class GoPeers {
      * of KrakenD CE, is not served by the Go module proxy, so a {@code replace} points the build at the
      * checkout; lura's own dependencies come from the proxy, pinned by the peer's go.sum), in
      * {@code .weft/peers/lura-build/}; returns {@code .weft/peers/weft-peer-lura}. Built again when the peer's
-     * sources are newer than the binary or the checkout named is another one.
+     * sources or a Go file of the checkout are newer than the binary, or the checkout named is another one.
      */
     public static Path buildLura() throws Unavailable {
         String dir = System.getenv(LURA_SRC);
@@ -98,7 +98,7 @@ public final class GoPeers {
                         + "(its go.mod must declare module github.com/luraproject/lura/v2)");
             }
             if (Files.isExecutable(bin) && !newer(src, bin) && Files.isRegularFile(stamp)
-                    && Files.readString(stamp).equals(lura.toString())) {
+                    && Files.readString(stamp).equals(lura.toString()) && !newerGo(lura, bin)) {
                 return bin;
             }
             Files.createDirectories(work);
@@ -143,6 +143,22 @@ public final class GoPeers {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new Unavailable("interrupted: " + what);
+        }
+    }
+
+    /** Whether a Go source or module file anywhere under {@code tree} (a checkout: a pull changes them) is newer than {@code bin}. */
+    private static boolean newerGo(Path tree, Path bin) throws IOException {
+        long built = Files.getLastModifiedTime(bin).toMillis();
+        try (Stream<Path> s = Files.walk(tree)) {
+            return s.filter(p -> !p.toString().contains("/.git/"))
+                    .filter(p -> p.toString().endsWith(".go") || p.endsWith("go.mod") || p.endsWith("go.sum"))
+                    .anyMatch(p -> {
+                        try {
+                            return Files.getLastModifiedTime(p).toMillis() > built;
+                        } catch (IOException e) {
+                            return true;
+                        }
+                    });
         }
     }
 
