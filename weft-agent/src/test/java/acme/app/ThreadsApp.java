@@ -4,22 +4,42 @@ import acme.lib.Spawner;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.management.ObjectName;
 
 /**
  * An application that makes its own threads with {@code new Thread(...)}, outside the agent's packages (the
  * agent never changes {@code dev.weft.agent.*}): run with {@code threads=acme.app.*}, its threads become virtual
  * and keep their names, handler, loader and daemon status; {@code acme.lib}'s stay platform threads. Prints
- * {@code key=value} facts; {@code keepalive} instead leaves a non-daemon thread running after main returns.
+ * {@code key=value} facts; {@code keepalive} instead leaves a non-daemon thread running after main returns;
+ * {@code uncaught}, {@code startref} and {@code pools} are the cases their methods describe.
  */
 public final class ThreadsApp {
     private ThreadsApp() {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length > 0 && args[0].equals("keepalive")) {
-            keepAlive();
+        if (args.length > 0) {
+            switch (args[0]) {
+                case "keepalive" -> keepAlive();
+                case "uncaught" -> uncaughtAfterMain();
+                case "startref" -> startedByReference();
+                case "pools" -> pools();
+                default -> throw new IllegalArgumentException(args[0]);
+            }
             return;
         }
         Thread main = Thread.currentThread();
@@ -43,13 +63,18 @@ public final class ThreadsApp {
 
         // a given name; the application's uncaught-exception handler
         AtomicReference<String> caught = new AtomicReference<>();
+        AtomicInteger calls = new AtomicInteger();
         Thread named = new Thread(() -> {
             throw new IllegalStateException("boom");
         }, "worker-7");
-        named.setUncaughtExceptionHandler((t, e) -> caught.set(describe(t) + ": " + e.getMessage()));
+        named.setUncaughtExceptionHandler((t, e) -> {
+            caught.set(describe(t) + ": " + e.getMessage());
+            calls.incrementAndGet();
+        });
         named.start();
-        named.join();
+        named.join(); // the JDK calls the handler before the thread terminates
         fact("named.caught", caught.get());
+        fact("named.calls", String.valueOf(calls.get()));
 
         // setDaemon(true) and (false) before start: kept, and said back by isDaemon
         CountDownLatch release = new CountDownLatch(1);
@@ -88,6 +113,27 @@ public final class ThreadsApp {
         Thread notStarted = new Thread(() -> direct.set(Thread.currentThread().getName()), "run-direct");
         notStarted.run();
         fact("run.direct", describe(notStarted) + " ran on " + direct.get());
+        // the same through a method reference
+        AtomicReference<String> byReference = new AtomicReference<>();
+        Thread referenced = new Thread(() -> byReference.set(Thread.currentThread().getName()), "run-ref");
+        List.of(referenced).forEach(Thread::run);
+        fact("run.ref", describe(referenced) + " ran on " + byReference.get());
+
+        // made in a group the application made: it joins that group, so it stays a platform thread
+        AtomicReference<String> inGroup = new AtomicReference<>();
+        Thread creator = new Thread(new ThreadGroup("acme-tenants"), () -> {
+            Thread t = new Thread(() -> { }, "in-group-1");
+            inGroup.set(describe(t) + " group=" + t.getThreadGroup().getName());
+        }, "group-creator");
+        creator.start();
+        creator.join();
+        fact("in.group", inGroup.get());
+        // made by a converted (virtual) thread, in the virtual threads' group: converted
+        AtomicReference<String> nested = new AtomicReference<>();
+        Thread outer = new Thread(() -> nested.set(describe(new Thread(() -> { }, "nested-1"))), "outer-1");
+        outer.start();
+        outer.join();
+        fact("nested", nested.get());
 
         // a ThreadGroup: kept as it was
         Thread grouped = new Thread(new ThreadGroup("acme-group"), () -> { }, "grouped-1");
@@ -173,6 +219,110 @@ public final class ThreadsApp {
             }
         }, "keeper");
         worker.start();
+    }
+
+    /**
+     * A converted non-daemon thread throws once main has returned; the default handler has work to do (a log to
+     * flush, {@link #HANDLER_WORK}), says whether the JVM began to exit meanwhile (a shutdown hook), then exits 3.
+     */
+    private static void uncaughtAfterMain() {
+        Thread main = Thread.currentThread();
+        CountDownLatch exiting = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(exiting::countDown));
+        Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
+            System.out.println("handler called: " + t.getName() + " " + e.getMessage());
+            boolean meanwhile;
+            try {
+                meanwhile = exiting.await(HANDLER_WORK.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException x) {
+                meanwhile = false;
+            }
+            System.out.println("handler done; JVM exiting meanwhile: " + meanwhile);
+            System.exit(3);
+        });
+        new Thread(() -> {
+            try {
+                main.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("late boom");
+        }, "failing").start();
+    }
+
+    /** How long the handler of {@link #uncaughtAfterMain} works: far longer than a JVM takes to exit. */
+    private static final Duration HANDLER_WORK = Duration.ofSeconds(2);
+
+    /**
+     * {@code Thread::start} as a method reference, right before main returns. Run with one carrier
+     * ({@code -Djdk.virtualThreadScheduler.parallelism=1}) held by a spinning virtual thread, the converted thread
+     * cannot have run its first instruction when main looks for the agent's keep-alive thread.
+     */
+    private static void startedByReference() throws InterruptedException {
+        Thread main = Thread.currentThread();
+        CountDownLatch spinning = new CountDownLatch(1);
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread.ofVirtual().start(() -> {
+            spinning.countDown();
+            while (!stop.get()) {
+                Thread.onSpinWait();
+            }
+        });
+        spinning.await();
+        Thread worker = new Thread(() -> {
+            try {
+                main.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            System.out.println("worker finished after main");
+        }, "by-reference");
+        List.of(worker).forEach(Thread::start);
+        boolean keeping = Thread.getAllStackTraces().keySet().stream()
+                .anyMatch(t -> t.getName().equals("weft-agent-keepalive"));
+        System.out.println("keep-alive before the worker ran: " + keeping);
+        stop.set(true);
+    }
+
+    /** Pools whose ThreadFactory is a lambda of this class, which threads= names: the pools' rules apply. */
+    private static void pools() throws Exception {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, named("sched-"));
+        fact("scheduled", timer.schedule(() -> describe(Thread.currentThread()), 1, TimeUnit.MILLISECONDS).get());
+        timer.shutdown();
+
+        ExecutorService fixed = Executors.newFixedThreadPool(2, named("fixed-"));
+        fact("fixed", fixed.submit(() -> describe(Thread.currentThread())).get());
+        fact("fixed.mbean", String.valueOf(ManagementFactory.getPlatformMBeanServer()
+                .isRegistered(new ObjectName("dev.weft.agent:type=Pool,name=" + ObjectName.quote("fixed-N")))));
+        fixed.shutdown();
+
+        ExecutorService kept = new KeptPool(named("kept-pool-"));
+        fact("kept", kept.submit(() -> describe(Thread.currentThread())).get());
+        kept.shutdown();
+
+        // a factory that throws: the Worker constructor ends in addWorkerFailed; new Thread here converts again
+        ExecutorService failing = Executors.newSingleThreadExecutor(r -> {
+            throw new IllegalStateException("no thread");
+        });
+        try {
+            failing.execute(() -> { });
+            fact("failing", "accepted");
+        } catch (IllegalStateException e) {
+            fact("failing", e.getMessage());
+        }
+        fact("after.failing", describe(new Thread(() -> { }, "after-1")));
+    }
+
+    private static ThreadFactory named(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> new Thread(r, prefix + n.incrementAndGet());
+    }
+
+    /** A pool whose class {@code exclude=} names. */
+    static final class KeptPool extends ThreadPoolExecutor {
+        KeptPool(ThreadFactory factory) {
+            super(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
+        }
     }
 
     private static String describe(Thread t) {

@@ -7,6 +7,7 @@ import net.bytebuddy.description.method.MethodList;
 import net.bytebuddy.description.type.TypeDescription;
 import net.bytebuddy.implementation.Implementation;
 import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.Handle;
 import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
@@ -33,7 +34,8 @@ import java.util.Map;
  * {@code new Thread(runnable, name)} of exactly {@code java.lang.Thread} is followed by a call that swaps the
  * new, unstarted thread for a virtual one ({@code dev.weft.agent.boot.Threads.convert}); the calls the JDK
  * would refuse or ignore on a virtual thread ({@code setDaemon}, {@code isDaemon}, {@code start}, {@code run}
- * on a {@code Thread}) go through the same class, which keeps what the application asked for.
+ * on a {@code Thread}, called or as a method reference such as {@code Thread::start}) go through the same class,
+ * which keeps what the application asked for.
  *
  * <p>Why after the constructor and not instead of it: {@code NEW}, {@code DUP}, the arguments and
  * {@code INVOKESPECIAL <init>} stay as they are, so every stack-map frame between them (a ternary in the
@@ -60,6 +62,10 @@ final class ThreadSites implements AsmVisitorWrapper {
             "isDaemon()Z", "(Ljava/lang/Thread;)Z",
             "start()V", "(Ljava/lang/Thread;)V",
             "run()V", "(Ljava/lang/Thread;)V");
+
+    private static final String LAMBDA_METAFACTORY = "java/lang/invoke/LambdaMetafactory";
+    /** {@code LambdaMetafactory.FLAG_SERIALIZABLE}. */
+    private static final int FLAG_SERIALIZABLE = 1;
 
     private final String glob;
     private final boolean verbose;
@@ -277,10 +283,34 @@ final class ThreadSites implements AsmVisitorWrapper {
         }
 
         @Override
-        public void visitInvokeDynamicInsn(String name, String descriptor, net.bytebuddy.jar.asm.Handle bootstrap,
-                                           Object... arguments) {
+        public void visitInvokeDynamicInsn(String name, String descriptor, Handle bootstrap, Object... arguments) {
             other();
-            super.visitInvokeDynamicInsn(name, descriptor, bootstrap, arguments);
+            super.visitInvokeDynamicInsn(name, descriptor, bootstrap, rerouted(bootstrap, arguments));
+        }
+
+        /**
+         * A method reference {@code Thread::start} (and the other {@link #CALLS}, bound or not) is a lambda whose
+         * implementation is the Thread method itself: it is pointed at the helper, as the plain calls are.
+         * {@code LambdaMetafactory} takes a static method whose first parameter is the receiver for an instance
+         * one (the instantiated type, {@code (Thread)V} or the captured receiver, is the same). Serializable
+         * lambdas keep theirs: the class's {@code $deserializeLambda$} checks the method it was compiled with.
+         */
+        private static Object[] rerouted(Handle bootstrap, Object[] arguments) {
+            if (!bootstrap.getOwner().equals(LAMBDA_METAFACTORY) || arguments.length < 3
+                    || !(arguments[1] instanceof Handle impl) || impl.getTag() != Opcodes.H_INVOKEVIRTUAL
+                    || !impl.getOwner().equals(THREAD)) {
+                return arguments;
+            }
+            String helper = CALLS.get(impl.getName() + impl.getDesc());
+            boolean serializable = bootstrap.getName().equals("altMetafactory") && arguments.length > 3
+                    && arguments[3] instanceof Integer flags && (flags & FLAG_SERIALIZABLE) != 0;
+            if (helper == null || serializable
+                    || !(bootstrap.getName().equals("metafactory") || bootstrap.getName().equals("altMetafactory"))) {
+                return arguments;
+            }
+            Object[] changed = arguments.clone();
+            changed[1] = new Handle(Opcodes.H_INVOKESTATIC, HELPER, impl.getName(), helper, false);
+            return changed;
         }
 
         @Override

@@ -3,6 +3,7 @@ package dev.weft.agent;
 import acme.app.ThreadsApp;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,13 +31,21 @@ class ThreadsIT {
         assertThat(f.get("plain.held")).matches("Thread-\\d+ virtual daemon=false");
         assertThat(f.get("plain.ran")).isEqualTo(f.get("plain.held").replace(" daemon=false", "")
                 + " loader=main's-loader inherited=acme-tenant");
-        assertThat(f).containsEntry("named.caught", "worker-7 virtual: boom");
+        assertThat(f).containsEntry("named.caught", "worker-7 virtual: boom").containsEntry("named.calls", "1");
         assertThat(f).containsEntry("daemon", "daemon-1 virtual isDaemon=true,true")
                 .containsEntry("daemon.whileAlive", "IllegalThreadStateException");
         assertThat(f).containsEntry("priority", "prio-1 virtual 5");
         // a stack-map frame between NEW and <init> (a ternary in the arguments): the class loads, the site converts
         assertThat(f).containsEntry("ternary", "ternary-a virtual ran a");
         assertThat(f).containsEntry("run.direct", "run-direct virtual ran on main");
+        // Thread::run as a method reference too (the JDK's virtual thread would run nothing)
+        assertThat(f).containsEntry("run.ref", "run-ref virtual ran on main");
+        // made in a group the application made: kept in it, on a platform thread, and said; made by a converted
+        // thread (the virtual threads' group): converted
+        assertThat(f).containsEntry("in.group", "in-group-1 platform group=acme-tenants")
+                .containsEntry("nested", "nested-1 virtual");
+        assertThat(err).contains("weft agent: thread in-group-1 left on a platform thread: made in thread group "
+                + "acme-tenants (java.lang.ThreadGroup), the application's own, which a virtual thread cannot join");
         // not converted: a ThreadGroup's shape, a name exclude= names, a package threads= does not name
         assertThat(f).containsEntry("grouped", "grouped-1 platform group=acme-group")
                 .containsEntry("excluded", "kept-1 platform")
@@ -71,6 +80,49 @@ class ThreadsIT {
                     + "(threads=acme.*)").doesNotContain("acme.app.ThreadsApp:")
                     // verbose: each site, with its method and line
                     .contains("weft agent:   converted new Thread(Runnable, String) in acme.lib.Spawner.make line 9");
+        }
+    }
+
+    @Test
+    void anUncaughtExceptionReachesItsHandlerBeforeTheJvmMayExit() throws Exception {
+        try (ChildJvm app = ChildJvm.app("threads=acme.app.*", ThreadsApp.class, "uncaught")) {
+            // the handler's System.exit(3) decides the exit; the JVM did not start to exit while it worked
+            assertThat(app.exit()).as(app.stderr()).isEqualTo(3);
+            app.drained();
+            assertThat(app.stdout()).containsExactly("handler called: failing late boom",
+                    "handler done; JVM exiting meanwhile: false");
+        }
+    }
+
+    @Test
+    void aThreadStartedThroughAMethodReferenceKeepsTheJvmAliveFromStart() throws Exception {
+        // one carrier, held by a spinning virtual thread until main has looked: the converted thread cannot have
+        // counted itself at its first instruction
+        try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "threads=acme.app.*",
+                List.of("-Djdk.virtualThreadScheduler.parallelism=1"), ChildJvm.testClasses(),
+                ThreadsApp.class.getName(), List.of("startref"))) {
+            assertThat(app.exit()).as(app.stderr()).isZero();
+            app.drained();
+            assertThat(app.stdout()).containsExactly("keep-alive before the worker ran: true",
+                    "worker finished after main");
+        }
+    }
+
+    @Test
+    void aPoolsFactoryInANamedClassIsLeftToThePoolsConversion() throws Exception {
+        try (ChildJvm app = ChildJvm.app("threads=acme.app.*,exclude=acme.app.ThreadsApp$KeptPool", ThreadsApp.class,
+                "pools")) {
+            Map<String, String> f = app.facts();
+            // never converted: a ScheduledThreadPoolExecutor's threads keep the timer
+            assertThat(f).containsEntry("scheduled", "sched-1 platform");
+            // converted by the pools' conversion: its MBean, its line
+            assertThat(f).containsEntry("fixed", "fixed-1 virtual").containsEntry("fixed.mbean", "true");
+            assertThat(app.stderr()).contains("weft agent: fixed-N (java.util.concurrent.ThreadPoolExecutor): virtual "
+                    + "threads");
+            // exclude= by the executor's class
+            assertThat(f).containsEntry("kept", "kept-pool-1 platform");
+            // a factory that threw: the next new Thread on that thread is converted again
+            assertThat(f).containsEntry("failing", "no thread").containsEntry("after.failing", "after-1 virtual");
         }
     }
 

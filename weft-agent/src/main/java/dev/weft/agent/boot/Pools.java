@@ -93,6 +93,30 @@ public final class Pools {
         }
     }
 
+    /** Per thread: the Worker constructors running on it, each asking a pool's ThreadFactory for its thread. */
+    private static final ThreadLocal<int[]> MAKING_WORKER = ThreadLocal.withInitial(() -> new int[1]);
+
+    /** Called at the start of every {@code Worker} constructor (and around the factory call in its stead). */
+    public static void workerConstructing() {
+        MAKING_WORKER.get()[0]++;
+    }
+
+    /** Called at the end of every {@code Worker} constructor, and from {@code addWorkerFailed} when it threw. */
+    public static void workerConstructed() {
+        int[] depth = MAKING_WORKER.get();
+        if (depth[0] > 0) {
+            depth[0]--;
+        }
+    }
+
+    /**
+     * Whether this thread runs a pool's {@code ThreadFactory} for a Worker: a {@code new Thread} that
+     * {@code threads=} names is then left to {@link #worker}, which applies the pools' rules to it.
+     */
+    static boolean makingWorker() {
+        return MAKING_WORKER.get()[0] > 0;
+    }
+
     /** Set when a Worker class could not be retransformed: then {@link #threadFactory} converts instead. */
     private static volatile boolean throughFactory;
     private static final StackWalker WALKER = StackWalker.getInstance();
@@ -116,7 +140,16 @@ public final class Pools {
             boolean fromWorker = WALKER.walk(s -> s.skip(2).findFirst()
                     .map(f -> f.getMethodName().equals("<init>") && f.getClassName().endsWith("ThreadPoolExecutor$Worker"))
                     .orElse(false));
-            return fromWorker ? r -> worker(executor, factory.newThread(r), r) : factory;
+            return fromWorker ? r -> {
+                Thread made;
+                workerConstructing();
+                try {
+                    made = factory.newThread(r);
+                } finally {
+                    workerConstructed();
+                }
+                return worker(executor, made, r);
+            } : factory;
         } catch (Throwable t) {
             failed(t);
             return factory;
@@ -170,6 +203,8 @@ public final class Pools {
         try {
             if (worker != null) {
                 KeepAlive.neverStarted(worker);
+            } else {
+                workerConstructed(); // the Worker constructor threw (its factory did): its exit advice never ran
             }
         } catch (Throwable t) {
             failed(t);

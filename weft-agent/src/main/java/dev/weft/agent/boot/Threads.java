@@ -15,12 +15,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * class loader to a virtual thread that runs its {@code run()}, the application's {@code Runnable}. A converted
  * thread that is not daemon keeps the JVM alive while it runs, through the pools' {@link KeepAlive}: counted at
  * {@link #start} (so the JVM cannot exit between {@code start()} and the thread's first instruction), or at its
- * first instruction when code the option does not cover starts it.
+ * first instruction when code the option does not cover starts it. Its uncaught exception reaches its handler
+ * before it stops counting. Not converted: a thread a pool's factory makes for a Worker (the pools' conversion
+ * decides), and one made in a thread group the application made (a virtual thread's group is fixed).
  */
 public final class Threads {
     /** The converted threads, by identity, with what the application asked of them (unstarted ones may be dropped). */
     private static final Map<Thread, Converted> CONVERTED = Collections.synchronizedMap(new WeakHashMap<>());
     private static final AtomicBoolean FAILED_ONCE = new AtomicBoolean();
+    private static final AtomicBoolean GROUP_SAID = new AtomicBoolean();
+    /** The group of every virtual thread, which a thread made by a virtual thread joins. */
+    private static final ThreadGroup VIRTUAL_GROUP = Thread.ofVirtual().unstarted(() -> { }).getThreadGroup();
 
     private Threads() {
     }
@@ -29,6 +34,20 @@ public final class Threads {
     public static Thread convert(Thread made) {
         try {
             if (made.getClass() != Thread.class || made.isVirtual() || made.getState() != Thread.State.NEW) {
+                return made;
+            }
+            if (Pools.makingWorker()) {
+                // a pool's ThreadFactory making a Worker's thread: the pools' conversion decides (exclude= by
+                // executor or factory class, ScheduledThreadPoolExecutor never, the bound and the MBean)
+                return made;
+            }
+            ThreadGroup group = made.getThreadGroup();
+            if (!jdkGroup(group)) {
+                if (GROUP_SAID.compareAndSet(false, true) || Pools.verbose()) {
+                    System.err.println("weft agent: thread " + made.getName() + " left on a platform thread: made in "
+                            + "thread group " + group.getName() + " (" + group.getClass().getName() + "), the "
+                            + "application's own, which a virtual thread cannot join (said once; verbose names each)");
+                }
                 return made;
             }
             for (String glob : Pools.excludes()) {
@@ -99,6 +118,22 @@ public final class Threads {
         }
     }
 
+    /**
+     * The groups a thread joins when the application chose none: {@code main}, the system group, and the virtual
+     * threads' (a thread made by a virtual thread). A group the application made (its {@code activeCount()}, a
+     * subclass's {@code uncaughtException}) would be lost: a virtual thread's group is fixed.
+     */
+    private static boolean jdkGroup(ThreadGroup g) {
+        if (g == null) {
+            return true; // only a terminated thread has none
+        }
+        if (g.getClass() != ThreadGroup.class) {
+            return false;
+        }
+        ThreadGroup parent = g.getParent();
+        return parent == null || g == VIRTUAL_GROUP || (parent.getParent() == null && g.getName().equals("main"));
+    }
+
     private static Converted converted(Thread t) {
         return t.isVirtual() ? CONVERTED.get(t) : null; // t null: the NullPointerException the call would throw
     }
@@ -137,10 +172,25 @@ public final class Threads {
             }
             try {
                 lender.run();
+            } catch (Throwable e) {
+                // The JDK's virtual thread hands an uncaught exception to its handler only after the task returns,
+                // past the release below: a handler that logs or calls System.exit would lose to a JVM whose last
+                // non-daemon thread this was. Handled here, it is not thrown on (so not handled twice).
+                uncaught(e);
             } finally {
                 if (counts) {
                     KeepAlive.release();
                 }
+            }
+        }
+
+        /** What the JVM does with a platform thread's uncaught exception: its handler, else its group's. */
+        private static void uncaught(Throwable e) {
+            Thread self = Thread.currentThread();
+            try {
+                self.getUncaughtExceptionHandler().uncaughtException(self, e);
+            } catch (Throwable ignored) {
+                // as for a platform thread: what the handler itself throws is ignored
             }
         }
     }
