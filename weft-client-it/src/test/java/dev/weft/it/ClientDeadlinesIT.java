@@ -364,6 +364,32 @@ class ClientDeadlinesIT {
     }
 
     @Test
+    void aNeverUsedTlsConnectionWhoseServerDribblesARecordHoldsNoCallPastItsDeadline() throws Exception {
+        Backend b = closing(Backend.tls(n -> "http/1.1"));
+        Relay relay = closing(new Relay(b.server.getLocalPort()));
+        String url = relay.url("/x");
+        // min_idle 1: the warmer opens a connection no call has used, so the call that takes it probes it through TLS
+        Transport t = closing(Transport.builder().destination(relay.url(""), DestinationConfig.DEFAULT
+                .withLimits(DestinationLimits.DEFAULT.withMinIdle(1)).withRetry(RetryPolicy.NONE)
+                .withTls(new TlsOptions(certs.cert(), false))).build());
+        awaitCondition("the warm connection idle in the pool", () -> ClientProbe.idle(t, url) == 1);
+        relay.dribbleOnFirst();
+        awaitCondition("the relay dribbled the start of a record", () -> relay.dribbled.get() >= 20);
+        Running call = Running.start(t, CallRequest.get(url), Duration.ofMillis(200));
+        CallResult r = call.await();
+        // before: the probe's TLS read took a byte every 0.5 ms, within its 1 ms read timeout, until the record of
+        // 16 KiB was whole (8 s) or a pause of over 1 ms came; the call was not the connection's owner yet, so its
+        // deadline aborted nothing; and a read that timed out inside the record counted as clean, so the call sent
+        // its request behind the part of a record and timed out waiting for its answer
+        call.assertEndedByItsDeadline();
+        assertThat(call.tookMillis()).as("the call with a deadline of 200 ms took").isLessThan(300);
+        awaitCondition("the client closed the dribbled connection", () -> relay.firstClosedNanos.get() != 0);
+        // a new connection serves the call
+        assertThat(r.status()).as(r + " " + r.timings() + " after " + call.tookMillis() + " ms").isEqualTo(200);
+        assertThat(relay.accepted.get()).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
     void aStrayBodyAfterTheAnswerIsNotReadAsTheNextAnswer() throws Exception {
         Backend b = closing(Backend.plain());
         Transport t = transport(DestinationLimits.DEFAULT);
@@ -707,6 +733,103 @@ class ClientDeadlinesIT {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+            for (Socket s : sockets) {
+                closeQuietly(s);
+            }
+        }
+    }
+
+    /**
+     * A TCP relay on 127.0.0.1 in front of a backend, each way at full speed, until {@link #dribbleOnFirst}: then it
+     * sends the client of its first connection, unasked, the header of a TLS application-data record of 16 KiB and one
+     * byte of it every 0.5 ms, never the whole (8 s at most), as a server that streams a record slowly would. Nothing
+     * of the backend's is mixed in: a backend sends nothing on a connection no request came on since its handshake.
+     */
+    static final class Relay implements AutoCloseable {
+        final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        final int backendPort;
+        final AtomicInteger accepted = new AtomicInteger();
+        final AtomicInteger dribbled = new AtomicInteger();
+        /** When the client closed the first connection ({@link System#nanoTime()}), or 0. */
+        final AtomicLong firstClosedNanos = new AtomicLong();
+        final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+        private volatile Socket first;
+
+        Relay(int backendPort) throws IOException {
+            this.backendPort = backendPort;
+            Thread.ofPlatform().daemon().name("relay-accept").start(() -> {
+                while (!server.isClosed()) {
+                    try {
+                        Socket c = server.accept();
+                        int n = accepted.incrementAndGet();
+                        Socket b = new Socket(InetAddress.getLoopbackAddress(), backendPort);
+                        // each byte sent at once, as a server that means to dribble does (Nagle would batch them)
+                        c.setTcpNoDelay(true);
+                        b.setTcpNoDelay(true);
+                        sockets.add(c);
+                        sockets.add(b);
+                        if (n == 1) {
+                            first = c;
+                        }
+                        Thread.ofVirtual().start(() -> {
+                            pump(c, b);
+                            if (n == 1) {
+                                firstClosedNanos.compareAndSet(0, System.nanoTime());
+                            }
+                        });
+                        Thread.ofVirtual().start(() -> pump(b, c));
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+        }
+
+        String url(String path) {
+            return "https://127.0.0.1:" + server.getLocalPort() + path;
+        }
+
+        /** Copies {@code from} to {@code to} until either ends; then closes both. */
+        private static void pump(Socket from, Socket to) {
+            try {
+                InputStream in = from.getInputStream();
+                OutputStream out = to.getOutputStream();
+                byte[] buf = new byte[16 * 1024];
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+            } catch (IOException e) {
+                // one side went away
+            }
+            closeQuietly(from);
+            closeQuietly(to);
+        }
+
+        /** Starts the dribble on the first connection (a platform thread: its pauses stay near 0.5 ms). */
+        void dribbleOnFirst() {
+            Socket c = first;
+            Thread.ofPlatform().daemon().name("relay-dribble").start(() -> {
+                try {
+                    OutputStream out = c.getOutputStream();
+                    out.write(new byte[] {0x17, 0x03, 0x03, 0x40, 0x00}); // application data, 16,384 bytes
+                    out.flush();
+                    for (int i = 0; i < 16_383 && !c.isClosed(); i++) {
+                        out.write(0x2a);
+                        out.flush();
+                        dribbled.incrementAndGet();
+                        java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+                    }
+                } catch (IOException e) {
+                    // the client closed
+                }
+            });
         }
 
         @Override

@@ -132,16 +132,30 @@ class InterceptorIT {
 
     @Test
     void aHedgedCopyWhoseInterceptorThrowsFailsAsIoErrorAndTheCallDoesNotWaitForIt() throws Exception {
+        hedgedCopiesThatThrowFailAsIoError(chain -> {
+            throw new IllegalStateException("no key for " + chain.attempt());
+        }, "threw java.lang.IllegalStateException: no key for");
+    }
+
+    @Test
+    void aHedgedCopyWhoseInterceptorThrowsAnErrorFailsAsIoErrorAndTheCallDoesNotWaitForIt() throws Exception {
+        // before: the Error ended each copy's thread unreported, and the call waited its deadline and 5 s more for
+        // copies that had died, then failed as a deadline
+        hedgedCopiesThatThrowFailAsIoError(chain -> {
+            throw new AssertionError("no key for " + chain.attempt());
+        }, "threw java.lang.AssertionError: no key for");
+    }
+
+    /** Both copies of a hedged call go through {@code throwing}: the call fails at once as io-error, saying so. */
+    private void hedgedCopiesThatThrowFailAsIoError(CallInterceptor throwing, String says) throws Exception {
         sim = SimServer.start(SimConfig.local());
         try (Transport t = Transport.builder().defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE)
                         .withHedge(new HedgePolicy(Duration.ofMillis(20), 2, false)))
-                .exchangeInterceptor(chain -> {
-                    throw new IllegalStateException("no key for " + chain.attempt());
-                })
+                .exchangeInterceptor(throwing)
                 .build()) {
             CallResult r = t.call(CallRequest.get(sim.url("/x")), Duration.ofSeconds(2));
             assertThat(r.outcome()).as(r.toString()).isEqualTo("io-error");
-            assertThat(r.message()).contains("threw java.lang.IllegalStateException: no key for");
+            assertThat(r.message()).contains(says);
             assertThat(r.attempts()).hasSize(2);
         }
     }

@@ -222,13 +222,14 @@ final class CallPath {
     }
 
     /**
-     * Runs one copy of a hedged try on its own thread; an exception (from an exchange interceptor: the transport's
-     * own links do not throw) fails the copy, so that the call does not wait for it until its deadline.
+     * Runs one copy of a hedged try on its own thread; anything thrown (by an exchange interceptor: the transport's
+     * own links do not throw), an {@link Error} too, fails the copy, so that the call does not wait for it until its
+     * deadline and 5 s more: an Error let through would end the copy's thread without a word to the call.
      */
     private static CallResult proceedCopy(Interceptor.Chain chain, Interceptor.Try t) {
         try {
             return chain.proceed(t);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             return CallResult.failed(chain.call().destination.destination(),
                     CallFailure.of(Reason.IO, "the hedged copy threw " + e));
         }

@@ -33,8 +33,13 @@ final class Connection extends Lease {
     static final int MAX_HEAD_BYTES = 64 * 1024;
     /** Most header fields accepted in one response head. */
     static final int MAX_HEADERS = 256;
-    /** How long {@link #probe} waits for application data behind the bytes in the kernel, at most. */
+    /** How long one read of {@link #probe} waits for application data behind the bytes in the kernel, at most. */
     static final int PROBE_MILLIS = 1;
+    /**
+     * How long a {@link #probe} takes in all, at most: a few of its reads, with room for a busy machine's scheduling.
+     * The probe ends sooner when the call's deadline comes first.
+     */
+    static final long PROBE_BOUND_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5);
 
     /** The answer's head and how its body is framed. */
     record Head(int status, Headers headers, long contentLength, boolean chunked, boolean keepAlive) {
@@ -90,9 +95,12 @@ final class Connection extends Lease {
      * One {@code FIONREAD} on the socket; a plain connection, or a TLS one that served an exchange, never waits.
      * A TLS connection that never served an exchange (a {@code min_idle} one, or one whose caller left while it
      * was opened) and has bytes in the kernel may hold only a TLS 1.3 server's session tickets, which wait there
-     * until the first read: it gets one read of at most {@link #PROBE_MILLIS} ms through TLS ({@link #probe}).
+     * until the first read: it is {@link #probe probed} through TLS, for {@link #PROBE_BOUND_NANOS} at most and never
+     * past the deadline of the call that wants it.
+     *
+     * @param forCall the exchange that would take the connection, or null when none does yet (it is given back)
      */
-    boolean hasUnaskedBytes() {
+    boolean hasUnaskedBytes(Exchange forCall) {
         try {
             if (input.hasBuffered()) {
                 return true;
@@ -106,32 +114,57 @@ final class Connection extends Lease {
             if (rawIn.available() == 0) {
                 return false;
             }
-            return input.totalRead() > 0 || probe();
+            return input.totalRead() > 0 || probe(forCall == null ? Long.MAX_VALUE : forCall.deadlineNanos());
         } catch (IOException e) {
             return true; // a socket that cannot say is not worth the risk
         }
     }
 
     /**
-     * One read through TLS with a timeout of {@link #PROBE_MILLIS} ms, on a connection that never served an exchange:
+     * Reads through TLS with a timeout of {@link #PROBE_MILLIS} ms, on a connection that never served an exchange:
      * the TLS layer takes in session tickets and returns nothing, so the read times out when tickets were all there
      * was; a byte of data (an idle {@code 408}) or the end of the stream (a close_notify) means the server spoke
      * unasked. A timeout leaves the TLS socket usable (the JDK keeps a record read in part for the next read). Bytes
-     * still in the kernel after the timeout (a record that came in meanwhile) count as unasked: a good connection
-     * thrown away costs a connect, a 408 read as an answer costs a call. The timeout bounds each read of the socket,
-     * not the TLS record: a server that dribbles a record a byte at a time, each within 1 ms, holds this call until
-     * the record (at most 16 KiB) is in.
+     * still in the kernel after the timeout (a record that came in meanwhile), or part of a record read when it came
+     * ({@link RecordTrackingSocket}), count as unasked: a good connection thrown away costs a connect, a 408 read as an
+     * answer costs a call.
+     *
+     * <p>The timeout bounds each read of the socket, not the TLS layer's read, which goes on until it has a whole
+     * record: a server that dribbles a record of 16 KiB a byte at a time, each within the timeout, would hold the
+     * probe (and the caller, whose exchange's watchdog has no connection to abort yet) for seconds. So a
+     * {@link SocketGuard} closes the socket {@link #PROBE_BOUND_NANOS} from now, or at {@code callDeadline} if that
+     * comes first ({@link Long#MAX_VALUE}: no call waits): a probe cut short closes the connection, and the caller
+     * takes another or opens a new one.
      */
-    private boolean probe() throws IOException {
-        int timeout = socket.getSoTimeout();
-        socket.setSoTimeout(PROBE_MILLIS);
+    private boolean probe(long callDeadline) throws IOException {
+        long now = System.nanoTime();
+        long until = now + PROBE_BOUND_NANOS;
+        if (callDeadline != Long.MAX_VALUE && callDeadline - until < 0) {
+            until = callDeadline;
+        }
+        if (until - now <= 0) {
+            return true; // the call has no time left to probe it: a connection not known to be clean is not reused
+        }
+        SocketGuard guard = new SocketGuard(raw, until, "weft-probe-deadline");
         try {
-            socket.getInputStream().read(new byte[1]);
-            return true; // a byte of data, or the end of the stream: the connection is not reused either way
-        } catch (java.net.SocketTimeoutException e) {
-            return socket.getInputStream().available() > 0 || rawIn.available() > 0;
-        } finally {
+            int timeout = socket.getSoTimeout();
+            socket.setSoTimeout(PROBE_MILLIS);
+            boolean unasked;
+            try {
+                socket.getInputStream().read(new byte[1]);
+                unasked = true; // a byte of data, or the end of the stream: not reused either way
+            } catch (java.net.SocketTimeoutException e) {
+                // part of a record read (a record sent with pauses) counts too: the next read would go on with it
+                unasked = raw instanceof RecordTrackingSocket r && !r.betweenRecords()
+                        || socket.getInputStream().available() > 0 || rawIn.available() > 0;
+            }
+            if (!guard.done()) {
+                return true; // cut short: the guard closed the socket (or is closing it)
+            }
             socket.setSoTimeout(timeout);
+            return unasked;
+        } finally {
+            guard.done(); // on every way out; a read the guard cut fails, which the caller counts as unasked
         }
     }
 

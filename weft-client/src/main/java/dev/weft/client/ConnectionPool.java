@@ -355,7 +355,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             if (exchange.stopped()) { // it would throw a good idle connection (and its TLS session) away
                 throw new ConnectWaitException("stopped before it took a connection");
             }
-            Lease c = fresh || !lease ? null : takeIdle();
+            Lease c = fresh || !lease ? null : takeIdle(exchange);
             if (c == null) {
                 long budget = exchange.waitStarts();
                 w = new Waiter(fresh, System.nanoTime() + Math.max(0, budget), lease, waiting);
@@ -478,7 +478,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                     w.lease = true; // it queued for HTTP/2 and the destination answers HTTP/1.1 now: a lease for it
                 }
                 if (!fresh && w.lease && w.slot.get() == null) {
-                    Connection c = takeIdle();
+                    Connection c = takeIdle(exchange);
                     if (c != null) {
                         if (w.offer(c)) {
                             self = true;
@@ -574,13 +574,19 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         }
     }
 
-    private Connection takeIdle() {
+    /**
+     * An idle HTTP/1.1 connection fit for reuse, or null. A TLS connection that never served an exchange may be probed
+     * on the way ({@link Connection#hasUnaskedBytes}): for a few milliseconds at most, and never past {@code exchange}'s
+     * deadline, since its watchdog has no connection to abort while the call is here.
+     */
+    private Connection takeIdle(Exchange exchange) {
         long now = System.nanoTime();
         Connection c;
         while ((c = idle.pollFirst()) != null) {
             // Bytes the backend sent on an idle connection, unasked (a stray body, an idle 408, a TLS close_notify),
             // would be read as the next call's answer: such a connection is not reused.
-            if (!c.isClosed() && now - c.idleSince < limits.idleTimeout().toNanos() && !c.hasUnaskedBytes()) {
+            if (!c.isClosed() && now - c.idleSince < limits.idleTimeout().toNanos()
+                    && !c.hasUnaskedBytes(exchange)) {
                 c.reused = true;
                 return c;
             }
@@ -643,7 +649,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         try {
             // Bytes past the answer (a hostile backend's forged second answer) would be read as the next call's
             // answer: checked here, since a waiting call takes the connection straight from handOff, not takeIdle.
-            if (reusable && !closed && !c.isClosed() && !c.hasUnaskedBytes()) {
+            if (reusable && !closed && !c.isClosed() && !c.hasUnaskedBytes(null)) {
                 madeFree.increment();
                 c.reused = true;
                 handOff(c, false);
@@ -852,7 +858,8 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         }
         long timeout = limits.connectTimeout().toNanos();
         long start = System.nanoTime();
-        Socket raw = new Socket();
+        // https: a socket that follows the TLS records read from it, for the probe of a never-used connection
+        Socket raw = destination.scheme().equals("https") ? new RecordTrackingSocket() : new Socket();
         connectingSockets.add(raw);
         try {
             if (closed) {
@@ -871,7 +878,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             if (destination.scheme().equals("https")) {
                 // The handshake as a whole (and HTTP/2's start) is bounded by connect_timeout, not each read: a server
                 // that dribbles its handshake would otherwise hold a connector (of max_connecting) for ever.
-                ConnectGuard guard = new ConnectGuard(raw, start + timeout);
+                SocketGuard guard = new SocketGuard(raw, start + timeout, "weft-connect-deadline");
                 try {
                     SSLSocket ssl = handshake(raw);
                     socket = ssl;
@@ -880,7 +887,7 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                         Http2Connection h = Http2Connection.open(destination.key(), ssl, raw, this, maxStreams, rest);
                         if (!guard.done()) {
                             h.close("connect_timeout passed");
-                            throw guard.timeout();
+                            throw handshakeTimeout();
                         }
                         if (closed) {
                             h.close("the transport is closed");
@@ -889,11 +896,11 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                         return h;
                     }
                     if (!guard.done()) {
-                        throw guard.timeout();
+                        throw handshakeTimeout();
                     }
                 } catch (IOException e) {
                     if (!guard.done()) { // the guard closed the socket under the handshake
-                        throw guard.timeout();
+                        throw handshakeTimeout();
                     }
                     throw e;
                 } finally {
@@ -944,50 +951,9 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         return ssl;
     }
 
-    /**
-     * Closes a connecting socket when its connect deadline passes, unless {@link #done} came first: a virtual thread
-     * per TLS connect (at most {@code max_connecting} at once), parked until then.
-     */
-    private final class ConnectGuard {
-        private final Socket raw;
-        private final long until;
-        /** 0 while the connect runs, 1 once done, 2 once the guard closed the socket. */
-        private final AtomicInteger state = new AtomicInteger();
-        private final Thread thread;
-
-        ConnectGuard(Socket raw, long until) {
-            this.raw = raw;
-            this.until = until;
-            this.thread = Thread.ofVirtual().name("weft-connect-deadline").start(this::watch);
-        }
-
-        private void watch() {
-            long left;
-            while (state.get() == 0 && (left = until - System.nanoTime()) > 0) {
-                LockSupport.parkNanos(this, left);
-            }
-            if (state.compareAndSet(0, 2)) {
-                try {
-                    raw.close();
-                } catch (IOException ignored) {
-                    // closing is all we wanted
-                }
-            }
-        }
-
-        /** The connect is over: whether it was in time (false: the guard closed its socket). */
-        boolean done() {
-            if (state.compareAndSet(0, 1)) {
-                LockSupport.unpark(thread);
-                return true;
-            }
-            return state.get() == 1;
-        }
-
-        java.net.SocketTimeoutException timeout() {
-            return new java.net.SocketTimeoutException("the TLS handshake with " + destination.key()
-                    + " did not complete within connect_timeout (" + limits.connectTimeout().toMillis() + " ms)");
-        }
+    private java.net.SocketTimeoutException handshakeTimeout() {
+        return new java.net.SocketTimeoutException("the TLS handshake with " + destination.key()
+                + " did not complete within connect_timeout (" + limits.connectTimeout().toMillis() + " ms)");
     }
 
     @Override

@@ -618,4 +618,84 @@ class ParkingIT {
             }
         }
     }
+
+    // ---- the consumer thread's sends, bounded per turn ---------------------------------------------------------
+
+    /**
+     * Each dead letter of a disabled endpoint is sent on the consumer thread, and a send waits {@code max.block.ms}
+     * (10 s) for its topic's metadata: with the dead-letter topic gone (the broker creates none on its own, and the
+     * parking producer never wrote to it, so it has no metadata for it), a turn of 5 such sends held the consumer
+     * thread 50 s (30 records: 300 s, past {@code max.poll.interval.ms}). The turn's sends share one bound: after the
+     * first that blocked, the rest go to the retry thread, and each record is dead-lettered once the topic is back.
+     */
+    @Test
+    void aTurnsParkingSendsHoldTheConsumerThreadNoLongerThanOneSendsWait() throws Exception {
+        String topic = TestKafka.topic("turnbound", 1);
+        String group = "g-turnbound";
+        String dlq = group + ".dlq";
+        try (Endpoint a = Endpoint.start(200)) {
+            String yaml = DispatchIT.source(topic, group) + "endpoints:\n  - { id: a, url: \"" + a.url() + "\" }\n";
+            try (Dispatcher d = start(yaml, new ConcurrentLinkedQueue<>())) {
+                try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(),
+                        ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                    p.send(new ProducerRecord<>(group + ".state", "a/disabled".getBytes(StandardCharsets.UTF_8),
+                            "{\"reason\":\"410 Gone\"}".getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+                }
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> d.health().endpointsDisabled() == 1)).isTrue();
+                try (Admin admin = KafkaAdmin.admin(TestKafka.bootstrap())) {
+                    admin.deleteTopics(List.of(dlq)).all().get(30, TimeUnit.SECONDS);
+                    assertThat(TestKafka.await(Duration.ofSeconds(30), () -> {
+                        try {
+                            return !admin.listTopics().names().get(10, TimeUnit.SECONDS).contains(dlq);
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    })).isTrue();
+                }
+                java.util.concurrent.atomic.AtomicLong longestTurn = new java.util.concurrent.atomic.AtomicLong();
+                Thread sampler = Thread.ofVirtual().start(() -> {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        longestTurn.accumulateAndGet(d.health().consumerTurnMs(), Math::max);
+                        try {
+                            Thread.sleep(50); // sampling the turn's age, not waiting for a condition
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                });
+                try {
+                    TestKafka.produce(topic, List.of("{\"n\":1}", "{\"n\":2}", "{\"n\":3}", "{\"n\":4}",
+                            "{\"n\":5}"), null);
+                    // three sends timed out (10 s each): before, all on the consumer thread, in one or two turns, so a
+                    // turn had lasted 20 s or more by then
+                    assertThat(TestKafka.await(Duration.ofSeconds(90), () -> d.health().parkFailures() >= 3)).isTrue();
+                } finally {
+                    sampler.interrupt();
+                    sampler.join();
+                }
+                System.out.println("longest consumer turn with the dead-letter topic gone: " + longestTurn.get() + " ms");
+                assertThat(longestTurn.get()).as("a send reached the missing topic on the consumer thread")
+                        .isGreaterThanOrEqualTo(Duration.ofSeconds(5).toMillis());
+                assertThat(longestTurn.get()).as("the longest consumer turn, ms").isLessThanOrEqualTo(
+                        Dispatcher.BROKER_CALL_TIMEOUT.plus(Duration.ofSeconds(3)).toMillis());
+                createTopic(dlq, Map.of());
+                List<ConsumerRecord<byte[], byte[]>> dead = new java.util.ArrayList<>();
+                assertThat(TestKafka.await(Duration.ofSeconds(90), () -> {
+                    try {
+                        dead.clear();
+                        dead.addAll(TestKafka.readAll(dlq, 5));
+                        return dead.size() >= 5;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                })).as("every record dead-lettered once the topic is back").isTrue();
+                assertThat(dead.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).distinct())
+                        .hasSize(5);
+                assertThat(a.bodies()).isEmpty();
+                assertThat(d.health().recordsLost()).isZero();
+            }
+        }
+    }
 }

@@ -96,6 +96,8 @@ final class Door implements AutoCloseable {
     /** Written by the door's thread only ({@link Admission.DoorLoad}). */
     private volatile long requestsRead;
     private volatile long refusals;
+    /** Whether the admission's null in place of a decision was reported (the door's thread only): once per door. */
+    private boolean warnedNullDecision;
     /** The nice value the door's thread runs at, once it has started ({@link #prioritize}). */
     private volatile int nice = Integer.MIN_VALUE;
     /** How many steps the door runs ahead of the other threads, once it has started ({@link #prioritize}). */
@@ -557,6 +559,9 @@ final class Door implements AutoCloseable {
             Admission.Decision decision;
             try {
                 decision = admission.tryEnter(r);
+                if (decision == null) {
+                    decision = nullDecision("tryEnter");
+                }
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "the admission failed on " + r.method() + " " + r.path(), e);
                 decision = Admission.WouldWait.WOULD_WAIT; // let enter() on a virtual thread answer it
@@ -596,10 +601,11 @@ final class Door implements AutoCloseable {
         }
         long now = System.nanoTime();
         List<Conn> done = new ArrayList<>();
-        List<Admission.Ticket> tickets = new ArrayList<>();
+        // null: the connection is gone; WOULD_WAIT: the queue gave no answer, enter() decides on a virtual thread
+        List<Admission.Decision> tickets = new ArrayList<>();
         for (java.util.Iterator<Conn> it = queued.iterator(); it.hasNext(); ) {
             Conn c = it.next();
-            Admission.Ticket t;
+            Admission.Decision t;
             if (!held.contains(c) || !c.key.isValid()) {
                 c.queued.leave(); // gone: give its place in the queue back (not a 503: nobody is there to get it)
                 t = null;
@@ -608,6 +614,9 @@ final class Door implements AutoCloseable {
                     t = ready;
                 } else if (now - c.queued.deadline() >= 0) {
                     t = c.queued.expire();
+                    if (t == null) {
+                        t = nullDecision("Queued.expire");
+                    }
                 } else {
                     continue; // still waiting
                 }
@@ -619,7 +628,7 @@ final class Door implements AutoCloseable {
         // answered after the walk: an answer may queue the connection's next request
         for (int k = 0; k < done.size(); k++) {
             Conn c = done.get(k);
-            Admission.Ticket t = tickets.get(k);
+            Admission.Decision t = tickets.get(k);
             ServerRequest r = c.queuedRequest;
             c.queued = null;
             c.queuedRequest = null;
@@ -637,11 +646,29 @@ final class Door implements AutoCloseable {
                             serveRead(c);
                         }
                     }
+                    case Admission.WouldWait w -> run(c, r, null); // it waits for its place on its own virtual thread
                 }
             } catch (RuntimeException e) {
                 dropped(c, e);
             }
         }
+    }
+
+    /**
+     * A custom admission answered null from {@code method}, which is no decision (null once meant "would wait", and a
+     * switch on it would drop the connection unanswered, or leave a queued one unread until the idle sweep): taken as
+     * {@link Admission.WouldWait#WOULD_WAIT}, so that {@link Admission#enter} decides on a virtual thread, and said
+     * once per door, naming the admission.
+     */
+    private Admission.Decision nullDecision(String method) {
+        if (!warnedNullDecision) {
+            warnedNullDecision = true;
+            LOG.log(System.Logger.Level.WARNING, "the admission " + admission.getClass().getName() + " answered null"
+                    + " from " + method + "(), which is not a decision: the front door takes it as WouldWait.WOULD_WAIT"
+                    + " (its enter() decides, on the request's virtual thread); answer WOULD_WAIT instead (this is said"
+                    + " once)");
+        }
+        return Admission.WouldWait.WOULD_WAIT;
     }
 
     /**

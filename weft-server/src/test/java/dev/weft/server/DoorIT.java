@@ -616,6 +616,105 @@ class DoorIT {
         }
     }
 
+    /**
+     * A custom admission for the front door that answers null where a decision is due (null was its "would wait"
+     * before {@link Admission.WouldWait}): from {@code tryEnter}, or, queued, from its queue's {@code expire}. Its
+     * {@code enter} admits every request.
+     */
+    private static final class NullAnswering implements Admission {
+        final boolean fromExpire;
+        final AtomicInteger entered = new AtomicInteger();
+        final AtomicInteger inFlight = new AtomicInteger();
+
+        NullAnswering(boolean fromExpire) {
+            this.fromExpire = fromExpire;
+        }
+
+        @Override
+        public Ticket enter(ServerRequest r) {
+            entered.incrementAndGet();
+            inFlight.incrementAndGet();
+            return (Admitted) inFlight::decrementAndGet;
+        }
+
+        @Override
+        public Decision tryEnter(ServerRequest r) {
+            return fromExpire ? WouldWait.WOULD_WAIT : null;
+        }
+
+        @Override
+        public Queued queue(ServerRequest r) {
+            if (!fromExpire) {
+                return null;
+            }
+            long deadline = System.nanoTime(); // due at once: the door expires it at its first look
+            return new Queued() {
+                @Override
+                public long deadline() {
+                    return deadline;
+                }
+
+                @Override
+                public Decision poll() {
+                    return WouldWait.WOULD_WAIT;
+                }
+
+                @Override
+                public Refused expire() {
+                    return null;
+                }
+
+                @Override
+                public void leave() {
+                }
+            };
+        }
+
+        @Override
+        public boolean door() {
+            return true;
+        }
+
+        @Override
+        public int inFlight() {
+            return inFlight.get();
+        }
+
+        @Override
+        public long shed() {
+            return 0;
+        }
+    }
+
+    @Test
+    void aNullFromACustomAdmissionsTryEnterIsTakenAsWouldWaitAndEnterAdmits() throws Exception {
+        nullAnswerIsServed(new NullAnswering(false));
+    }
+
+    @Test
+    void aNullFromACustomAdmissionsQueueExpireIsTakenAsWouldWaitAndEnterAdmits() throws Exception {
+        nullAnswerIsServed(new NullAnswering(true));
+    }
+
+    /**
+     * Before: a null from {@code tryEnter} reached the door's switch, whose NullPointerException closed the connection
+     * unanswered (and logged a warning per request); a null from {@code expire} left the connection unread and
+     * unanswered until the idle sweep.
+     */
+    private static void nullAnswerIsServed(NullAnswering admission) throws Exception {
+        try (HttpServer server = start(r -> ServerResponse.json(200, "{\"path\":\"" + r.path() + "\"}"), admission,
+                null, ServerLimits.DEFAULT); Socket c = connect(server)) {
+            for (String path : List.of("/first", "/second")) { // the connection serves on
+                send(c, "GET " + path + " HTTP/1.1\r\n" + H + "\r\n");
+                ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(c.getInputStream());
+                assertThat(a.status()).as(a.text()).isEqualTo(200);
+                assertThat(a.body()).contains(path);
+            }
+            assertThat(admission.entered.get()).as("enter() decided each request").isEqualTo(2);
+            awaitZero(admission::inFlight, "admitted requests not done");
+        }
+    }
+
     private static void awaitZero(java.util.function.IntSupplier n, String what) throws InterruptedException {
         await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(() -> n.getAsInt() == 0);
     }

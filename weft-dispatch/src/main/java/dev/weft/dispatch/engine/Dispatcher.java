@@ -377,6 +377,7 @@ public final class Dispatcher implements AutoCloseable {
         try {
             while (running) {
                 turnStartedNanos = System.nanoTime();
+                parking.turnStarts();
                 ConsumerRecords<byte[], byte[]> batch;
                 try {
                     batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200 : flow.feeding() ? 10 : 50));

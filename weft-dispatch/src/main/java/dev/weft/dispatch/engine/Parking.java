@@ -42,6 +42,14 @@ public final class Parking implements Parker, AutoCloseable {
      * that came compressed may be larger than its topic's limit once uncompressed, and is parked compressed (lz4).
      */
     static final int MIN_REQUEST_BYTES = 16 * 1024 * 1024;
+    /**
+     * How long the sends the consumer thread makes in one turn of its poll loop (a park when a lane is full, a dead
+     * letter for a disabled endpoint) may block it in all; the turn's later sends go to the retry thread. Each send may
+     * wait {@code max.block.ms} for its topic's metadata or buffer room: with a silent broker and no metadata cached,
+     * a turn of 30 such sends would hold the consumer thread 300 s, past {@code max.poll.interval.ms}. With this
+     * bound a turn's sends hold it this long plus one send's wait at most.
+     */
+    static final Duration TURN_SEND_BUDGET = Duration.ofSeconds(1);
 
     /** What Parking tells the dispatcher. */
     interface Listener {
@@ -61,6 +69,10 @@ public final class Parking implements Parker, AutoCloseable {
         return t;
     });
     private final AtomicLong failures = new AtomicLong();
+    /** The consumer thread, once it started a turn ({@link #turnStarts}). */
+    private volatile Thread consumerThread;
+    /** How long the consumer thread's sends blocked it in its current turn, in ns (that thread only). */
+    private long turnSendNanos;
     private volatile long lastFailureLog;
     private volatile boolean stopping;
     private volatile Listener listener = new Listener() {
@@ -95,6 +107,12 @@ public final class Parking implements Parker, AutoCloseable {
 
     void listener(Listener l) {
         this.listener = l;
+    }
+
+    /** The consumer thread starts a turn of its poll loop: its sends of this turn share {@link #TURN_SEND_BUDGET}. */
+    void turnStarts() {
+        consumerThread = Thread.currentThread();
+        turnSendNanos = 0;
     }
 
     @Override
@@ -138,6 +156,14 @@ public final class Parking implements Parker, AutoCloseable {
         if (d.ticket().revoked()) {
             return; // the partition's new owner takes the record again
         }
+        boolean consumer = Thread.currentThread() == consumerThread;
+        if (consumer && turnSendNanos >= TURN_SEND_BUDGET.toNanos()) {
+            // this turn's sends blocked the consumer thread long enough (a broker that does not answer): the retry
+            // thread sends it, and may block; its ticket stays open until it is durable, so no commit passes it
+            later(() -> send(rec, d, status, onDurable), Duration.ZERO);
+            return;
+        }
+        long start = consumer ? System.nanoTime() : 0;
         try {
             producer.send(rec, (md, ex) -> {
                 if (ex == null) {
@@ -148,6 +174,9 @@ public final class Parking implements Parker, AutoCloseable {
             });
         } catch (RuntimeException e) { // e.g. a closed producer, an interrupt: as if it came by callback
             failed(rec, d, status, onDurable, e);
+        }
+        if (consumer) {
+            turnSendNanos += System.nanoTime() - start;
         }
     }
 

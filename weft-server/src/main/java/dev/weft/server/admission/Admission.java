@@ -17,7 +17,7 @@ public interface Admission extends AutoCloseable {
     /**
      * Admits or refuses {@code r} without waiting, or answers {@link WouldWait#WOULD_WAIT} when only {@link #enter}
      * can tell (the request would wait in a queue). Called on the front door's selector thread, which must never
-     * block.
+     * block. Never null (the door takes a null as {@link WouldWait#WOULD_WAIT}, and warns once).
      */
     default Decision tryEnter(ServerRequest r) {
         return WouldWait.WOULD_WAIT;
@@ -40,7 +40,10 @@ public interface Admission extends AutoCloseable {
         /** Its place, if one is free now (it leaves the queue {@link Admitted}), else {@link WouldWait#WOULD_WAIT}. */
         Decision poll();
 
-        /** It leaves the queue refused: its deadline passed. */
+        /**
+         * It leaves the queue refused: its deadline passed. Never null (the door takes a null as {@link
+         * WouldWait#WOULD_WAIT}, runs {@link #enter} on a virtual thread, and warns once).
+         */
         Refused expire();
 
         /** It leaves the queue, neither admitted nor refused: its connection went away. */
