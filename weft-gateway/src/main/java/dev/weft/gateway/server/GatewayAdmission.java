@@ -45,6 +45,11 @@ final class GatewayAdmission {
                                 + "such mean of the last 30 s); at or above admission.queueing a lag over the target cuts "
                                 + "the limit whatever the CPU share; NaN until a second of completions")
                         .tag("route", route).register(registry);
+                Gauge.builder("weft.admission.refused_per_served", ad, x -> x.refusedPerServed(route))
+                        .description("the route's refusals of the last second per request it served; at 4 or more its "
+                                + "callers are taken to send a 503 again at once (a closed loop), and the queueing sign "
+                                + "stays silent for the route for 30 s; NaN: neither")
+                        .tag("route", route).register(registry);
                 FunctionCounter.builder("weft.admission.shed", ad, x -> x.shed(route))
                         .description("the route's requests answered 503 by the admission").tag("route", route)
                         .register(registry);

@@ -123,6 +123,18 @@ public final class AdaptiveAdmission implements Admission {
     static final double LAG_SHARE_OF_USUAL = 0.1;
 
     /**
+     * A key that refused at least this many requests per request it served in the last second (or in the last
+     * revision's interval, against a tenth of the last second's served) is taken to have
+     * callers that send a 503 again at once (a closed loop), and the queueing sign stays silent for it for
+     * {@value #USUAL_INTERVALS} revisions (30 s) after: a cut then frees no CPU but multiplies the refusals, and their
+     * callers, sharing the CPUs, raise the lag and the latency that made the cut. An open loop at twice what a route
+     * serves refuses about one request per one served, at three times two. Measured: 2,000 closed-loop callers at
+     * 100 ms HTTPS backends were refused 10-15 times per request served and never settled while the sign cut
+     * (docs/design/admission.md).
+     */
+    static final double RETURNING_REFUSALS = 4;
+
+    /**
      * As above, with a second sign that the lag is a CPU shortage of this process's making: its requests queue inside
      * it. {@code latencyRatio} is the key's mean latency over the last second against its usual one (the lowest such
      * mean of the last 30 s, {@code usualMs}; NaN: unknown); at or above {@code queueing} (0: off) a lag over the
@@ -133,11 +145,18 @@ public final class AdaptiveAdmission implements Admission {
      * share alone refused nothing while the requests took 2.3 s (docs/design/admission.md). A closed loop at slow
      * backends, whose lag comes in bursts with the requests at about their usual latency (1.1x at 4,800 in flight and
      * 1 s), is not cut by it; a backend that slows down raises the ratio, and only a lag of a tenth of the usual
-     * latency then cuts.
+     * latency then cuts. Nor is a key whose refusals come back ({@code returning}: see {@link #RETURNING_REFUSALS}).
      */
     static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
                        boolean calm, double cpuShare, double refusingShare, double cpuBusy, double latencyRatio,
                        double usualMs, double queueing) {
+        return next(limit, lagMs, targetMs, floor, peak, settling, calm, cpuShare, refusingShare, cpuBusy,
+                latencyRatio, usualMs, queueing, false);
+    }
+
+    static double next(double limit, double lagMs, double targetMs, double floor, double peak, boolean settling,
+                       boolean calm, double cpuShare, double refusingShare, double cpuBusy, double latencyRatio,
+                       double usualMs, double queueing, boolean returning) {
         // the CPU spent refusing is not short for serving: a cut frees none of it but refuses more, and in a closed
         // loop each refused caller comes straight back (docs/design/admission.md)
         // the queueing sign speaks only for a process that others keep below cpuBusy of its CPUs: one that uses them
@@ -145,7 +164,7 @@ public final class AdaptiveAdmission implements Admission {
         // too, a gateway on a CPU of its own kept 1.04 of its capacity at 2x where it kept 1.32 without the sign;
         // docs/design/admission.md)
         boolean cpuShort = (Double.isNaN(refusingShare) ? cpuShare : cpuShare - refusingShare) >= cpuBusy
-                || (queueing > 0 && !(cpuShare >= cpuBusy) && latencyRatio >= queueing
+                || (queueing > 0 && !returning && !(cpuShare >= cpuBusy) && latencyRatio >= queueing
                 && lagMs >= LAG_SHARE_OF_USUAL * usualMs);
         if (lagMs > targetMs && cpuShort) {
             double from = Math.min(limit, peak / MAX_CUT);
@@ -153,9 +172,15 @@ public final class AdaptiveAdmission implements Admission {
         }
         boolean busy = peak >= 0.9 * limit;
         if ((lagMs <= targetMs / 2 || !cpuShort) && busy && !settling) {
-            return limit * (1 + (calm ? CALM_GROWTH : GROWTH)) + 1;
+            // a key whose refusals come back grows as a calm one: the cuts that refused them freed no CPU
+            return limit * (1 + (calm || returning ? CALM_GROWTH : GROWTH)) + 1;
         }
         return limit;
+    }
+
+    /** Refusals per request served (infinite: refused, none served; NaN: neither). */
+    static double refusedPerServed(long refused, long served) {
+        return served > 0 ? (double) refused / served : refused > 0 ? Double.POSITIVE_INFINITY : Double.NaN;
     }
 
     private final AdmissionPolicy policy;
@@ -412,6 +437,16 @@ public final class AdaptiveAdmission implements Admission {
         return k == null ? Double.NaN : k.latencyRatio;
     }
 
+    /**
+     * The key's refusals of the last second per request it served (NaN: neither); at or above {@value
+     * #RETURNING_REFUSALS} its callers are taken to send a 503 again at once, and the queueing sign stays silent for it
+     * for 30 s.
+     */
+    public double refusedPerServed(String key) {
+        Key k = keys.get(key);
+        return k == null ? Double.NaN : k.refusedPerServed;
+    }
+
     public long shed(String key) {
         Key k = keys.get(key);
         return k == null ? 0 : k.shed.get();
@@ -528,6 +563,14 @@ public final class AdaptiveAdmission implements Admission {
         int meansPos;
         /** The mean latency of the last second against the usual one at the last revision (NaN: unknown). */
         volatile double latencyRatio = Double.NaN;
+        /** {@link #shed} at each of the last {@value #RATE_INTERVALS} revisions: the refusals of the last second. */
+        final long[] shedAt = new long[RATE_INTERVALS];
+        /** {@link #shed} at the last revision. */
+        long shedLast;
+        /** The last second's refusals per request served, at the last revision (NaN: none served nor refused). */
+        volatile double refusedPerServed = Double.NaN;
+        /** When the refusals last came back ({@link #RETURNING_REFUSALS}; {@link System#nanoTime()}). */
+        long returnedAt = System.nanoTime() - Long.MAX_VALUE / 2;
         int donePos;
         /** Revisions since the first that saw a completion, counted up to {@value #RATE_INTERVALS} + 1. */
         int revisionsSinceFirstDone;
@@ -708,6 +751,11 @@ public final class AdaptiveAdmission implements Admission {
             try {
                 done[donePos] = completed;
                 tookSums[donePos] = tookSum;
+                long shedNow = shed.get();
+                long refused = shedNow - shedAt[donePos]; // since the revision a second ago
+                long refusedLately = shedNow - shedLast; // since the last revision
+                shedAt[donePos] = shedNow;
+                shedLast = shedNow;
                 donePos = (donePos + 1) % done.length;
                 int sum = 0;
                 long tookTotal = 0;
@@ -761,8 +809,16 @@ public final class AdaptiveAdmission implements Admission {
                     usualMs = usual / 1e6;
                 }
                 latencyRatio = ratio;
+                refusedPerServed = refusedPerServed(refused, sum);
+                // the last interval's refusals against a tenth of the last second's served: a closed loop's refused
+                // callers come back within it, and a second's window let the sign cut for a second more
+                if (refusedPerServed >= RETURNING_REFUSALS
+                        || refusedPerServed(refusedLately * RATE_INTERVALS, sum) >= RETURNING_REFUSALS) {
+                    returnedAt = now;
+                }
+                boolean returning = now - returnedAt < TimeUnit.MILLISECONDS.toNanos(USUAL_INTERVALS * INTERVAL_MS);
                 double l = next(limit, lagMs, targetMs, floor, peak, settling, calm, use.process(), use.refusing(),
-                        policy.cpuBusy(), ratio, usualMs, policy.queueing());
+                        policy.cpuBusy(), ratio, usualMs, policy.queueing(), returning);
                 if (l < limit) {
                     lastCutAt = now;
                 }

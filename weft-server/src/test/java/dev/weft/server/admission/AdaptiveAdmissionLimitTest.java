@@ -156,4 +156,34 @@ class AdaptiveAdmissionLimitTest {
         assertThat(AdaptiveAdmission.next(limit, lag, 20, 0, limit, false, false, cpuShare, refusing,
                 AdmissionPolicy.DEFAULT_CPU_BUSY, ratio, usualMs, queueing)).as(why).isCloseTo(expected, offset(0.01));
     }
+
+    @ParameterizedTest(name = "refused {0}, served {1}: {2} per served, returning {3}")
+    @CsvSource(delimiter = ';', textBlock = """
+            # an open loop at twice (three times) what the route serves refuses about one (two) per one served
+            4000;  4000; 1.0;      false
+            8000;  4000; 2.0;      false
+            # 2,000 closed-loop callers at 100 ms HTTPS backends: 10-15 refusals per request served
+            20000; 1500; 13.33;    true
+            4;     1;    4.0;      true
+            0;     0;    NaN;      false
+            5;     0;    Infinity; true
+            """)
+    void refusalsThatComeBackSilenceTheQueueingSign(long refused, long served, double perServed, boolean returning) {
+        double r = AdaptiveAdmission.refusedPerServed(refused, served);
+        if (Double.isFinite(perServed)) {
+            assertThat(r).isCloseTo(perServed, offset(0.01));
+        } else if (Double.isNaN(perServed)) {
+            assertThat(r).isNaN();
+        } else {
+            assertThat(r).isEqualTo(perServed);
+        }
+        assertThat(r >= AdaptiveAdmission.RETURNING_REFUSALS).isEqualTo(returning);
+        // returning: the queueing sign stays silent, and a busy route under the CPU share grows as a calm one (20%)
+        double next = AdaptiveAdmission.next(1000, 40, 20, 0, 1000, false, false, 0.5, 0.1,
+                AdmissionPolicy.DEFAULT_CPU_BUSY, 2.0, 250, 1.5, returning);
+        assertThat(next).isCloseTo(returning ? 1201 : 800, offset(0.01));
+        // the CPU share still cuts on its own, returning or not
+        assertThat(AdaptiveAdmission.next(1000, 40, 20, 0, 1000, false, false, 1.0, 0,
+                AdmissionPolicy.DEFAULT_CPU_BUSY, 2.0, 250, 1.5, returning)).isCloseTo(800, offset(0.01));
+    }
 }
