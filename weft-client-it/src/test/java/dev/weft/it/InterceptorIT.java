@@ -7,6 +7,7 @@ import dev.weft.client.CallResult;
 import dev.weft.client.Destination;
 import dev.weft.client.DestinationConfig;
 import dev.weft.client.DestinationState;
+import dev.weft.client.Reason;
 import dev.weft.client.Transport;
 import dev.weft.client.TransportListener;
 import dev.weft.client.policy.HedgePolicy;
@@ -27,7 +28,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The public interceptors ({@link CallInterceptor}) and the listener ({@link TransportListener}) of the transport,
@@ -130,34 +130,120 @@ class InterceptorIT {
         assertThat(threads).hasSize(2).doesNotHaveDuplicates().allMatch(Thread::isVirtual);
     }
 
+    /**
+     * An exchange interceptor that throws fails the call with {@code interceptor-error}, the same with and without a
+     * hedge. Before, a call without a hedge threw the exception at the caller, and one with a hedge failed as
+     * {@code io-error}: a caller saw two answers for one fault, depending on the destination's policy.
+     */
     @Test
-    void aHedgedCopyWhoseInterceptorThrowsFailsAsIoErrorAndTheCallDoesNotWaitForIt() throws Exception {
-        hedgedCopiesThatThrowFailAsIoError(chain -> {
+    void anExchangeInterceptorThatThrowsFailsTheCallAsInterceptorErrorWithAndWithoutAHedge() throws Exception {
+        CallInterceptor throwing = chain -> {
             throw new IllegalStateException("no key for " + chain.attempt());
-        }, "threw java.lang.IllegalStateException: no key for");
+        };
+        throwingInterceptorFails(throwing, null, "threw java.lang.IllegalStateException: no key for FIRST", 1);
+        throwingInterceptorFails(throwing, new HedgePolicy(Duration.ofMillis(20), 2, false),
+                "threw java.lang.IllegalStateException: no key for", 2);
     }
 
     @Test
-    void aHedgedCopyWhoseInterceptorThrowsAnErrorFailsAsIoErrorAndTheCallDoesNotWaitForIt() throws Exception {
-        // before: the Error ended each copy's thread unreported, and the call waited its deadline and 5 s more for
-        // copies that had died, then failed as a deadline
-        hedgedCopiesThatThrowFailAsIoError(chain -> {
+    void anExchangeInterceptorThatThrowsAnErrorFailsTheCallAsInterceptorErrorWithAndWithoutAHedge() throws Exception {
+        // a hedge's copy: before f8b28ca the Error ended each copy's thread unreported, and the call waited its deadline
+        // and 5 s more for copies that had died, then failed as a deadline
+        CallInterceptor throwing = chain -> {
             throw new AssertionError("no key for " + chain.attempt());
-        }, "threw java.lang.AssertionError: no key for");
+        };
+        throwingInterceptorFails(throwing, null, "threw java.lang.AssertionError: no key for FIRST", 1);
+        throwingInterceptorFails(throwing, new HedgePolicy(Duration.ofMillis(20), 2, false),
+                "threw java.lang.AssertionError: no key for", 2);
     }
 
-    /** Both copies of a hedged call go through {@code throwing}: the call fails at once as io-error, saying so. */
-    private void hedgedCopiesThatThrowFailAsIoError(CallInterceptor throwing, String says) throws Exception {
+    @Test
+    void anExchangeInterceptorThatReturnsNullFailsTheCallAsInterceptorError() throws Exception {
+        throwingInterceptorFails(chain -> null, null, "returned no result", 1);
+        throwingInterceptorFails(chain -> null, new HedgePolicy(Duration.ofMillis(20), 2, false),
+                "returned no result", 2);
+    }
+
+    /**
+     * A call through {@code throwing} (hedged by {@code hedge}, when not null; retries allowed, 2 attempts) fails at
+     * once, without a throw, as {@code interceptor-error}, saying so; it is not tried again (one attempt per copy),
+     * it holds no place at the destination, and the listener hears the failed call.
+     */
+    private void throwingInterceptorFails(CallInterceptor throwing, HedgePolicy hedge, String says, int attempts)
+            throws Exception {
         sim = SimServer.start(SimConfig.local());
-        try (Transport t = Transport.builder().defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE)
-                        .withHedge(new HedgePolicy(Duration.ofMillis(20), 2, false)))
+        Counting listener = new Counting();
+        DestinationConfig cfg = DestinationConfig.DEFAULT.withRetry(
+                new RetryPolicy(2, Duration.ofMillis(1), Duration.ofMillis(1), Set.of(503), false));
+        try (Transport t = Transport.builder().listener(listener)
+                .defaults(hedge == null ? cfg : cfg.withHedge(hedge))
                 .exchangeInterceptor(throwing)
                 .build()) {
+            long start = System.nanoTime();
             CallResult r = t.call(CallRequest.get(sim.url("/x")), Duration.ofSeconds(2));
-            assertThat(r.outcome()).as(r.toString()).isEqualTo("io-error");
-            assertThat(r.message()).contains(says);
-            assertThat(r.attempts()).hasSize(2);
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(r.outcome()).as(r.toString()).isEqualTo("interceptor-error");
+            assertThat(r.failure().reason()).isEqualTo(Reason.INTERCEPTOR);
+            assertThat(r.message()).contains("the exchange interceptor ").contains(says);
+            assertThat(r.attempts()).hasSize(attempts);
+            assertThat(took).as("the call did not wait for its deadline").isLessThan(Duration.ofSeconds(1));
+            assertThat(t.inFlight(Destination.of(sim.url("/")))).isZero();
+        } finally {
+            sim.close();
+            sim = null;
         }
+        assertThat(listener.outcomes).containsExactly("interceptor-error");
+    }
+
+    /** An interceptor before the one that threw sees the failed result, as the caller does. */
+    @Test
+    void anInterceptorBeforeTheOneThatThrewGetsTheFailedResult() throws Exception {
+        server = new Http1ClientIT.ScriptedServer(head -> OK);
+        List<String> seen = new CopyOnWriteArrayList<>();
+        try (Transport t = Transport.builder().defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE))
+                .interceptor(chain -> {
+                    CallResult r = chain.proceed(chain.request());
+                    seen.add("request interceptor saw " + r.outcome());
+                    return r;
+                })
+                .exchangeInterceptor(chain -> {
+                    CallResult r = chain.proceed(chain.request());
+                    seen.add("exchange interceptor saw " + r.outcome());
+                    return r;
+                })
+                .exchangeInterceptor(chain -> {
+                    throw new IllegalStateException("inner");
+                })
+                .build()) {
+            CallResult r = t.call(CallRequest.get(server.url("/x")), Duration.ofSeconds(5));
+            assertThat(r.outcome()).isEqualTo("interceptor-error");
+            assertThat(r.message()).contains("threw java.lang.IllegalStateException: inner");
+        }
+        assertThat(seen).containsExactly("exchange interceptor saw interceptor-error",
+                "request interceptor saw interceptor-error");
+        assertThat(server.heads).isEmpty();
+    }
+
+    /** A request interceptor that throws, or returns null, fails the call as an exchange interceptor's does. */
+    @Test
+    void aRequestInterceptorThatThrowsOrReturnsNullFailsTheCallAsInterceptorError() throws Exception {
+        server = new Http1ClientIT.ScriptedServer(head -> OK);
+        CallRequest get = CallRequest.get(server.url("/x"));
+        try (Transport t = Transport.builder().interceptor(chain -> {
+            throw new IllegalArgumentException("no tenant");
+        }).build()) {
+            CallResult r = t.call(get, Duration.ofSeconds(5));
+            assertThat(r.outcome()).isEqualTo("interceptor-error");
+            assertThat(r.message()).contains("the request interceptor ")
+                    .contains("threw java.lang.IllegalArgumentException: no tenant");
+            assertThat(r.destination()).isEqualTo(get.destination());
+        }
+        try (Transport t = Transport.builder().interceptor(chain -> null).build()) {
+            CallResult r = t.call(get, Duration.ofSeconds(5));
+            assertThat(r.outcome()).isEqualTo("interceptor-error");
+            assertThat(r.message()).contains("returned no result");
+        }
+        assertThat(server.heads).isEmpty();
     }
 
     @Test
@@ -166,8 +252,9 @@ class InterceptorIT {
         CallRequest get = CallRequest.get(server.url("/x"));
         try (Transport moves = Transport.builder()
                 .exchangeInterceptor(chain -> chain.proceed(CallRequest.get(server.url("/elsewhere")))).build()) {
-            assertThatThrownBy(() -> moves.call(get, Duration.ofSeconds(5)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("headers and the body only");
+            CallResult r = moves.call(get, Duration.ofSeconds(5));
+            assertThat(r.outcome()).isEqualTo("interceptor-error");
+            assertThat(r.message()).contains("IllegalArgumentException").contains("headers and the body only");
             assertThat(moves.inFlight(get.destination())).isZero();
         }
         try (Transport twice = Transport.builder().defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE))
@@ -175,8 +262,9 @@ class InterceptorIT {
                     chain.proceed(chain.request());
                     return chain.proceed(chain.request());
                 }).build()) {
-            assertThatThrownBy(() -> twice.call(get, Duration.ofSeconds(5)))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("at most once");
+            CallResult r = twice.call(get, Duration.ofSeconds(5));
+            assertThat(r.outcome()).isEqualTo("interceptor-error");
+            assertThat(r.message()).contains("IllegalStateException").contains("at most once");
             assertThat(twice.inFlight(get.destination())).isZero();
         }
         assertThat(server.heads).hasSize(1); // the one proceed of the second transport; the first sent nothing

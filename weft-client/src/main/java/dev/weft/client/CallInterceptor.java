@@ -24,9 +24,13 @@ import dev.weft.core.Deadline;
  * runs on a virtual thread of its own. This is the place for what must be fresh on every try: a signature with a
  * timestamp, a span id per try.
  *
- * <p>An interceptor must not throw: the transport never throws for a failed call, and an exception thrown by an
- * interceptor reaches the caller of {@link Transport#call} as it is (a hedge's copy that throws fails as
- * {@link Reason#IO}). When no interceptor is set, a call pays nothing for this.
+ * <p>An interceptor should not throw, nor return null: the transport never throws for a failed call, so what an
+ * interceptor throws (an {@link Error} too), or a null it returns, fails the call (or the try, for an exchange
+ * interceptor) with {@link Reason#INTERCEPTOR}, whose message names the interceptor and what it threw. The answer
+ * is the same on the caller's thread and on a hedge's copy; an interceptor before it that proceeded gets that
+ * result, as the caller would. The transport tries it again neither by retry nor by hedge (a copy of a hedged try
+ * that fails so is followed by the next copy at once, as any copy that fails fast), and it never counts against
+ * the destination. When no interceptor is set, a call pays nothing for this.
  *
  * <pre>{@code
  * Transport t = Transport.builder()

@@ -222,9 +222,10 @@ final class CallPath {
     }
 
     /**
-     * Runs one copy of a hedged try on its own thread; anything thrown (by an exchange interceptor: the transport's
-     * own links do not throw), an {@link Error} too, fails the copy, so that the call does not wait for it until its
-     * deadline and 5 s more: an Error let through would end the copy's thread without a word to the call.
+     * Runs one copy of a hedged try on its own thread. Nothing below should throw (the exchange interceptors' link
+     * makes what they throw a failed result, {@link Reason#INTERCEPTOR}, as on the caller's thread); anything thrown
+     * all the same, an {@link Error} too, fails the copy, so that the call does not wait for it until its deadline and
+     * 5 s more: an Error let through would end the copy's thread without a word to the call.
      */
     private static CallResult proceedCopy(Interceptor.Chain chain, Interceptor.Try t) {
         try {

@@ -6,9 +6,44 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
-/** The chains of the public {@link CallInterceptor}s: the request interceptors' and the exchange interceptors'. */
+/**
+ * The chains of the public {@link CallInterceptor}s: the request interceptors' and the exchange interceptors'. What an
+ * interceptor throws (an {@link Error} too), or a null it returns, becomes a failed result of {@link Reason#INTERCEPTOR}
+ * where it is called ({@link #run}), so a call answers the same whether a try runs on the caller's thread or as a
+ * hedge's copy on a thread of its own: the transport never throws for a failed call.
+ */
 final class InterceptorChains {
     private InterceptorChains() {
+    }
+
+    /** Which list an interceptor is on, as its failures name it. */
+    enum Kind {
+        REQUEST("request"), EXCHANGE("exchange");
+
+        private final String text;
+
+        Kind(String text) {
+            this.text = text;
+        }
+    }
+
+    /**
+     * Runs {@code interceptor} on {@code chain}; what it throws or a null it returns is a failed result for
+     * {@code destination}. An interceptor before it that proceeded gets that result, as the caller would.
+     */
+    static CallResult run(CallInterceptor interceptor, CallInterceptor.Chain chain, Destination destination, Kind kind) {
+        CallResult r;
+        try {
+            r = interceptor.intercept(chain);
+        } catch (Throwable e) { // an Error too: on a hedge's copy it would end the copy's thread unreported
+            return CallResult.failed(destination, CallFailure.of(Reason.INTERCEPTOR,
+                    "the " + kind.text + " interceptor " + interceptor.getClass().getName() + " threw " + e));
+        }
+        if (r == null) {
+            return CallResult.failed(destination, CallFailure.of(Reason.INTERCEPTOR,
+                    "the " + kind.text + " interceptor " + interceptor.getClass().getName() + " returned no result"));
+        }
+        return r;
     }
 
     /** A call on its way through the request interceptors; the last one hands it to the transport's own path. */
@@ -52,15 +87,15 @@ final class InterceptorChains {
             if (index == interceptors.size()) {
                 return transport.callPath(next, deadline, budget);
             }
-            return interceptors.get(index).intercept(
-                    new RequestChain(transport, interceptors, index + 1, next, deadline, budget));
+            return run(interceptors.get(index), new RequestChain(transport, interceptors, index + 1, next, deadline,
+                    budget), next.destination(), Kind.REQUEST);
         }
 
         /** Runs a call through {@code interceptors} (at least one), then its path. */
         static CallResult start(Transport transport, List<CallInterceptor> interceptors, CallRequest request,
                                 Deadline deadline, Duration budget) {
-            return interceptors.getFirst().intercept(
-                    new RequestChain(transport, interceptors, 1, request, deadline, budget));
+            return run(interceptors.getFirst(), new RequestChain(transport, interceptors, 1, request, deadline, budget),
+                    request.destination(), Kind.REQUEST);
         }
     }
 
@@ -68,7 +103,8 @@ final class InterceptorChains {
     static Interceptor exchangeLink(List<CallInterceptor> interceptors) {
         return chain -> {
             Interceptor.Try t = chain.attempt();
-            return interceptors.getFirst().intercept(new TryChain(interceptors, 1, chain, t.request(chain.call())));
+            return run(interceptors.getFirst(), new TryChain(interceptors, 1, chain, t.request(chain.call())),
+                    chain.call().destination.destination(), Kind.EXCHANGE);
         };
     }
 
@@ -115,7 +151,8 @@ final class InterceptorChains {
             }
             proceeded = true;
             if (next < interceptors.size()) {
-                return interceptors.get(next).intercept(new TryChain(interceptors, next + 1, path, changed));
+                return run(interceptors.get(next), new TryChain(interceptors, next + 1, path, changed),
+                        path.call().destination.destination(), Kind.EXCHANGE);
             }
             path.attempt().request = changed;
             return path.proceed();

@@ -47,6 +47,12 @@ public enum Reason {
     CANCELLED("cancelled"),
     /** The deadline had already passed before the call could start (or before a retry). */
     DEADLINE("deadline"),
+    /**
+     * An interceptor of the caller's ({@link CallInterceptor}) threw, or returned no result: the caller's own code
+     * failed, not the destination. The message names the interceptor's kind and what it threw. Never tried again by
+     * the transport, never counts against the destination.
+     */
+    INTERCEPTOR("interceptor-error"),
     /** Any other I/O failure; the message says more. */
     IO("io-error");
 
@@ -73,7 +79,7 @@ public enum Reason {
      *       before the call could start), {@code circuit-open}, {@code cancelled} (a hedge's loser, a caller
      *       that gave up), {@code too-large} (the gateway's own body limit), {@code connect-wait} (the gateway's
      *       own wait for a connection: {@code max_connecting}, {@code max_connections}), {@code no-descriptors}
-     *       (the gateway's own open-file limit).</li>
+     *       (the gateway's own open-file limit), {@code interceptor-error} (the caller's own interceptor).</li>
      * </ul>
      * The client also ignores a timeout whose attempt spent more than half its time waiting for a pooled
      * connection ({@code DestinationRuntime.starvedByThePool}), or during which a ready virtual thread waited an
@@ -87,7 +93,8 @@ public enum Reason {
             case REFUSED, RESET, PROTOCOL, IO, UNKNOWN_HOST, TLS -> true;
             case TIMEOUT_CONNECT, TIMEOUT_HEADERS, TIMEOUT_BODY -> true;
             case STATUS -> status >= 500;
-            case BULKHEAD_FULL, DEADLINE, CIRCUIT_OPEN, CANCELLED, TOO_LARGE, CONNECT_WAIT, NO_DESCRIPTORS -> false;
+            case BULKHEAD_FULL, DEADLINE, CIRCUIT_OPEN, CANCELLED, TOO_LARGE, CONNECT_WAIT, NO_DESCRIPTORS,
+                 INTERCEPTOR -> false;
         };
     }
 

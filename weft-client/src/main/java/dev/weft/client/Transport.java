@@ -17,8 +17,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Each call runs under a {@link Deadline} and its destination's {@link DestinationConfig}: circuit
  * breaker, bulkhead (max in flight), pooled connections, retry with backoff and hedging, as the links of
- * {@link CallPath}. A call never throws for a network or HTTP failure; the {@link CallResult} names what
- * happened. Your own steps go in as {@link CallInterceptor}s, and what happens is reported to a
+ * {@link CallPath}. A call never throws for a network or HTTP failure, nor for an interceptor that threw; the
+ * {@link CallResult} names what happened. Your own steps go in as {@link CallInterceptor}s, and what happens is reported to a
  * {@link TransportListener} (for metrics). Closing the transport closes its connections, cancels the calls still out and stops its
  * deadline sweeper.
  *

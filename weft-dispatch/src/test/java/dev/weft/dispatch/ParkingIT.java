@@ -623,10 +623,11 @@ class ParkingIT {
 
     /**
      * Each dead letter of a disabled endpoint is sent on the consumer thread, and a send waits {@code max.block.ms}
-     * (10 s) for its topic's metadata: with the dead-letter topic gone (the broker creates none on its own, and the
-     * parking producer never wrote to it, so it has no metadata for it), a turn of 5 such sends held the consumer
-     * thread 50 s (30 records: 300 s, past {@code max.poll.interval.ms}). The turn's sends share one bound: after the
-     * first that blocked, the rest go to the retry thread, and each record is dead-lettered once the topic is back.
+     * for its topic's metadata: with the dead-letter topic gone (the broker creates none on its own, and the parking
+     * producer never wrote to it, so it has no metadata for it), a turn of 5 such sends held the consumer thread 50 s
+     * (30 records: 300 s, past {@code max.poll.interval.ms}). The turn's sends wait within its budget
+     * ({@link Dispatcher#BROKER_CALL_TIMEOUT}): the consumer thread sends only while the turn has a send's whole wait
+     * left, the rest go to the retry thread, and each record is dead-lettered once the topic is back.
      */
     @Test
     void aTurnsParkingSendsHoldTheConsumerThreadNoLongerThanOneSendsWait() throws Exception {
@@ -654,31 +655,18 @@ class ParkingIT {
                         }
                     })).isTrue();
                 }
-                java.util.concurrent.atomic.AtomicLong longestTurn = new java.util.concurrent.atomic.AtomicLong();
-                Thread sampler = Thread.ofVirtual().start(() -> {
-                    while (!Thread.currentThread().isInterrupted()) {
-                        longestTurn.accumulateAndGet(d.health().consumerTurnMs(), Math::max);
-                        try {
-                            Thread.sleep(50); // sampling the turn's age, not waiting for a condition
-                        } catch (InterruptedException e) {
-                            return;
-                        }
-                    }
-                });
-                try {
+                LongestTurn longestTurn = LongestTurn.of(d);
+                try (longestTurn) {
                     TestKafka.produce(topic, List.of("{\"n\":1}", "{\"n\":2}", "{\"n\":3}", "{\"n\":4}",
                             "{\"n\":5}"), null);
-                    // three sends timed out (10 s each): before, all on the consumer thread, in one or two turns, so a
-                    // turn had lasted 20 s or more by then
+                    // three sends timed out (9 s each): before the turn's bound, all on the consumer thread, in one or
+                    // two turns, so a turn had lasted 20 s or more by then
                     assertThat(TestKafka.await(Duration.ofSeconds(90), () -> d.health().parkFailures() >= 3)).isTrue();
-                } finally {
-                    sampler.interrupt();
-                    sampler.join();
                 }
-                System.out.println("longest consumer turn with the dead-letter topic gone: " + longestTurn.get() + " ms");
-                assertThat(longestTurn.get()).as("a send reached the missing topic on the consumer thread")
+                System.out.println("longest consumer turn with the dead-letter topic gone: " + longestTurn.ms() + " ms");
+                assertThat(longestTurn.ms()).as("a send reached the missing topic on the consumer thread")
                         .isGreaterThanOrEqualTo(Duration.ofSeconds(5).toMillis());
-                assertThat(longestTurn.get()).as("the longest consumer turn, ms").isLessThanOrEqualTo(
+                assertThat(longestTurn.ms()).as("the longest consumer turn, ms").isLessThanOrEqualTo(
                         Dispatcher.BROKER_CALL_TIMEOUT.plus(Duration.ofSeconds(3)).toMillis());
                 createTopic(dlq, Map.of());
                 List<ConsumerRecord<byte[], byte[]>> dead = new java.util.ArrayList<>();

@@ -81,6 +81,10 @@ public final class Dispatcher implements AutoCloseable {
     private volatile int groupPartitions = 1; // of every subscribed topic: the denominator of rate_limit shares
     private volatile StateTopic state;
     private long lastCommit; // consumer thread only
+    /** A commit a turn had no budget left for: the next turn commits before anything else (consumer thread only). */
+    private boolean commitOwed;
+    /** What one turn of the consumer thread may wait for Kafka in all, its broker steps together. */
+    private final TurnBudget turn = new TurnBudget(BROKER_CALL_TIMEOUT);
     private final Set<String> retiredKnown = ConcurrentHashMap.newKeySet(); // as the state topic says
     private final Set<TopicPartition> unpositioned = new java.util.HashSet<>(); // consumer thread only
     private final Rebalance rebalance = new Rebalance();
@@ -95,7 +99,7 @@ public final class Dispatcher implements AutoCloseable {
         this.registry = registry;
         this.log = log;
         String clientId = "weft-dispatch-" + cfg.group();
-        this.parking = new Parking(bootstrap, clientId, cfg.deadLetterTopic(), maxMessageBytes, log);
+        this.parking = new Parking(bootstrap, clientId, cfg.deadLetterTopic(), maxMessageBytes, turn, log);
         for (EndpointConfig e : cfg.endpoints()) {
             lanes.put(e.id(), new Lane(e, cfg, parking, registry, log, attemptLog));
         }
@@ -377,7 +381,7 @@ public final class Dispatcher implements AutoCloseable {
         try {
             while (running) {
                 turnStartedNanos = System.nanoTime();
-                parking.turnStarts();
+                turn.start();
                 ConsumerRecords<byte[], byte[]> batch;
                 try {
                     batch = consumer.poll(Duration.ofMillis(flow.held() == 0 ? 200 : flow.feeding() ? 10 : 50));
@@ -389,6 +393,12 @@ public final class Dispatcher implements AutoCloseable {
                     consumer.seekToBeginning(e.partitions());
                     continue;
                 }
+                if (commitOwed) {
+                    // the last turn's budget ran out before its commit: this one goes before the positioning, so
+                    // partitions that keep failing to be positioned never starve the commits of the others
+                    lastCommit = System.nanoTime();
+                    commitOwed = !commit(null);
+                }
                 rebalance.position();
                 for (TopicPartition tp : batch.partitions()) {
                     flow.take(tp, batch.records(tp));
@@ -397,7 +407,7 @@ public final class Dispatcher implements AutoCloseable {
                 long now = System.nanoTime();
                 if (now - lastCommit >= COMMIT_INTERVAL.toNanos()) {
                     lastCommit = now;
-                    commit(null);
+                    commitOwed = !commit(null);
                     for (TopicPartition tp : flow.assigned()) {
                         consumer.currentLag(tp).ifPresent(l -> lag.put(tp, l));
                     }
@@ -429,13 +439,13 @@ public final class Dispatcher implements AutoCloseable {
     private void outOfRange(Map<TopicPartition, Long> positions) {
         Map<TopicPartition, Long> begin;
         Map<TopicPartition, Long> end;
-        long until = System.nanoTime() + BROKER_CALL_TIMEOUT.toNanos(); // for both look-ups together
-        try {
-            begin = consumer.beginningOffsets(positions.keySet(), left(until));
-            end = consumer.endOffsets(positions.keySet(), left(until));
+        long started = System.nanoTime();
+        try { // both look-ups within what is left of the turn's budget, together
+            begin = consumer.beginningOffsets(positions.keySet(), turn.left());
+            end = consumer.endOffsets(positions.keySet(), turn.left());
         } catch (org.apache.kafka.common.KafkaException e) {
             log.accept("looking up the offsets of " + positions.keySet() + " failed (" + e + "); trying again");
-            pauseBriefly();
+            pauseBriefly(started);
             return;
         }
         positions.forEach((tp, at) -> {
@@ -471,41 +481,53 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * How long the broker calls of one step on the consumer thread may wait together: a commit, the committed offsets
-     * and positions of the partitions just assigned, the offset look-ups after an out-of-range position; and a produce
-     * from this thread (a park when a lane is full, a dead letter) for metadata or buffer room ({@code max.block.ms}).
-     * A step that runs out is logged and tried again on a later turn; the thread goes on polling (docs/dispatch.md).
+     * How long the broker steps of one turn of the consumer thread's loop may wait in all ({@link TurnBudget}): a
+     * commit, the committed offsets and positions of the partitions just assigned, the offset look-ups after an
+     * out-of-range position, and the produces this thread makes (a park when a lane is full, a dead letter) for
+     * metadata or buffer room ({@link Parking#SEND_BLOCK}). A step that runs out, or finds nothing left, is logged and
+     * done again on a later turn; the thread goes on polling (docs/dispatch.md, {@code consumer_turn_ms}).
      */
     public static final Duration BROKER_CALL_TIMEOUT = Duration.ofSeconds(10);
 
-    /** What is left until {@code untilNanos}, at least 0 (the call then answers from what it has, or times out). */
-    private static Duration left(long untilNanos) {
-        return Duration.ofNanos(Math.max(0, untilNanos - System.nanoTime()));
-    }
-
-    private void pauseBriefly() {
+    /** After a failed broker call begun at {@code startedNanos}: not a busy loop of them (500 ms since it began). */
+    private void pauseBriefly(long startedNanos) {
+        long left = Duration.ofMillis(500).toNanos() - (System.nanoTime() - startedNanos);
+        if (left <= 0) {
+            return; // the call itself waited that long
+        }
         try {
-            Thread.sleep(500); // a failed broker call: not a busy loop of them
+            Thread.sleep(Duration.ofNanos(left));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             running = false;
         }
     }
 
-    /** Commits what is done in {@code tps} (all assigned partitions when null). */
-    private void commit(Collection<TopicPartition> tps) {
+    /**
+     * Commits what is done in {@code tps} (all assigned partitions when null), within what is left of the turn's
+     * budget. With nothing left, nothing is committed now (the loop's commit is then owed, {@link #commitOwed}, and
+     * the next turn's comes first); the offsets stay where they were, so nothing is committed before its deliveries
+     * settled.
+     *
+     * @return false when it was left for the next turn
+     */
+    private boolean commit(Collection<TopicPartition> tps) {
         Map<TopicPartition, Long> done = flow.committable(tps);
         if (done.isEmpty()) {
-            return;
+            return true;
+        }
+        if (turn.spent()) {
+            return false;
         }
         Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
         done.forEach((tp, o) -> offsets.put(tp, new OffsetAndMetadata(o)));
         try {
-            consumer.commitSync(offsets, BROKER_CALL_TIMEOUT);
+            consumer.commitSync(offsets, turn.left());
             flow.committed(done);
         } catch (org.apache.kafka.common.KafkaException e) {
             log.accept("commit failed (" + e.getMessage() + "); the next commit covers it");
         }
+        return true;
     }
 
     /** On stop: take nothing more, let deliveries in flight finish (drain_timeout), commit what is done. */
@@ -519,6 +541,7 @@ public final class Dispatcher implements AutoCloseable {
                 break;
             }
         }
+        turn.start(); // the last commit: a budget of its own, not what the last turn left
         commit(null);
         int left = flow.outstanding();
         if (left > 0) {
@@ -530,7 +553,11 @@ public final class Dispatcher implements AutoCloseable {
     private final class Rebalance implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            commit(partitions); // what is done; the rest comes back to whoever gets the partition
+            // what is done; the rest comes back to whoever gets the partition
+            if (!commit(partitions)) {
+                log.accept("no time left in this turn to commit what is done in " + partitions
+                        + " before they go: their new owner delivers those records again (at least once)");
+            }
             forget(partitions);
         }
 
@@ -557,17 +584,23 @@ public final class Dispatcher implements AutoCloseable {
                 return;
             }
             List<TopicPartition> todo = List.copyOf(unpositioned);
+            if (turn.spent()) {
+                // this turn's broker steps used its budget (a commit before, a positioning that failed in the
+                // rebalance's callback): the partitions wait, paused, for the next turn's
+                consumer.pause(todo);
+                return;
+            }
             Map<TopicPartition, Long> at = new HashMap<>();
-            long until = System.nanoTime() + BROKER_CALL_TIMEOUT.toNanos(); // for all of them, not for each
             try {
+                // all of them within the turn's budget, not each
                 Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(todo),
-                        left(until));
+                        turn.left());
                 List<TopicPartition> fresh = todo.stream().filter(tp -> committed.get(tp) == null).toList();
                 if (!fresh.isEmpty()) {
                     consumer.seekToBeginning(fresh);
                 }
                 for (TopicPartition tp : todo) {
-                    at.put(tp, consumer.position(tp, left(until)));
+                    at.put(tp, consumer.position(tp, turn.left()));
                 }
             } catch (org.apache.kafka.common.KafkaException e) {
                 log.accept("positioning " + todo + " failed (" + e + "); they wait and it is tried again");
@@ -716,7 +749,7 @@ public final class Dispatcher implements AutoCloseable {
 
     /**
      * How long the consumer thread has been in its current turn of the loop: under a second while it goes round; a
-     * broker that does not answer holds a turn up to {@link #BROKER_CALL_TIMEOUT} per step (a commit, positioning).
+     * broker that does not answer holds a turn up to {@link #BROKER_CALL_TIMEOUT}, its broker steps together.
      */
     Duration consumerTurn() {
         return Duration.ofNanos(System.nanoTime() - turnStartedNanos);

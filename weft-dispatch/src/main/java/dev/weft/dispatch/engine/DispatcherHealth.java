@@ -11,8 +11,8 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
  * @param brokerUnansweredMs how long since Kafka last answered (asked every second); the broker's address is
  *                    not shown (this is served without a token)
  * @param consumerTurnMs how long the consumer thread has been in its current turn of the poll loop: under a second
- *                    while it goes round; a broker that does not answer holds one broker step of a turn (a commit,
- *                    positioning) up to {@link Dispatcher#BROKER_CALL_TIMEOUT}
+ *                    while it goes round; a broker that does not answer holds a turn up to
+ *                    {@link Dispatcher#BROKER_CALL_TIMEOUT}, its broker steps (commits, positioning, sends) together
  * @param recordsLost records deleted from a topic (retention) before they were read, skipped
  * @param lastLoss    the last such loss: topic, partition and offsets; left out while none
  */

@@ -43,13 +43,13 @@ public final class Parking implements Parker, AutoCloseable {
      */
     static final int MIN_REQUEST_BYTES = 16 * 1024 * 1024;
     /**
-     * How long the sends the consumer thread makes in one turn of its poll loop (a park when a lane is full, a dead
-     * letter for a disabled endpoint) may block it in all; the turn's later sends go to the retry thread. Each send may
-     * wait {@code max.block.ms} for its topic's metadata or buffer room: with a silent broker and no metadata cached,
-     * a turn of 30 such sends would hold the consumer thread 300 s, past {@code max.poll.interval.ms}. With this
-     * bound a turn's sends hold it this long plus one send's wait at most.
+     * How long a parking send may wait for its topic's metadata or for room in the producer's buffer
+     * ({@code max.block.ms}). The consumer thread sends itself (a park when a lane is full, a dead letter for a
+     * disabled endpoint) only while its turn has this much of its {@link TurnBudget} left, that is in the turn's
+     * first second, so its sends never hold a turn past the budget; a later send of the turn goes to the retry
+     * thread. With a silent broker and no metadata cached, each such send would otherwise hold the thread this long.
      */
-    static final Duration TURN_SEND_BUDGET = Duration.ofSeconds(1);
+    static final Duration SEND_BLOCK = Dispatcher.BROKER_CALL_TIMEOUT.minusSeconds(1);
 
     /** What Parking tells the dispatcher. */
     interface Listener {
@@ -69,10 +69,8 @@ public final class Parking implements Parker, AutoCloseable {
         return t;
     });
     private final AtomicLong failures = new AtomicLong();
-    /** The consumer thread, once it started a turn ({@link #turnStarts}). */
-    private volatile Thread consumerThread;
-    /** How long the consumer thread's sends blocked it in its current turn, in ns (that thread only). */
-    private long turnSendNanos;
+    /** The consumer thread's turns: its sends wait within them. */
+    private final TurnBudget turn;
     private volatile long lastFailureLog;
     private volatile boolean stopping;
     private volatile Listener listener = new Listener() {
@@ -86,7 +84,8 @@ public final class Parking implements Parker, AutoCloseable {
     };
 
     /** @param maxRequestBytes the producer's {@code max.request.size}: the largest {@code max.message.bytes} of the topics it writes */
-    Parking(String bootstrap, String clientId, String deadLetterTopic, int maxRequestBytes, Consumer<String> log) {
+    Parking(String bootstrap, String clientId, String deadLetterTopic, int maxRequestBytes, TurnBudget turn,
+            Consumer<String> log) {
         this.producer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.CLIENT_ID_CONFIG, clientId,
@@ -94,25 +93,20 @@ public final class Parking implements Parker, AutoCloseable {
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
                 ProducerConfig.LINGER_MS_CONFIG, 5,
                 // a send waits this long at most for metadata or buffer room, then fails as retriable (tried again
-                // every RETRY_PAUSE): the consumer thread sends too (a park when a lane is full, a dead letter)
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) Dispatcher.BROKER_CALL_TIMEOUT.toMillis(),
+                // every RETRY_PAUSE): the consumer thread sends too, within its turn's budget (SEND_BLOCK)
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) SEND_BLOCK.toMillis(),
                 ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Math.max(maxRequestBytes, MIN_REQUEST_BYTES),
                 // the source topic's limit is on compressed batches: a record that came compressed is parked so too
                 ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4",
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
         this.deadLetterTopic = deadLetterTopic;
+        this.turn = turn;
         this.log = log;
     }
 
     void listener(Listener l) {
         this.listener = l;
-    }
-
-    /** The consumer thread starts a turn of its poll loop: its sends of this turn share {@link #TURN_SEND_BUDGET}. */
-    void turnStarts() {
-        consumerThread = Thread.currentThread();
-        turnSendNanos = 0;
     }
 
     @Override
@@ -156,14 +150,12 @@ public final class Parking implements Parker, AutoCloseable {
         if (d.ticket().revoked()) {
             return; // the partition's new owner takes the record again
         }
-        boolean consumer = Thread.currentThread() == consumerThread;
-        if (consumer && turnSendNanos >= TURN_SEND_BUDGET.toNanos()) {
-            // this turn's sends blocked the consumer thread long enough (a broker that does not answer): the retry
-            // thread sends it, and may block; its ticket stays open until it is durable, so no commit passes it
+        if (turn.onTurnThread() && !turn.allows(SEND_BLOCK)) {
+            // the send might wait past the consumer thread's turn budget (a broker that does not answer): the retry
+            // thread sends it, and may wait; its ticket stays open until it is durable, so no commit passes it
             later(() -> send(rec, d, status, onDurable), Duration.ZERO);
             return;
         }
-        long start = consumer ? System.nanoTime() : 0;
         try {
             producer.send(rec, (md, ex) -> {
                 if (ex == null) {
@@ -174,9 +166,6 @@ public final class Parking implements Parker, AutoCloseable {
             });
         } catch (RuntimeException e) { // e.g. a closed producer, an interrupt: as if it came by callback
             failed(rec, d, status, onDurable, e);
-        }
-        if (consumer) {
-            turnSendNanos += System.nanoTime() - start;
         }
     }
 
