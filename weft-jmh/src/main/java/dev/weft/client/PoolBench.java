@@ -1,18 +1,11 @@
 package dev.weft.client;
 
 import dev.weft.core.Deadline;
+import dev.weft.jmh.Defaults;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,20 +15,13 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The client's pool and a whole call, against a keep-alive server on loopback that answers every request at once:
  * one lease and release of an idle HTTP/1.1 connection; the check of an idle connection for bytes sent unasked
  * (a {@code FIONREAD}); one call end to end (pool, request written, answer read, over the socket).
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-@State(Scope.Thread)
-public class PoolBench {
+public class PoolBench extends Defaults {
     private ServerSocket server;
     private Transport transport;
     private ConnectionPool pool;

@@ -1,34 +1,20 @@
 package dev.weft.http;
 
+import dev.weft.jmh.Defaults;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The HTTP/1.1 codec on the heads of one aggregated request: the gateway reads a request head and writes a response
  * head; for each of its calls it writes a request head and reads a response head. Heads are read from memory, so
  * the figures are the codec's own, without the socket.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
-@State(Scope.Thread)
-public class Http1Bench {
+public class Http1Bench extends Defaults {
     /** What weft-sim answers a call: a small JSON body's head. */
     private final byte[] responseHead = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 27\r\n"
             + "Date: Fri, 27 Nov 2026 12:00:00 GMT\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1);

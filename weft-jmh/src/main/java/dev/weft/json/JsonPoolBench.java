@@ -6,22 +6,16 @@ import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.core.util.RecyclerPool;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.jmh.Defaults;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Threads;
-import org.openjdk.jmh.annotations.Warmup;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What the composer does with each backend's body (parse it) and with the answer (write it), through the shared
@@ -29,14 +23,9 @@ import java.util.concurrent.TimeUnit;
  * shared bounded pool (an ArrayBlockingQueue, one lock), {@code deque} a lock-free concurrent deque (unbounded).
  * Two threads, as the gateway's two carriers.
  */
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(1)
 @Threads(2)
 @State(Scope.Benchmark)
-public class JsonPoolBench {
+public class JsonPoolBench extends Defaults {
     @Param({"shared", "bounded", "deque"})
     public String pool;
 
