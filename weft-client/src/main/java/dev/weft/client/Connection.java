@@ -75,6 +75,11 @@ final class Connection extends Lease {
     private volatile boolean closed;
     /** When it went back to the pool, {@link System#nanoTime()}. */
     long idleSince;
+    /**
+     * How many times {@link #hasUnaskedBytes} asked the socket (a {@code FIONREAD} each, the costly part): the pool
+     * asks once per reuse, and its tests count that. Written by the one thread that holds the connection.
+     */
+    int socketChecks;
 
     /**
      * @param socket the socket to talk on (a TLS socket for https)
@@ -86,6 +91,14 @@ final class Connection extends Lease {
         this.input = new Http1Input(new SocketInput(socket.getInputStream()), BUFFER_BYTES);
         this.out = socket.getOutputStream();
         this.rawIn = raw.getInputStream();
+    }
+
+    /**
+     * Whether bytes past the last answer are in our buffer already (a hostile backend's forged second answer sent
+     * with the first): the part of {@link #hasUnaskedBytes} that makes no system call.
+     */
+    boolean hasBufferedBytes() {
+        return input.hasBuffered();
     }
 
     /**
@@ -105,6 +118,7 @@ final class Connection extends Lease {
             if (input.hasBuffered()) {
                 return true;
             }
+            socketChecks++;
             if (socket == raw) {
                 return rawIn.available() > 0;
             }

@@ -248,6 +248,11 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 idle.size());
     }
 
+    /** The HTTP/1.1 connections idle now, newest first (for this package's tests). */
+    java.util.List<Connection> idleConnections() {
+        return java.util.List.copyOf(idle);
+    }
+
     /** Calls waiting for a connection now. */
     int waiting() {
         return waiting.get();
@@ -648,8 +653,10 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         Connection c = (Connection) l;
         try {
             // Bytes past the answer (a hostile backend's forged second answer) would be read as the next call's
-            // answer: checked here, since a waiting call takes the connection straight from handOff, not takeIdle.
-            if (reusable && !closed && !c.isClosed() && !c.hasUnaskedBytes(null)) {
+            // answer. Those in our buffer are seen here at no cost; those still in the socket are asked for once per
+            // reuse (a FIONREAD, not free), just before a call gets the connection: in handOff when a call waits for
+            // it, in takeIdle otherwise. Checking here as well would only ask twice for the same bytes.
+            if (reusable && !closed && !c.isClosed() && !c.hasBufferedBytes()) {
                 madeFree.increment();
                 c.reused = true;
                 handOff(c, false);
@@ -666,7 +673,17 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
      * that wants a fresh connection may take it.
      */
     private void handOff(Connection c, boolean brandNew) {
+        // A connection given back goes to a waiting call without passing takeIdle: it is checked for unasked bytes
+        // here (once, whatever the rounds below), when a call waits. One filed as idle is checked when taken.
+        boolean checked = brandNew;
         while (true) {
+            if (!checked && !waiters.isEmpty()) {
+                checked = true;
+                if (c.hasUnaskedBytes(null)) {
+                    discard(c);
+                    return;
+                }
+            }
             if (offerToWaiter(c, brandNew)) {
                 return;
             }

@@ -154,6 +154,11 @@ public final class Transport implements AutoCloseable {
         return rt == null ? PoolState.EMPTY : rt.pool().state();
     }
 
+    /** {@code d}'s runtime, or null when no call went there yet (for this package's tests). */
+    DestinationRuntime runtimeOf(Destination d) {
+        return runtimes.get(d);
+    }
+
     /** The state of {@code d}'s circuit breaker (closed when no call went there yet). */
     public CircuitBreaker.State breakerState(Destination d) {
         DestinationRuntime rt = runtimes.get(d);

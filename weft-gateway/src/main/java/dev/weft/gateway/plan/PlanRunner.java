@@ -207,7 +207,7 @@ public final class PlanRunner {
         }
         URI uri;
         try {
-            uri = URI.create(url);
+            uri = c.url().toUri(url);
             if (uri.getScheme() == null || uri.getHost() == null) {
                 throw new IllegalArgumentException("no host");
             }

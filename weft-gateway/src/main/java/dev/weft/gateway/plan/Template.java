@@ -2,6 +2,8 @@ package dev.weft.gateway.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -17,10 +19,41 @@ import java.util.Set;
 public final class Template {
     private final String source;
     private final List<Object> parts; // String literal or Ref
+    /**
+     * When the template is a URL whose scheme and authority are written out before any placeholder
+     * ({@code http://b:9001/users/{path.id}}): that origin ({@code http://b:9001}), parsed once; else null.
+     */
+    private final URI origin;
 
     private Template(String source, List<Object> parts) {
         this.source = source;
         this.parts = parts;
+        this.origin = originOf(parts);
+    }
+
+    private static URI originOf(List<Object> parts) {
+        if (parts.isEmpty() || !(parts.getFirst() instanceof String lit)) {
+            return null;
+        }
+        int scheme = lit.indexOf("://");
+        if (scheme <= 0) {
+            return null;
+        }
+        int slash = lit.indexOf('/', scheme + 3);
+        if (slash < 0) {
+            return null; // the path (or the authority's end) comes from a placeholder
+        }
+        String prefix = lit.substring(0, slash);
+        if (prefix.indexOf('?') >= 0 || prefix.indexOf('#') >= 0) {
+            return null;
+        }
+        try {
+            URI o = new URI(prefix);
+            return o.getScheme() != null && o.getHost() != null && o.getRawPath().isEmpty() && o.getRawQuery() == null
+                    ? o : null;
+        } catch (URISyntaxException e) {
+            return null; // the whole URL is parsed per call, which names the problem
+        }
     }
 
     /** @throws IllegalArgumentException naming the column (0-based offset) of the problem */
@@ -102,6 +135,35 @@ public final class Template {
             }
         }
         return sb.toString();
+    }
+
+    /**
+     * {@code rendered} (this template rendered) as a URI, as {@link URI#create} parses it. When the template's origin is
+     * written out ({@link #originOf}), only the part after it (the path, query and fragment, which placeholders may
+     * fill) is parsed, with the same checks, and joined to the origin parsed at load: the host is not parsed again
+     * for every call. A part that starts with {@code //} would be read as an authority: that URL is parsed whole.
+     *
+     * @throws IllegalArgumentException when the URL is not a valid URI
+     */
+    public URI toUri(String rendered) {
+        URI o = origin;
+        if (o != null) {
+            int at = o.getRawSchemeSpecificPart().length() + o.getScheme().length() + 1; // the origin's length
+            if (rendered.length() > at + 1 && rendered.charAt(at) == '/' && rendered.charAt(at + 1) != '/'
+                    && rendered.startsWith(o.toString())) {
+                try {
+                    return o.resolve(URI.create(rendered.substring(at)));
+                } catch (IllegalArgumentException e) {
+                    // parsed whole below, so that the error names the URL and its index as it always did
+                }
+            }
+        }
+        return URI.create(rendered);
+    }
+
+    /** The origin parsed at load ({@link #toUri}), or null when the URL is parsed whole each time. */
+    URI origin() {
+        return origin;
     }
 
     public String source() {

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.net.URI;
 import java.util.List;
 import java.util.Map;
 
@@ -125,5 +126,49 @@ class TemplateTest {
                 "%20%21%23%24%26%27%28%29%2A%2B%2C%2F%3A%3B%3D%3F%40%5B%5D%25");
         assertThat(Template.encode("é€😀")).isEqualTo("%C3%A9%E2%82%AC%F0%9F%98%80");
         assertThat(Template.encode("")).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            # URL template                                 | origin parsed once (-: none, parsed whole)
+            http://b:9001/users/{path.id}                  | http://b:9001
+            http://127.0.0.1:9001/s/{path.sp}?q={query.page}#f | http://127.0.0.1:9001
+            https://[::1]:8443/x/{user.body.name}          | https://[::1]:8443
+            http://user@b/x?a={user.body.tags}             | http://user@b
+            HTTP://B:1/{user.body.obj}                     | HTTP://B:1
+            http://b:9001//{path.id}                       | http://b:9001
+            http://b:9001/a b/{path.id}                    | http://b:9001
+            http://b:9001/a/../{path.id}/./c               | http://b:9001
+            http://{path.id}:9001/x                        | -
+            http://b:{path.id}/x                           | -
+            http://b:9001{path.id}                         | -
+            http://b:9001?q={path.id}                      | -
+            {header.x-id}/x                                | -
+            /relative/{path.id}                            | -
+            http://b:99999999999/x/{path.id}               | -
+            """)
+    void aUrlIsTheUriTheWholeRenderedTextParsesTo(String source, String origin) {
+        Template t = Template.parse(source);
+        assertThat(t.origin() == null ? "-" : t.origin().toString()).isEqualTo(origin);
+        String rendered = t.render(SCOPE, true);
+        URI whole;
+        try {
+            whole = URI.create(rendered);
+        } catch (IllegalArgumentException e) {
+            // the same failure, with the same message (it names the whole URL and where it broke)
+            assertThatThrownBy(() -> t.toUri(rendered)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage(e.getMessage());
+            return;
+        }
+        URI u = t.toUri(rendered);
+        assertThat(u).isEqualTo(whole);
+        assertThat(u.toString()).isEqualTo(whole.toString());
+        assertThat(u.getScheme()).isEqualTo(whole.getScheme());
+        assertThat(u.getHost()).isEqualTo(whole.getHost());
+        assertThat(u.getPort()).isEqualTo(whole.getPort());
+        assertThat(u.getRawAuthority()).isEqualTo(whole.getRawAuthority());
+        assertThat(u.getRawPath()).isEqualTo(whole.getRawPath());
+        assertThat(u.getRawQuery()).isEqualTo(whole.getRawQuery());
+        assertThat(u.getRawFragment()).isEqualTo(whole.getRawFragment());
     }
 }
