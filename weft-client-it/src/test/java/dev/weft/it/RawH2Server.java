@@ -120,8 +120,6 @@ final class RawH2Server implements AutoCloseable {
 
     private final SSLServerSocket server;
     private volatile Script script;
-    /** A pause after each DATA frame the reader takes in: a server that reads slowly but steadily (0: none). */
-    volatile long pauseAfterDataNanos;
     private final AtomicInteger accepted = new AtomicInteger();
     private final AtomicInteger open = new AtomicInteger();
     private final List<Frame> received = new CopyOnWriteArrayList<>();
@@ -323,10 +321,6 @@ final class RawH2Server implements AutoCloseable {
                     Frame f = new Frame(index, h[3] & 0xff, h[4] & 0xff, readInt(h, 5) & 0x7fff_ffff, payload);
                     received.add(f);
                     inbox.add(f);
-                    long pause = pauseAfterDataNanos;
-                    if (pause > 0 && f.type() == DATA) {
-                        java.util.concurrent.locks.LockSupport.parkNanos(pause); // the slow reader's pace
-                    }
                 }
             } catch (IOException e) {
                 inbox.add(e); // EOF: the client closed; SocketException: it reset, or the server closed
