@@ -102,8 +102,10 @@ class Http2HostileServerIT {
     private static final Duration HANG = Duration.ofSeconds(30);
     /** How long a test waits for the server to see something the client sent. */
     private static final Duration SEE = Duration.ofSeconds(10);
-    /** The upload's deadline: long before its 64 MiB body is sent (the server read 2-3 MB of it by then, on 2 cores). */
+    /** The upload's deadline: long before its 64 MiB body is sent (a cold server read 2-3 MB by then, on 2 cores). */
     private static final Duration UPLOAD_DEADLINE = Duration.ofMillis(300);
+    /** The server's bound on reading the upload, in bytes a second: about 30 MB by its deadline, under half the body. */
+    private static final long UPLOAD_READ_RATE = 100_000_000;
 
     @TempDir
     static Path dir;
@@ -130,12 +132,13 @@ class Http2HostileServerIT {
         // connection must not be closed under the other streams: that write ends by itself, and the rest of the body
         // is not sent.
         //
-        // The server reads as fast as it can, and the deadline comes early in the connection's life: each blocked
-        // write then waits only for a few frames of the server's reading (milliseconds), far within the client's
-        // grace (100 ms) also on a loaded machine. A server paced at 2 ms a frame, as this case had before, held
-        // writes blocked for about 200 ms each (the kernel wakes a blocked writer once a third of the send buffer,
-        // grown to megabytes, has drained): whether the deadline's write ended within the grace was a matter of
-        // where in that cycle the deadline fell, which load shifts (it failed under mvn -T 2).
+        // The server reads as fast as it can up to UPLOAD_READ_RATE (a warm JVM read all 64 MiB within the deadline
+        // without a bound), and the deadline comes early in the connection's life: each blocked write then waits
+        // only for a few frames of the server's reading (milliseconds), far within the client's grace (100 ms) also
+        // on a loaded machine. A server paced at 2 ms a frame, as this case had before, held writes blocked for about
+        // 200 ms each (the kernel wakes a blocked writer once a third of the send buffer, grown to megabytes, has
+        // drained): whether the deadline's write ended within the grace was a matter of where in that cycle the
+        // deadline fell, which load shifts (it failed under mvn -T 2).
         int gets = 20;
         java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
         serve(c -> {
@@ -154,6 +157,7 @@ class Http2HostileServerIT {
                 c.write(headers(id, END_HEADERS, STATUS_200), data(id, END_STREAM, "ok"));
             }
         });
+        server.maxDataBytesPerSecond = UPLOAD_READ_RATE;
         byte[] body = new byte[64 << 20];
         // max_connections 1: a cold start of 20 calls would otherwise open a few connections before it knew h2
         try (Transport t = transport(certs, DestinationLimits.DEFAULT.withConnectTimeout(Duration.ofSeconds(5))
