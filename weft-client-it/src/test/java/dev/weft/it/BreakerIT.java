@@ -22,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Which failures open a destination's breaker, against real weft-sim servers and real closed ports: the
@@ -91,11 +92,8 @@ class BreakerIT {
         try (Transport t = transport(cfg); ExecutorService vt = Executors.newVirtualThreadPerTaskExecutor()) {
             Future<CallResult> holder = vt.submit(() -> t.call(CallRequest.get(sim.url("/hold?latency=3s")),
                     Duration.ofSeconds(30)));
-            long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (sim.stats().requests("/hold") < 1) {
-                assertThat(System.nanoTime() - until).as("the holding call reached the backend").isNegative();
-                Thread.sleep(5);
-            }
+            await("the holding call reached the backend").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> sim.stats().requests("/hold") >= 1);
             int n = 3 * BreakerPolicy.DEFAULT.minCalls();
             for (int i = 0; i < n; i++) {
                 CallResult r = t.call(CallRequest.get(sim.url("/more")), Duration.ofSeconds(5));
@@ -123,11 +121,8 @@ class BreakerIT {
             java.util.concurrent.CompletableFuture<CallResult> result = new java.util.concurrent.CompletableFuture<>();
             Thread caller = Thread.ofVirtual().start(() -> result.complete(
                     t.call(CallRequest.get(sim.url("/slow?latency=5s")), Duration.ofSeconds(30))));
-            long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (sim.stats().requests("/slow") < 1) {
-                assertThat(System.nanoTime() - until).as("the call reached the backend").isNegative();
-                Thread.sleep(5);
-            }
+            await("the call reached the backend").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> sim.stats().requests("/slow") >= 1);
             caller.interrupt(); // as a stopping dispatch lane does
             CallResult r = result.get(20, java.util.concurrent.TimeUnit.SECONDS);
             // before: the interrupt closed the socket, the call failed "reset" and the breaker opened

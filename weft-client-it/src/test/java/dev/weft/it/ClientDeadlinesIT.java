@@ -45,6 +45,7 @@ import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
@@ -404,14 +405,8 @@ class ClientDeadlinesIT {
 
     // ---- how the tests run calls and wait ------------------------------------------------------------------
 
-    private static void awaitCondition(String what, BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + SEE.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                fail("not seen within " + SEE.toSeconds() + " s: " + what);
-            }
-            Thread.sleep(5);
-        }
+    private static void awaitCondition(String what, BooleanSupplier condition) {
+        await(what).atMost(SEE).pollInterval(Duration.ofMillis(5)).until(condition::getAsBoolean);
     }
 
     /** One call on a virtual thread of its own, with when it started and ended. */

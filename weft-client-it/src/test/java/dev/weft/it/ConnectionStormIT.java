@@ -38,6 +38,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Connection storms over real sockets: an HTTPS weft-sim (the JDK's TLS, a certificate from
@@ -243,11 +244,10 @@ class ConnectionStormIT {
     void aWarmPoolOpensMinIdleConnectionsAtStart() throws Exception {
         DestinationConfig warm = trusting(DestinationLimits.DEFAULT.withMinIdle(6));
         try (Transport t = Transport.builder().destination(sim.url(), warm).listener(new ClientMeters(registry)).build()) {
-            for (int i = 0; i < 400 && tls.handshakes() < 6; i++) {
-                Thread.sleep(50);
-            }
+            await("the warmer's 6 handshakes").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> tls.handshakes() >= 6);
             assertThat(tls.handshakes()).as("handshakes before any call").isEqualTo(6);
-            Thread.sleep(1500); // a turn of the warmer: it keeps 6, opens no more
+            Thread.sleep(1500); // an absence under test: a turn of the warmer (every second) keeps 6, opens no more
             assertThat(tls.handshakes()).isEqualTo(6);
             CallResult r = t.call(CallRequest.get(sim.url("/x")), Duration.ofSeconds(20));
             assertThat(r.ok()).isTrue();
@@ -332,7 +332,7 @@ class ConnectionStormIT {
                     Future<CallResult> a = ex.submit(() -> t.call(CallRequest.get(base + "/a?latency=600ms"),
                             Duration.ofSeconds(5)));
                     awaitWaiting(0, () -> tls.handshakes() == 1 && a.state() == Future.State.RUNNING);
-                    Thread.sleep(50); // a has the one connection for ~600 ms
+                    awaitRequests(7); // a is on the one connection (6 warm-up requests before it), for ~600 ms
                     // queued in this order: b1 (900 ms), c (5 s), b2 (900 ms); the connection comes back to
                     // them after ~550 ms, when b1 and b2 have ~350 ms left: not enough for a 600 ms exchange
                     Future<CallResult> b1 = ex.submit(() -> t.call(CallRequest.get(base + "/b1?latency=600ms"),
@@ -371,7 +371,8 @@ class ConnectionStormIT {
                 // it gets it first.
                 Future<CallResult> c = ex.submit(() -> t.call(CallRequest.get(sim.url("/c?latency=1500ms")),
                         Deadline.in(Duration.ofSeconds(20)), Duration.ofMillis(300)));
-                Thread.sleep(150);
+                await("c waits for the lease").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                        .until(() -> ClientProbe.waitingForLease(t, sim.url("/")) >= 1);
                 // b: the same budget and wait, then a lease with no connection behind it (c's was closed), so
                 // a connect, then a 50 ms exchange. With the wait counted against its budget it failed
                 // connect-wait; so it did when only what became free after its lease showed a pool at work
@@ -548,33 +549,21 @@ class ConnectionStormIT {
     }
 
     /** Waits until the backend has read {@code n} requests, at most 10 s. */
-    private void awaitRequests(long n) throws InterruptedException {
-        for (int i = 0; i < 1000; i++) {
-            if (((Number) sim.stats().snapshot(false).get("requests")).longValue() == n) {
-                return;
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("the backend never read " + n + " requests");
+    private void awaitRequests(long n) {
+        await("the backend read " + n + " requests").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> ((Number) sim.stats().snapshot(false).get("requests")).longValue() == n);
     }
 
     /** Waits until {@code n} calls wait for a connection (and {@code also} holds), at most 10 s. */
-    private void awaitWaiting(int n, java.util.function.BooleanSupplier also) throws InterruptedException {
-        for (int i = 0; i < 1000; i++) {
-            if (registry.find("weft.destination.connect_waiting").gauge().value() == n && also.getAsBoolean()) {
-                return;
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("never " + n + " calls waiting for a connection");
+    private void awaitWaiting(int n, java.util.function.BooleanSupplier also) {
+        await(n + " calls waiting for a connection").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> registry.find("weft.destination.connect_waiting").gauge().value() == n
+                        && also.getAsBoolean());
     }
 
-    private void awaitOpenConnections(long n) throws InterruptedException {
-        AtomicInteger tries = new AtomicInteger();
-        while (connectionsOpen() != n && tries.incrementAndGet() < 400) {
-            Thread.sleep(50);
-        }
-        assertThat(connectionsOpen()).as("connections open at the server").isEqualTo(n);
+    private void awaitOpenConnections(long n) {
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).untilAsserted(() ->
+                assertThat(connectionsOpen()).as("connections open at the server").isEqualTo(n));
     }
 
     @SuppressWarnings("unchecked")

@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The transport's HTTP/1.1 client against a scripted server over loopback: the framings and the broken
@@ -44,6 +45,8 @@ class Http1ClientIT {
         final AtomicInteger connections = new AtomicInteger();
         /** Every connection accepted, requests or not. */
         final AtomicInteger accepted = new AtomicInteger();
+        /** Connections this server has closed (its socket closed: the FIN is on its way to the client). */
+        final AtomicInteger closed = new AtomicInteger();
         final List<String> heads = new CopyOnWriteArrayList<>();
         final List<String> bodies = new CopyOnWriteArrayList<>();
         /** Returns the bytes to answer with; null closes the connection without answering. */
@@ -103,6 +106,8 @@ class Http1ClientIT {
                 }
             } catch (IOException e) {
                 // the client went away
+            } finally {
+                closed.incrementAndGet();
             }
         }
 
@@ -251,17 +256,23 @@ class Http1ClientIT {
         server = new ScriptedServer(head -> "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
         server.closeAfterAnswer = true; // keep-alive by the headers, closed right after by the server
         assertThat(get("/1").ok()).isTrue();
-        Thread.sleep(200); // let the FIN arrive while the connection is idle in the pool
+        awaitClosedByServer(1); // the FIN comes while the connection is idle in the pool
         CallResult again = get("/2");
         assertThat(again.ok()).as(again.toString()).isTrue();
         assertThat(again.attempts()).as("one attempt: the stale connection is the pool's business").hasSize(1);
         assertThat(server.connections.get()).as("connections that carried requests (%d accepted); heads: %s",
                 server.accepted.get(), server.heads).isEqualTo(2);
 
-        Thread.sleep(200);
+        awaitClosedByServer(2);
         CallResult post = transport.call(CallRequest.post(server.url("/3"), "{}"), Duration.ofSeconds(5));
         assertThat(post.outcome()).as(post.toString()).isEqualTo("reset");
         assertThat(server.heads).hasSize(2);
+    }
+
+    /** Waits until the server has closed {@code n} connections (their FIN sent). */
+    private void awaitClosedByServer(int n) {
+        await("the server closed " + n + " connection(s)").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(5)).until(() -> server.closed.get() >= n);
     }
 
     @Test

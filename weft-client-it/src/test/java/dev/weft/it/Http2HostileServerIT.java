@@ -84,6 +84,7 @@ import static dev.weft.it.RawH2Server.status;
 import static dev.weft.it.RawH2Server.windowUpdate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The HTTP/2 client against a hostile server ("a lenient parser is a hole"): {@link RawH2Server} speaks TLS with
@@ -101,6 +102,10 @@ class Http2HostileServerIT {
     private static final Duration HANG = Duration.ofSeconds(30);
     /** How long a test waits for the server to see something the client sent. */
     private static final Duration SEE = Duration.ofSeconds(10);
+    /** The upload's deadline: long before its 64 MiB body is sent (a cold server read 2-3 MB by then, on 2 cores). */
+    private static final Duration UPLOAD_DEADLINE = Duration.ofMillis(300);
+    /** The server's bound on reading the upload, in bytes a second: about 30 MB by its deadline, under half the body. */
+    private static final long UPLOAD_READ_RATE = 100_000_000;
 
     @TempDir
     static Path dir;
@@ -122,9 +127,18 @@ class Http2HostileServerIT {
 
     @Test
     void anUploadStoppedDuringOrdinaryBackPressureDoesNotFailTheOtherStreams() throws Exception {
-        // A server that reads slowly but steadily (a pause after each DATA frame): an upload's writes are held up by
-        // TCP back-pressure nearly all the time, and its deadline lands in one. The connection must not be closed
-        // under the other streams: that write ends by itself, and the rest of the body is not sent.
+        // A server that reads steadily but slower than the client writes (TLS and a record of every frame): an
+        // upload's writes are held up by TCP back-pressure most of the time, and its deadline lands in one. The
+        // connection must not be closed under the other streams: that write ends by itself, and the rest of the body
+        // is not sent.
+        //
+        // The server reads as fast as it can up to UPLOAD_READ_RATE (a warm JVM read all 64 MiB within the deadline
+        // without a bound), and the deadline comes early in the connection's life: each blocked write then waits
+        // only for a few frames of the server's reading (milliseconds), far within the client's grace (100 ms) also
+        // on a loaded machine. A server paced at 2 ms a frame, as this case had before, held writes blocked for about
+        // 200 ms each (the kernel wakes a blocked writer once a third of the send buffer, grown to megabytes, has
+        // drained): whether the deadline's write ended within the grace was a matter of where in that cycle the
+        // deadline fell, which load shifts (it failed under mvn -T 2).
         int gets = 20;
         java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
         serve(c -> {
@@ -143,7 +157,8 @@ class Http2HostileServerIT {
                 c.write(headers(id, END_HEADERS, STATUS_200), data(id, END_STREAM, "ok"));
             }
         });
-        server.pauseAfterDataNanos = TimeUnit.MILLISECONDS.toNanos(2);
+        server.maxDataBytesPerSecond = UPLOAD_READ_RATE;
+        byte[] body = new byte[64 << 20];
         // max_connections 1: a cold start of 20 calls would otherwise open a few connections before it knew h2
         try (Transport t = transport(certs, DestinationLimits.DEFAULT.withConnectTimeout(Duration.ofSeconds(5))
                 .withMaxConnections(1))) {
@@ -156,15 +171,35 @@ class Http2HostileServerIT {
             }
             assertThat(server.awaitFrame(f -> f.isRequest() && server.requests().size() >= gets, SEE))
                     .as("the %d GETs reached the server\n%s", gets, seen()).isNotNull();
-            CallResult upload = call(t, CallRequest.builder("POST", server.url("/upload"))
-                    .body(new byte[64 << 20], "application/octet-stream").build(), Duration.ofMillis(1500), HANG);
+            // how long the client's writes stayed blocked, sampled: what the grace was up against, for a failure
+            java.util.concurrent.atomic.AtomicLong longestWrite = new java.util.concurrent.atomic.AtomicLong();
+            Thread sampler = Thread.ofVirtual().start(() -> {
+                while (!Thread.currentThread().isInterrupted()) {
+                    longestWrite.accumulateAndGet(ClientProbe.longestHttp2WriteNanos(t, server.url("/")), Math::max);
+                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+                }
+            });
+            CallResult upload;
+            try {
+                upload = call(t, CallRequest.builder("POST", server.url("/upload"))
+                        .body(body, "application/octet-stream").build(), UPLOAD_DEADLINE, HANG);
+            } finally {
+                sampler.interrupt();
+                sampler.join();
+            }
+            String writes = "the longest blocked write sampled during the upload: "
+                    + TimeUnit.NANOSECONDS.toMillis(longestWrite.get()) + " ms";
             assertThat(upload.ok()).as(upload.toString()).isFalse();
+            long sent = server.received().stream().filter(f -> f.type() == DATA && f.stream() % 2 == 1)
+                    .mapToLong(f -> f.payload().length).sum();
+            assertThat(sent).as("the upload was still sending at its deadline (bytes of its body the server read)")
+                    .isLessThan(body.length);
             answer.countDown();
             for (FutureTask<CallResult> task : tasks) {
                 CallResult r = task.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
                 assertThat(r.ok()).as("a GET on the same connection: %s\n%s", r, seen()).isTrue();
             }
-            assertThat(server.connections()).as("one connection for all").isEqualTo(1);
+            assertThat(server.connections()).as("one connection for all (%s)", writes).isEqualTo(1);
         }
     }
 
@@ -993,15 +1028,9 @@ class Http2HostileServerIT {
         assertThat(fuzzServer.awaitAllClosed(Duration.ofSeconds(5)))
                 .as("the server's connections end once the transport is closed (%s)", a).isTrue();
         // The readers are virtual threads (Thread.getAllStackTraces() does not list them): weft-client counts them.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        int readers;
-        do {
-            readers = H2Readers.running();
-            if (readers > 0) {
-                Thread.sleep(10);
-            }
-        } while (readers > 0 && System.nanoTime() - deadline < 0);
-        assertThat(readers).as("HTTP/2 reader threads left after the transport closed (%s)", a).isZero();
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+                .untilAsserted(() -> assertThat(H2Readers.running())
+                        .as("HTTP/2 reader threads left after the transport closed (%s)", a).isZero());
         long fds = openDescriptors();
         if (fds >= 0) {
             assertThat(fds).as("open descriptors: one leaked per try would fail this within 50 tries")

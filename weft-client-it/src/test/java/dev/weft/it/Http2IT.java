@@ -52,6 +52,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * HTTP/2 to an https destination, against Jetty's HTTP/2 server (ALPN over the JDK's TLS; an implementation not
@@ -252,12 +253,9 @@ class Http2IT {
             assertThat(next.outcome()).isEqualTo("ok");
             assertThat(connections.get()).as("the reset stream did not cost the connection").isEqualTo(1);
             // The stream was reset (RST_STREAM CANCEL): the server no longer counts it in progress.
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (inProgress.values().stream().mapToInt(AtomicInteger::get).sum() > 0 && System.nanoTime() < until) {
-                Thread.sleep(20);
-            }
-            assertThat(inProgress.values().stream().mapToInt(AtomicInteger::get).sum())
-                    .as("streams the server still works on").isZero();
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).untilAsserted(() ->
+                    assertThat(inProgress.values().stream().mapToInt(AtomicInteger::get).sum())
+                            .as("streams the server still works on").isZero());
             assertThat(gauge(registry, "weft.destination.streams")).isZero();
         }
     }

@@ -120,8 +120,11 @@ final class RawH2Server implements AutoCloseable {
 
     private final SSLServerSocket server;
     private volatile Script script;
-    /** A pause after each DATA frame the reader takes in: a server that reads slowly but steadily (0: none). */
-    volatile long pauseAfterDataNanos;
+    /**
+     * The most DATA bytes a connection's reader takes in per second, on average from its first DATA frame (0: no
+     * bound): a server that reads steadily, as fast as it can but never faster than this, whatever its pauses.
+     */
+    volatile long maxDataBytesPerSecond;
     private final AtomicInteger accepted = new AtomicInteger();
     private final AtomicInteger open = new AtomicInteger();
     private final List<Frame> received = new CopyOnWriteArrayList<>();
@@ -307,6 +310,8 @@ final class RawH2Server implements AutoCloseable {
         }
 
         private void readLoop(DataInputStream in) {
+            long dataBytes = 0;
+            long firstData = 0;
             try {
                 byte[] p = new byte[PREFACE.length];
                 in.readFully(p);
@@ -323,9 +328,18 @@ final class RawH2Server implements AutoCloseable {
                     Frame f = new Frame(index, h[3] & 0xff, h[4] & 0xff, readInt(h, 5) & 0x7fff_ffff, payload);
                     received.add(f);
                     inbox.add(f);
-                    long pause = pauseAfterDataNanos;
-                    if (pause > 0 && f.type() == DATA) {
-                        java.util.concurrent.locks.LockSupport.parkNanos(pause); // the slow reader's pace
+                    long rate = maxDataBytesPerSecond;
+                    if (rate > 0 && f.type() == DATA) {
+                        long now = System.nanoTime();
+                        if (dataBytes == 0) {
+                            firstData = now;
+                        }
+                        dataBytes += length;
+                        // ahead of the rate: wait until on it (a late wake-up is made up by reading on at once)
+                        long due = firstData + (long) (dataBytes * 1e9 / rate);
+                        if (due - now > 0) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(due - now);
+                        }
                     }
                 }
             } catch (IOException e) {

@@ -32,6 +32,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The call engine against a real weft-sim server over loopback. No timing is asserted as speed: where
@@ -185,7 +186,7 @@ class TransportIT {
             assertThat(rejected.message()).contains(d.key());
             assertThat(sim.stats().requests()).as("an open breaker sends nothing").isEqualTo(before);
 
-            Thread.sleep(600);
+            Thread.sleep(600); // the time under test: open_for (500 ms) passes; the breaker moves only on a call
             CallResult probe = t.call(CallRequest.get(sim.url("/up")), Duration.ofSeconds(2));
             assertThat(probe.ok()).as(probe.toString()).isTrue();
             assertThat(t.breakerState(d)).isEqualTo(CircuitBreaker.State.CLOSED);
@@ -198,10 +199,7 @@ class TransportIT {
         try (Transport other = transport(noRetry()); ExecutorService vt = Executors.newVirtualThreadPerTaskExecutor()) {
             Future<CallResult> out = vt.submit(() -> closing.call(CallRequest.get(sim.url("/long?latency=30s")),
                     Duration.ofSeconds(60)));
-            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (sim.stats().requests("/long") < 1 && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            awaitUntil("the long call reached the backend", () -> sim.stats().requests("/long") >= 1);
             closing.close();
             CallResult r = out.get(20, TimeUnit.SECONDS); // a bound: left alone, the call would run 30 s
             assertThat(r.reason()).as(r.toString()).isEqualTo(Reason.CANCELLED);
@@ -224,10 +222,7 @@ class TransportIT {
             for (int i = 0; i < 2; i++) {
                 busy.add(vt.submit(() -> t.call(CallRequest.get(sim.url("/hold?latency=2s")), Duration.ofSeconds(10))));
             }
-            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (t.inFlight(d) < 2 && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            awaitUntil("both holding calls in flight", () -> t.inFlight(d) >= 2);
             assertThat(t.inFlight(d)).isEqualTo(2);
             CallResult third = t.call(CallRequest.get(sim.url("/b")), Duration.ofSeconds(5));
             assertThat(third.reason()).isEqualTo(Reason.BULKHEAD_FULL);
@@ -296,15 +291,13 @@ class TransportIT {
     }
 
     private void awaitAborted(long n) {
-        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (sim.stats().aborted() < n && System.nanoTime() < until) {
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
-        }
+        awaitUntil("the backend saw " + n + " call(s) abandoned", () -> sim.stats().aborted() >= n);
         assertThat(sim.stats().aborted()).as("calls the backend saw abandoned").isEqualTo(n);
+    }
+
+    /** Waits for {@code condition}, at most 10 s; fails naming {@code what} when it does not come. */
+    private static void awaitUntil(String what, java.util.concurrent.Callable<Boolean> condition) {
+        await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(condition);
     }
 
     @Test

@@ -273,13 +273,8 @@ class ProxyIT {
         }
     }
 
-    private static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("not within 10 s: " + what);
-            }
-            Thread.sleep(10);
-        }
+    private static void waitFor(BooleanSupplier condition, String what) {
+        org.awaitility.Awaitility.await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(condition::getAsBoolean);
     }
 }

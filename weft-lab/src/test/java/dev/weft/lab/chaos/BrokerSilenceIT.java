@@ -28,7 +28,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 /**
  * The broker answers nothing for a while (Toxiproxy holds every byte both ways, as a broker stalled in a long
@@ -146,13 +145,8 @@ class BrokerSilenceIT {
         }
     }
 
-    private static void await(String what, Duration within, BooleanSupplier condition) throws InterruptedException {
-        long end = System.nanoTime() + within.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                fail("not seen within " + within.toSeconds() + " s: " + what);
-            }
-            Thread.sleep(100);
-        }
+    private static void await(String what, Duration within, BooleanSupplier condition) {
+        org.awaitility.Awaitility.await(what).atMost(within).pollInterval(Duration.ofMillis(100))
+                .until(condition::getAsBoolean);
     }
 }

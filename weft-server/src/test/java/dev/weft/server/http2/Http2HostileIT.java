@@ -527,14 +527,13 @@ class Http2HostileIT {
         }
     }
 
-    static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long until = System.nanoTime() + WAIT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - until > 0) {
-                throw new AssertionError("not within " + WAIT + ": " + what + " (handlers running " + active.get()
-                        + ", in flight " + server.inFlight() + ")");
-            }
-            Thread.sleep(10);
+    static void awaitTrue(BooleanSupplier condition, String what) {
+        try {
+            org.awaitility.Awaitility.await(what).atMost(WAIT).pollInterval(Duration.ofMillis(10))
+                    .until(condition::getAsBoolean);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("not within " + WAIT + ": " + what + " (handlers running " + active.get()
+                    + ", in flight " + server.inFlight() + ")", e);
         }
     }
 }
