@@ -50,7 +50,11 @@ class DoctorIT {
         Report.Runaway w = r.runaways().getFirst();
         assertThat(w.name()).isEqualTo("spinner");
         assertThat(w.stack().getFirst()).contains("Targets$Spin.spinInAMethodOfItsOwn");
-        assertThat(w.heldMs()).as("it ran the whole window").isGreaterThanOrEqualTo(4000);
+        // it spins the whole 5 s window, but a run is the longest stretch of samples without a gap of three periods,
+        // and JFR's sampler misses ticks on a CPU shared with parallel builds (1,771 ms seen under `-T 2` next to
+        // other modules' tests): at least five times the 200 ms threshold; twice the window would be a unit slip
+        assertThat(w.heldMs()).as("it ran far past the runaway threshold, and not past twice the window")
+                .isBetween(1000L, 2 * Doctor.Options.DEFAULT.window().toMillis());
         assertThat(w.carrier()).as("the census saw it mounted").contains("(tid ");
 
         assertThat(r.virtualThreads().byState().get("TIMED_WAITING")).as(text).isGreaterThanOrEqualTo(1000);
