@@ -12,7 +12,6 @@ import dev.weft.http.HttpCodecException;
 import dev.weft.server.JsonText;
 import dev.weft.server.Query;
 import dev.weft.http.RequestHead;
-import dev.weft.http.Http1Request;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -62,14 +61,14 @@ final class SimConnection {
             if (pending == null) {
                 activity.idle(); // with an answer pending the connection is busy until the answer is written
             }
-            Http1Request read;
+            RequestHead r;
             Body body;
             try {
-                read = reader.readHead(); // with an answer pending this read also sees the caller leave
-                if (read == null) {
+                r = reader.readHead(); // with an answer pending this read also sees the caller leave
+                if (r == null) {
                     return; // the client closed the connection (between requests, or before its answer: run())
                 }
-                body = reader.readBody(read, MAX_REQUEST_BODY, false);
+                body = reader.readBody(r, MAX_REQUEST_BODY, false);
             } catch (HttpCodecException e) {
                 if (awaitPending()) {
                     writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
@@ -80,8 +79,7 @@ final class SimConnection {
                 return; // the answer before this pipelined request could not be written
             }
             activity.busy();
-            RequestHead r = read.head();
-            boolean keepAlive = read.keepAlive();
+            boolean keepAlive = r.keepAlive();
             boolean continueConnection = r.path().startsWith("/-/")
                     ? admin(r, keepAlive)
                     : simulate(r, body.length(), keepAlive);
