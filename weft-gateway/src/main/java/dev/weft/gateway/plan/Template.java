@@ -148,9 +148,10 @@ public final class Template {
     public URI toUri(String rendered) {
         URI o = origin;
         if (o != null) {
-            int at = o.getRawSchemeSpecificPart().length() + o.getScheme().length() + 1; // the origin's length
+            String text = o.toString(); // the origin as written (URI keeps its source text)
+            int at = text.length();
             if (rendered.length() > at + 1 && rendered.charAt(at) == '/' && rendered.charAt(at + 1) != '/'
-                    && rendered.startsWith(o.toString())) {
+                    && rendered.startsWith(text)) {
                 try {
                     return o.resolve(URI.create(rendered.substring(at)));
                 } catch (IllegalArgumentException e) {

@@ -565,8 +565,6 @@ public final class AdaptiveAdmission implements Admission {
         volatile double latencyRatio = Double.NaN;
         /** {@link #shed} at each of the last {@value #RATE_INTERVALS} revisions: the refusals of the last second. */
         final long[] shedAt = new long[RATE_INTERVALS];
-        /** {@link #shed} at the last revision. */
-        long shedLast;
         /** The last second's refusals per request served, at the last revision (NaN: none served nor refused). */
         volatile double refusedPerServed = Double.NaN;
         /** When the refusals last came back ({@link #RETURNING_REFUSALS}; {@link System#nanoTime()}). */
@@ -753,9 +751,9 @@ public final class AdaptiveAdmission implements Admission {
                 tookSums[donePos] = tookSum;
                 long shedNow = shed.get();
                 long refused = shedNow - shedAt[donePos]; // since the revision a second ago
-                long refusedLately = shedNow - shedLast; // since the last revision
+                // since the last revision, whose count is in the slot before this one
+                long refusedLately = shedNow - shedAt[(donePos + RATE_INTERVALS - 1) % RATE_INTERVALS];
                 shedAt[donePos] = shedNow;
-                shedLast = shedNow;
                 donePos = (donePos + 1) % done.length;
                 int sum = 0;
                 long tookTotal = 0;
