@@ -17,6 +17,8 @@ import java.util.Map;
 public final class Http1Writer {
     private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
     private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
+    private static final byte[] REQUEST_LINE_HOST = ascii(" HTTP/1.1\r\nHost: ");
+    private static final byte[] USER_AGENT = ascii("User-Agent: ");
 
     private Http1Writer() {
     }
@@ -38,6 +40,11 @@ public final class Http1Writer {
      * hot path): the line-break and NUL scans are the JDK's vectorized {@code indexOf}, the width an OR of the chars.
      */
     static boolean checkedWide(String name, String value) {
+        return checkedBits(name, value) > 0xff;
+    }
+
+    /** {@link #checkField}; returns the OR of the value's chars (above 0x7f: not ASCII, above 0xff: wide). */
+    static int checkedBits(String name, String value) {
         if (name == null || name.isEmpty()) {
             throw new IllegalArgumentException("a header has an empty name");
         }
@@ -50,11 +57,7 @@ public final class Http1Writer {
         if (value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0 || value.indexOf(0) >= 0) {
             throw new IllegalArgumentException("the value of header '" + name + "' has a line break or NUL");
         }
-        int bits = 0;
-        for (int i = 0; i < value.length(); i++) {
-            bits |= value.charAt(i);
-        }
-        return bits > 0xff;
+        return orChars(value);
     }
 
     /**
@@ -92,6 +95,82 @@ public final class Http1Writer {
      */
     public static byte[] requestHead(String method, String target, String host, Headers fields,
                                      String defaultUserAgent, long bodyLength) {
+        // Sized first, then written byte by byte into one array: no builder, string or encoder per call. A char
+        // above U+007F anywhere (rare: targets and values are ASCII in practice) goes to the UTF-8 writer below.
+        int bits = orChars(method) | orChars(target) | orChars(host);
+        int n = method.length() + 1 + target.length() + REQUEST_LINE_HOST.length + host.length() + 2;
+        boolean userAgent = false;
+        List<Map.Entry<String, String>> list = fields.fields(); // random access: no iterator on the hot path
+        int count = list.size();
+        for (int i = 0; i < count; i++) {
+            Map.Entry<String, String> h = list.get(i);
+            String name = h.getKey();
+            if (isConnectionField(name)) {
+                continue;
+            }
+            bits |= checkedBits(name, h.getValue()); // a name that passed is a token: ASCII
+            userAgent |= name.equalsIgnoreCase("user-agent");
+            n += name.length() + 2 + h.getValue().length() + 2;
+        }
+        if (!userAgent) {
+            bits |= orChars(defaultUserAgent);
+            n += USER_AGENT.length + defaultUserAgent.length() + 2;
+        }
+        long contentLength = bodyLength >= 0 ? bodyLength : Method.definesContent(method) ? 0 : -1;
+        int digits = contentLength >= 0 ? digits(contentLength) : 0;
+        if (contentLength >= 0) {
+            n += CONTENT_LENGTH.length + digits + 2;
+        }
+        n += 2;
+        if (bits > 0x7f) {
+            return requestHeadUtf8(method, target, host, fields, defaultUserAgent, bodyLength);
+        }
+        byte[] out = new byte[n];
+        int p = latin1Bytes(out, 0, method);
+        out[p++] = ' ';
+        p = latin1Bytes(out, p, target);
+        p = put(out, p, REQUEST_LINE_HOST);
+        p = latin1Bytes(out, p, host);
+        out[p++] = '\r';
+        out[p++] = '\n';
+        for (int i = 0; i < count; i++) {
+            Map.Entry<String, String> h = list.get(i);
+            if (isConnectionField(h.getKey())) {
+                continue;
+            }
+            p = latin1Bytes(out, p, h.getKey());
+            out[p++] = ':';
+            out[p++] = ' ';
+            p = latin1Bytes(out, p, h.getValue());
+            out[p++] = '\r';
+            out[p++] = '\n';
+        }
+        if (!userAgent) {
+            p = put(out, p, USER_AGENT);
+            p = latin1Bytes(out, p, defaultUserAgent);
+            out[p++] = '\r';
+            out[p++] = '\n';
+        }
+        if (contentLength >= 0) {
+            p = put(out, p, CONTENT_LENGTH);
+            long v = contentLength;
+            for (int i = p + digits - 1; i >= p; i--) {
+                out[i] = (byte) ('0' + v % 10);
+                v /= 10;
+            }
+            p += digits;
+            out[p++] = '\r';
+            out[p++] = '\n';
+        }
+        out[p++] = '\r';
+        out[p++] = '\n';
+        assert p == n;
+        return out;
+    }
+
+    /** {@link #requestHead} for a head with a char above U+007F: encoded as UTF-8 through a string. */
+    static byte[] requestHeadUtf8(String method, String target, String host, Headers fields, String defaultUserAgent,
+                                  long bodyLength) {
         StringBuilder b = new StringBuilder(160);
         b.append(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
         boolean userAgent = false;
@@ -114,6 +193,15 @@ public final class Http1Writer {
         }
         b.append("\r\n");
         return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The OR of {@code s}'s chars: above 0x7f when one is not ASCII. */
+    private static int orChars(String s) {
+        int bits = 0;
+        for (int i = 0; i < s.length(); i++) {
+            bits |= s.charAt(i);
+        }
+        return bits;
     }
 
     // ---- responses -----------------------------------------------------------------------------------

@@ -243,6 +243,69 @@ class Http1WriterTest {
         assertThat(in.hasBuffered()).isFalse();
     }
 
+    /**
+     * The request writer's bytes are those of the StringBuilder writer it replaced, for any head it accepts: ASCII
+     * (written byte by byte) or not (UTF-8), with or without the fields it writes itself, any body length.
+     */
+    @Property(tries = 2000)
+    void theRequestWriterWritesWhatTheStringWriterWrote(@ForAll("tokens") String method,
+                                                        @ForAll("anyTargets") String target,
+                                                        @ForAll("mixedFields") List<Map.Entry<String, String>> fields,
+                                                        @ForAll("bodyLengths") long bodyLength) {
+        Headers headers = Headers.of(fields);
+        assertThat(Http1Writer.requestHead(method, target, "example.org:8080", headers, "weft/0.1", bodyLength))
+                .isEqualTo(oldRequestHead(method, target, "example.org:8080", fields, "weft/0.1", bodyLength));
+    }
+
+    /** The request writer as the client had it, the reference for the bytes on the wire. */
+    private static byte[] oldRequestHead(String method, String target, String host,
+                                         List<Map.Entry<String, String>> fields, String userAgent, long bodyLength) {
+        StringBuilder b = new StringBuilder(160);
+        b.append(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: ").append(host).append("\r\n");
+        boolean hasUserAgent = false;
+        for (Map.Entry<String, String> h : fields) {
+            if (Http1Writer.isConnectionField(h.getKey())) {
+                continue;
+            }
+            hasUserAgent |= h.getKey().equalsIgnoreCase("user-agent");
+            b.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
+        }
+        if (!hasUserAgent) {
+            b.append("User-Agent: ").append(userAgent).append("\r\n");
+        }
+        if (bodyLength >= 0) {
+            b.append("Content-Length: ").append(bodyLength).append("\r\n");
+        } else if (Method.definesContent(method)) {
+            b.append("Content-Length: 0\r\n");
+        }
+        b.append("\r\n");
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Provide
+    Arbitrary<String> anyTargets() {
+        return Arbitraries.oneOf(targets(), Arbitraries.strings().all().ofMaxLength(12).map(s -> "/" + s));
+    }
+
+    @Provide
+    Arbitrary<Long> bodyLengths() {
+        return Arbitraries.oneOf(Arbitraries.just(-1L), Arbitraries.longs().between(0, 1000),
+                Arbitraries.longs().between(0, Long.MAX_VALUE));
+    }
+
+    /** Names the writer skips or looks at among plain ones; ASCII values mostly, any valid value sometimes. */
+    @Provide
+    Arbitrary<List<Map.Entry<String, String>>> mixedFields() {
+        Arbitrary<String> names = Arbitraries.oneOf(tokens(), Arbitraries.of("Host", "TE", "Connection",
+                "user-agent", "User-Agent", "Content-Length", "transfer-encoding", "Keep-Alive", "Upgrade"));
+        Arbitrary<String> ascii = Arbitraries.strings().withCharRange((char) 0x20, (char) 0x7e).ofMaxLength(20);
+        Arbitrary<String> any = Arbitraries.strings().all().ofMaxLength(20)
+                .map(v -> v.replace('\r', 'r').replace('\n', 'n').replace('\0', '0'));
+        Arbitrary<String> values = Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(9, ascii), net.jqwik.api.Tuple.of(1, any));
+        return Combinators.combine(names, values).as(Map::entry).list().ofMaxSize(8);
+    }
+
     /** The response writer as weft-server had it, the reference for the bytes on the wire. */
     private static byte[] oldHead(int status, List<Map.Entry<String, String>> headers, long contentLength,
                                   boolean keepAlive) {
