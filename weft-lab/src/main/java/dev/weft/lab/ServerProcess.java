@@ -22,7 +22,7 @@ import java.util.concurrent.Executors;
 
 /**
  * A child JVM serving one trivial route ({@code GET /lab}: a small JSON body) with one server:
- * {@code weft} (weft-core's HttpServer), {@code jetty} (Jetty 12, handlers on virtual threads) or
+ * {@code weft} (weft-server's HttpServer), {@code jetty} (Jetty 12, handlers on virtual threads) or
  * {@code helidon} (Helidon 4 SE WebServer, virtual threads by design), or {@code weft-tls} (weft's HttpServer
  * with inbound TLS, a self-signed certificate given as two PEM files). Prints READY and the URL.
  */

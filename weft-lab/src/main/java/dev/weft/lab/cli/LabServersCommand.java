@@ -19,7 +19,7 @@ import java.util.List;
         mixinStandardHelpOptions = true,
         description = {
                 "Inbound HTTP/1.1 servers on virtual threads side by side on one trivial route (GET /lab, a small JSON",
-                "body): weft (weft-core's HttpServer, what the gateway uses), jetty (Jetty 12, handler on virtual",
+                "body): weft (weft-server's HttpServer, what the gateway uses), jetty (Jetty 12, handler on virtual",
                 "threads), helidon (Helidon 4 SE WebServer). Each in a JVM of its own, warmed, then loaded by the",
                 "same closed-loop client at each connection count. Add weft-tls (weft's server with inbound TLS 1.3,",
                 "a self-signed certificate) to measure what TLS costs: --servers weft,weft-tls.", ""})
