@@ -268,6 +268,31 @@ class GatewayIT {
         assertThat(json(big).get("reason").asText()).isEqualTo("too-large");
     }
 
+    /** The answer that copies each body as sent: the exact bytes, under a key that JSON must escape. */
+    @Test
+    void splicesBodiesAsSentUnderEscapedKeys() throws Exception {
+        start("""
+                routes:
+                  - get: /s
+                    calls:
+                      a: { url: "SIM/a?items=1" }
+                      b: { url: "SIM/b?items=0", as: 'q"u' }
+                      c: { url: "SIM/c" }
+                """);
+        HttpResponse<String> r = get("/s");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("weft-completed")).contains("true");
+        assertThat(r.body()).isEqualTo("{\"a\":" + direct("/a?items=1") + ",\"q\\\"u\":" + direct("/b?items=0")
+                + ",\"c\":" + direct("/c") + "}");
+        assertThat(JSON.readTree(r.body()).fieldNames()).toIterable().containsExactly("a", "q\"u", "c");
+    }
+
+    /** A backend's body as it answers it, asked directly. */
+    private String direct(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(sim.url() + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
     @Test
     void composesWithMergePickOmitAndAs() throws Exception {
         start("""

@@ -14,7 +14,6 @@ import dev.weft.gateway.plan.CallSpec;
 import dev.weft.gateway.plan.Failure;
 import dev.weft.gateway.plan.RoutePlan;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -115,8 +114,13 @@ public final class Composer {
             return null;
         }
         List<CallSpec> calls = plan.calls();
-        int size = 2;
-        for (int i = 0; i < calls.size(); i++) {
+        int n = calls.size();
+        byte[][] keys = new byte[n][];
+        byte[][] bodies = new byte[n][];
+        int[] from = new int[n];
+        int[] to = new int[n];
+        int size = 2 + Math.max(0, n - 1); // the braces and the commas
+        for (int i = 0; i < n; i++) {
             CallSpec c = calls.get(i);
             CallOutcome o = outcomes.get(c.name());
             if (!o.ok() || !c.pick().isEmpty() || !c.omit().isEmpty() || !isOneJsonValue(o.body())) {
@@ -127,31 +131,38 @@ public final class Composer {
                     return null; // two calls under one key: the tree keeps the later one
                 }
             }
-            size += c.key().length() + 4 + o.body().length;
+            byte[] b = o.body();
+            int f = 0;
+            int t = b.length;
+            while (isJsonSpace(b[f])) {
+                f++;
+            }
+            while (isJsonSpace(b[t - 1])) {
+                t--;
+            }
+            keys[i] = JsonText.quote(c.key()).getBytes(StandardCharsets.UTF_8);
+            bodies[i] = b;
+            from[i] = f;
+            to[i] = t;
+            size += keys[i].length + 1 + (t - f);
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(size);
-        out.write('{');
-        for (int i = 0; i < calls.size(); i++) {
-            CallSpec c = calls.get(i);
+        // written into one array of the answer's exact size: no stream that grows and no copy at the end
+        byte[] out = new byte[size];
+        int p = 0;
+        out[p++] = '{';
+        for (int i = 0; i < n; i++) {
             if (i > 0) {
-                out.write(',');
+                out[p++] = ',';
             }
-            out.writeBytes(JsonText.quote(c.key()).getBytes(StandardCharsets.UTF_8));
-            out.write(':');
-            byte[] b = outcomes.get(c.name()).body();
-            int from = 0;
-            int to = b.length;
-            while (isJsonSpace(b[from])) {
-                from++;
-            }
-            while (isJsonSpace(b[to - 1])) {
-                to--;
-            }
-            out.write(b, from, to - from);
+            System.arraycopy(keys[i], 0, out, p, keys[i].length);
+            p += keys[i].length;
+            out[p++] = ':';
+            System.arraycopy(bodies[i], from[i], out, p, to[i] - from[i]);
+            p += to[i] - from[i];
         }
-        out.write('}');
+        out[p] = '}';
         int status = plan.statusFrom() != null ? outcomes.get(plan.statusFrom()).status() : 200;
-        return ServerResponse.json(status, out.toByteArray()).withHeader("Weft-Completed", "true");
+        return ServerResponse.json(status, out).withHeader("Weft-Completed", "true");
     }
 
     /** Whether {@code body} is exactly one JSON value (RFC 8259: no comments, no trailing data, no BOM). */
