@@ -47,7 +47,7 @@ class StormGoPeerIT {
     }
 
     /**
-     * {@code --backends go}: Go's net/http and crypto/tls serve what weft-sim serves to the lab: the JSON body after
+     * {@code --backends go}: Go's net/http and crypto/tls serve what weft-upstream serves to the lab: the JSON body after
      * the latency asked, its handshake counts, and a drop of every connection (the restart in the middle of the
      * HTTPS phase), after which a new connection resumes the TLS session.
      */
