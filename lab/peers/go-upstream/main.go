@@ -1,4 +1,4 @@
-// The `go` backends of `weft lab storm --backends go`: slow backends as weft-sim serves them, written with
+// The `go` backends of `weft lab storm --backends go`: slow backends as weft-upstream serves them, written with
 // Go's net/http and crypto/tls (issue 13's storm was first measured against a Go HTTPS server). Any GET
 // answers {"path":...,"items":[...]} after ?latency= (a Go duration); POST /-/drop closes every connection
 // the process holds, as a restart would; GET /-/stats counts the TLS handshakes; POST /-/reset zeroes them.
@@ -82,7 +82,7 @@ func handler(w http.ResponseWriter, r *http.Request) {
 			defer connsMu.Unlock()
 			for c := range conns {
 				if tc, ok := c.(*net.TCPConn); ok {
-					tc.SetLinger(0) // a reset, as weft-sim's drop
+					tc.SetLinger(0) // a reset, as weft-upstream's drop
 				}
 				c.Close()
 			}

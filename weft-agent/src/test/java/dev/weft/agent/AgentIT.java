@@ -4,8 +4,8 @@ import dev.weft.agent.apps.ConnectionPoolsApp;
 import dev.weft.agent.apps.KeepAliveApp;
 import dev.weft.agent.apps.OkHttpApp;
 import dev.weft.agent.apps.PoolsApp;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -253,7 +253,7 @@ class AgentIT {
     void underConcurrencyNOkHttpDispatchersBelowNAreNamedOncePerDistinctLimits() throws Exception {
         // four asynchronous calls, one per client built per call, and a synchronous one: all answered 200
         String okHttpStatuses = java.util.Collections.nCopies(5 + OkHttpApp.PER_REQUEST, "200").toString();
-        try (SimServer sim = SimServer.start(SimConfig.local())) {
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             String url = sim.url("/okhttp");
             try (ChildJvm app = ChildJvm.start(ChildJvm.java(), "concurrency=1000", List.of(), ChildJvm.classpath(),
                     OkHttpApp.class.getName(), List.of(url))) {

@@ -3,8 +3,8 @@ package dev.weft.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.legacy.LegacyService;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The lab's unmodified service ({@link LegacyService}: JDK HttpServer, a fixed pool of 200 handlers, a fixed
  * pool of 200 for the backend calls) in a child JVM started with the agent at {@code concurrency=10000}, over
- * real sockets to weft-sim backends: more requests than its 200 threads are in flight at once, each on a
+ * real sockets to weft-upstream backends: more requests than its 200 threads are in flight at once, each on a
  * virtual thread that keeps its pool's name ({@code http-handler-N}, {@code backend-call-N}), as a
  * {@code jcmd Thread.dump_to_file} of the child shows.
  */
@@ -36,9 +36,9 @@ class LegacyServiceIT {
 
     @Test
     void handlerThreadsAreVirtualKeepTheirNamesAndOutnumberTheOldPool() throws Exception {
-        SimConfig config = SimConfig.local().withListen(List.of(new InetSocketAddress("127.0.0.1", 0),
+        UpstreamConfig config = UpstreamConfig.local().withListen(List.of(new InetSocketAddress("127.0.0.1", 0),
                 new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0)));
-        try (SimServer sim = SimServer.start(config);
+        try (UpstreamServer sim = UpstreamServer.start(config);
              ChildJvm service = ChildJvm.start(ChildJvm.java(), "concurrency=10000", List.of(),
                      ChildJvm.classpath(), LegacyService.class.getName(),
                      List.of("--backends", urls(sim)));
@@ -74,7 +74,7 @@ class LegacyServiceIT {
         }
     }
 
-    private static String urls(SimServer sim) {
+    private static String urls(UpstreamServer sim) {
         List<String> urls = new ArrayList<>();
         for (InetSocketAddress a : sim.addresses()) {
             urls.add("http://127.0.0.1:" + a.getPort());

@@ -11,7 +11,7 @@ import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.plan.RoutePlan;
 import dev.weft.server.admission.AdmissionPolicy;
-import dev.weft.sim.SimConfig;
+import dev.weft.upstream.UpstreamConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
@@ -113,7 +113,7 @@ public final class CheckCommand implements Runnable {
                             + (e.allowPrivate() ? ", private target allowed" : ""));
                 }
             } else if (top.containsKey("paths") || top.containsKey("defaults")) {
-                SimConfig s = SimConfig.load(file);
+                UpstreamConfig s = UpstreamConfig.load(file);
                 out.println(file + ": OK, weft upstream config with " + s.paths().size() + " paths");
             } else {
                 throw new UserException(file + ": cannot tell what this config is for: a gateway config has 'routes', "

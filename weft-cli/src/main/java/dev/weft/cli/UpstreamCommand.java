@@ -2,8 +2,8 @@ package dev.weft.cli;
 
 import dev.weft.core.HostPort;
 import dev.weft.config.ConfigException;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -52,7 +52,7 @@ public final class UpstreamCommand implements Runnable {
 
     @Option(names = "--max-connections", paramLabel = "N",
             description = "Connections held at once; more are closed at accept. Default: ${DEFAULT-VALUE}.")
-    int maxConnections = SimConfig.DEFAULT_MAX_CONNECTIONS;
+    int maxConnections = UpstreamConfig.DEFAULT_MAX_CONNECTIONS;
 
     @Option(names = "--tls-cert", paramLabel = "PEM",
             description = "Serve HTTPS with this certificate chain (needs --tls-key).")
@@ -74,9 +74,9 @@ public final class UpstreamCommand implements Runnable {
     public void run() {
         logging.apply();
         PrintWriter out = spec.commandLine().getOut();
-        SimConfig cfg;
+        UpstreamConfig cfg;
         try {
-            cfg = config != null ? SimConfig.load(config) : SimConfig.local()
+            cfg = config != null ? UpstreamConfig.load(config) : UpstreamConfig.local()
                     .withListen(List.of(new InetSocketAddress("127.0.0.1", 9001)));
         } catch (ConfigException e) {
             throw new UserException(e.getMessage(), e, 2);
@@ -91,21 +91,21 @@ public final class UpstreamCommand implements Runnable {
         if (maxConnections < 1) {
             throw new UserException("--max-connections must be at least 1", null, 2);
         }
-        cfg = new SimConfig(cfg.listen(), cfg.defaults(), cfg.paths(), maxConnections, cfg.idleTimeout());
+        cfg = new UpstreamConfig(cfg.listen(), cfg.defaults(), cfg.paths(), maxConnections, cfg.idleTimeout());
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new UserException("--tls-cert and --tls-key go together", null, 2);
         }
-        dev.weft.sim.SimTls tls = null;
+        dev.weft.upstream.UpstreamTls tls = null;
         if (tlsCert != null) {
             try {
-                tls = dev.weft.sim.SimTls.fromPem(tlsCert, tlsKey);
+                tls = dev.weft.upstream.UpstreamTls.fromPem(tlsCert, tlsKey);
             } catch (IOException e) {
                 throw new UserException(e.getMessage(), e, 2);
             }
         }
-        SimServer server;
+        UpstreamServer server;
         try {
-            server = SimServer.start(cfg, tls);
+            server = UpstreamServer.start(cfg, tls);
         } catch (IOException e) {
             throw new UserException(e.getMessage(), e);
         }

@@ -9,8 +9,8 @@ import dev.weft.client.Transport;
 import dev.weft.client.policy.BreakerPolicy;
 import dev.weft.client.policy.CircuitBreaker;
 import dev.weft.client.policy.RetryPolicy;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -25,16 +25,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Which failures open a destination's breaker, against real weft-sim servers and real closed ports: the
+ * Which failures open a destination's breaker, against real weft-upstream servers and real closed ports: the
  * backend's own (refused, 5xx) do; the gateway's own (bulkhead-full, deadline) never do. The default breaker
  * policy is used throughout (10 s window, judged past 100 calls at 50%).
  */
 class BreakerIT {
-    private SimServer sim;
+    private UpstreamServer sim;
 
     @BeforeEach
     void start() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterEach

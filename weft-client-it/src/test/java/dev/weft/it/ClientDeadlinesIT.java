@@ -50,7 +50,7 @@ import static org.assertj.core.api.Assertions.fail;
 
 /**
  * No call outlives its deadline, and no place of the pool leaks: the client against backends over loopback that
- * misbehave in ways weft-sim does not (a server that stops reading an HTTP/2 connection, a TLS handshake dribbled a
+ * misbehave in ways weft-upstream does not (a server that stops reading an HTTP/2 connection, a TLS handshake dribbled a
  * byte at a time, an ALPN answer that changes, bytes sent unasked on an idle connection), each a small raw-socket
  * server here.
  *

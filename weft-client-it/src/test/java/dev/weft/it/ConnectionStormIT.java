@@ -13,9 +13,9 @@ import dev.weft.client.policy.BreakerPolicy;
 import dev.weft.client.policy.CircuitBreaker;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.devtools.TestCerts;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
-import dev.weft.sim.SimTls;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
+import dev.weft.upstream.UpstreamTls;
 import dev.weft.observe.ClientMeters;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
@@ -41,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Connection storms over real sockets: an HTTPS weft-sim (the JDK's TLS, a certificate from
+ * Connection storms over real sockets: an HTTPS weft-upstream (the JDK's TLS, a certificate from
  * {@code openssl req -x509}) counts at the server how many handshakes it ran, how many were full (signed
  * with its key) and how many were in progress at once. Nothing here asserts speed.
  */
@@ -50,8 +50,8 @@ class ConnectionStormIT {
     static Path dir;
     static TestCerts certs;
 
-    private SimServer sim;
-    private SimTls tls;
+    private UpstreamServer sim;
+    private UpstreamTls tls;
     private SimpleMeterRegistry registry;
 
     @BeforeAll
@@ -61,8 +61,8 @@ class ConnectionStormIT {
 
     @BeforeEach
     void start() throws Exception {
-        tls = SimTls.fromPem(certs.cert(), certs.key());
-        sim = SimServer.start(SimConfig.local(), tls);
+        tls = UpstreamTls.fromPem(certs.cert(), certs.key());
+        sim = UpstreamServer.start(UpstreamConfig.local(), tls);
         registry = new SimpleMeterRegistry();
     }
 
@@ -223,7 +223,7 @@ class ConnectionStormIT {
         // "localhost" is named by the certificate, "127.0.0.1" too; a name it does not carry is refused
         // with the checks on and accepted with them off.
         String url = "https://127.0.0.2:" + sim.addresses().getFirst().getPort() + "/x";
-        try (SimServer other = SimServer.start(SimConfig.local().withListen(
+        try (UpstreamServer other = UpstreamServer.start(UpstreamConfig.local().withListen(
                 List.of(new java.net.InetSocketAddress("127.0.0.2", 0))), tls)) {
             String otherUrl = other.url("/x");
             try (Transport t = transport(trusting(DestinationLimits.DEFAULT).withRetry(RetryPolicy.NONE))) {

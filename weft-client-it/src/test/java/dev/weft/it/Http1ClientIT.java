@@ -30,7 +30,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The transport's HTTP/1.1 client against a scripted server over loopback: the framings and the broken
- * answers that weft-sim does not produce (chunked bodies, bodies delimited by close, interim answers,
+ * answers that weft-upstream does not produce (chunked bodies, bodies delimited by close, interim answers,
  * malformed heads), connection reuse, and a keep-alive connection the server closed while it was idle.
  */
 class Http1ClientIT {

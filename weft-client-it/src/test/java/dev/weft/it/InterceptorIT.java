@@ -13,8 +13,8 @@ import dev.weft.client.TransportListener;
 import dev.weft.client.policy.HedgePolicy;
 import dev.weft.client.policy.RetryPolicy;
 import dev.weft.http.Headers;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -39,7 +39,7 @@ class InterceptorIT {
     private static final String UNAVAILABLE = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n";
 
     private Http1ClientIT.ScriptedServer server;
-    private SimServer sim;
+    private UpstreamServer sim;
 
     @AfterEach
     void stop() throws IOException {
@@ -112,7 +112,7 @@ class InterceptorIT {
 
     @Test
     void eachCopyOfAHedgedTryRunsTheExchangeInterceptorsOnAThreadOfItsOwn() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
         List<Attempt.Kind> kinds = new CopyOnWriteArrayList<>();
         List<Thread> threads = new CopyOnWriteArrayList<>();
         try (Transport t = Transport.builder().defaults(DestinationConfig.DEFAULT.withRetry(RetryPolicy.NONE)
@@ -171,7 +171,7 @@ class InterceptorIT {
      */
     private void throwingInterceptorFails(CallInterceptor throwing, HedgePolicy hedge, String says, int attempts)
             throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
         Counting listener = new Counting();
         DestinationConfig cfg = DestinationConfig.DEFAULT.withRetry(
                 new RetryPolicy(2, Duration.ofMillis(1), Duration.ofMillis(1), Set.of(503), false));

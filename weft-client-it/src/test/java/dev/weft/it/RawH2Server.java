@@ -3,6 +3,8 @@ package dev.weft.it;
 import dev.weft.core.tls.Pem;
 import dev.weft.devtools.TestCerts;
 
+import org.awaitility.core.ConditionTimeoutException;
+
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
@@ -19,12 +21,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
+
+import static org.awaitility.Awaitility.await;
 
 /**
  * A hostile HTTP/2 server for tests: real TLS on 127.0.0.1 (the JDK's, ALPN offering only {@code h2}), and no
@@ -40,6 +45,8 @@ import java.util.function.Predicate;
 final class RawH2Server implements AutoCloseable {
     /** The client's connection preface (RFC 9113 section 3.4). */
     static final byte[] PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    /** How often the waits below look at what the connections recorded. */
+    private static final Duration POLL = Duration.ofMillis(10);
 
     // Frame types (RFC 9113 section 6).
     static final int DATA = 0x0;
@@ -188,32 +195,37 @@ final class RawH2Server implements AutoCloseable {
         return List.copyOf(scriptFailures);
     }
 
-    /** The first recorded frame {@code p} accepts, waiting up to {@code wait} for it to arrive; null if none. */
-    Frame awaitFrame(Predicate<Frame> p, Duration wait) throws InterruptedException {
-        long end = System.nanoTime() + wait.toNanos();
-        while (true) {
-            for (Frame f : received) {
-                if (p.test(f)) {
-                    return f;
-                }
-            }
-            if (System.nanoTime() - end > 0) {
-                return null;
-            }
-            Thread.sleep(10);
+    /**
+     * The first recorded frame {@code p} accepts, waiting up to {@code wait} for it to arrive; null if none did (the
+     * caller's assertion then says which frame it wanted, with the frames seen).
+     */
+    Frame awaitFrame(Predicate<Frame> p, Duration wait) {
+        try {
+            return await("a frame the test waits for arrives").dontCatchUncaughtExceptions().atMost(wait)
+                    .pollDelay(Duration.ZERO).pollInterval(POLL).until(() -> firstFrame(p), Objects::nonNull);
+        } catch (ConditionTimeoutException e) {
+            return null;
         }
     }
 
-    /** Waits until no connection thread runs any more (the client closed them all); whether that happened. */
-    boolean awaitAllClosed(Duration wait) throws InterruptedException {
-        long end = System.nanoTime() + wait.toNanos();
-        while (open.get() > 0) {
-            if (System.nanoTime() - end > 0) {
-                return false;
+    private Frame firstFrame(Predicate<Frame> p) {
+        for (Frame f : received) {
+            if (p.test(f)) {
+                return f;
             }
-            Thread.sleep(10);
         }
-        return true;
+        return null;
+    }
+
+    /** Waits until no connection thread runs any more (the client closed them all); whether that happened. */
+    boolean awaitAllClosed(Duration wait) {
+        try {
+            await("every connection of the raw server is over").dontCatchUncaughtExceptions().atMost(wait)
+                    .pollDelay(Duration.ZERO).pollInterval(POLL).until(() -> open.get() == 0);
+            return true;
+        } catch (ConditionTimeoutException e) {
+            return false;
+        }
     }
 
     @Override

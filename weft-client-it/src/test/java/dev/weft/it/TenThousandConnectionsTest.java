@@ -1,6 +1,6 @@
 package dev.weft.it;
 
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
@@ -26,7 +26,7 @@ class TenThousandConnectionsTest {
     @Test
     void holdsTenThousandConcurrentConnections() throws Exception {
         int n = 10_000;
-        try (SimProcess sim = SimProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0)));
+        try (UpstreamProcess sim = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0)));
              ExecutorService vt = Executors.newVirtualThreadPerTaskExecutor()) {
             URI base = URI.create(sim.url());
             byte[] request = ("GET /many?latency=3s&items=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

@@ -13,8 +13,8 @@ import dev.weft.client.policy.BreakerPolicy;
 import dev.weft.client.policy.CircuitBreaker;
 import dev.weft.client.policy.HedgePolicy;
 import dev.weft.client.policy.RetryPolicy;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import dev.weft.observe.ClientMeters;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
@@ -35,17 +35,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The call engine against a real weft-sim server over loopback. No timing is asserted as speed: where
+ * The call engine against a real weft-upstream server over loopback. No timing is asserted as speed: where
  * time appears, it is a bound the engine promises (a deadline it must not pass, a Retry-After it must
  * wait), with margins far wider than scheduling noise.
  */
 class TransportIT {
-    private SimServer sim;
+    private UpstreamServer sim;
     private SimpleMeterRegistry registry;
 
     @BeforeEach
     void start() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
         registry = new SimpleMeterRegistry();
     }
 

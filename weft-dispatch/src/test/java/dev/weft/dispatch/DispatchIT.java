@@ -13,8 +13,8 @@ import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.dispatch.engine.DispatcherHealth;
 import dev.weft.dispatch.engine.EndpointStatus;
 import dev.weft.dispatch.engine.WebhookSigning;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -45,15 +45,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The engine against a real broker and real HTTP endpoints on loopback (weft-sim, or a recording server). */
+/** The engine against a real broker and real HTTP endpoints on loopback (weft-upstream, or a recording server). */
 class DispatchIT {
     static final String SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-    static SimServer sim;
+    static UpstreamServer sim;
 
     @BeforeAll
     static void start() throws Exception {
         TestKafka.bootstrap();
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterAll

@@ -3,8 +3,8 @@ package dev.weft.dispatch;
 import dev.weft.devtools.ChildProcess;
 import dev.weft.dispatch.TestKafka.Sent;
 import dev.weft.dispatch.engine.WebhookSigning;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Invariant 1: kill -9 the dispatcher process mid-stream, start it again, and every (record, endpoint)
- * webhook-id arrives at least once (weft-sim counts the distinct ids it received).
+ * webhook-id arrives at least once (weft-upstream counts the distinct ids it received).
  */
 class KillNineIT {
     static final int RECORDS = 3_000;
@@ -27,7 +27,7 @@ class KillNineIT {
     @Test
     void everyRecordReachesEveryEndpointAfterAKillAndARestart() throws Exception {
         String topic = TestKafka.topic("kill", 3);
-        try (SimServer sim = SimServer.start(SimConfig.local())) {
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             Path cfg = Files.createTempFile("kill9", ".yaml");
             StringBuilder yaml = new StringBuilder("source: { bootstrap: \"" + TestKafka.bootstrap() + "\", topics: ["
                     + topic + "], group: g-kill }\ndefaults: { allow_private: true }\nendpoints:\n");

@@ -6,8 +6,8 @@ import dev.weft.json.Json;
 import dev.weft.devtools.ChildProcess;
 import dev.weft.dispatch.TestKafka.Sent;
 import dev.weft.dispatch.engine.WebhookSigning;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
@@ -43,7 +43,7 @@ class MultiInstanceIT {
         String group = "g-multi2-" + System.nanoTime() % 100000;
         int records = 3_000;
         int total = records * ENDPOINTS.size();
-        try (SimServer sim = SimServer.start(SimConfig.local())) {
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             Path cfg = config(topic, group, sim, 50);
             int groupPartitions = 4 + 4 + 4 * ENDPOINTS.size(); // source, one retry topic, a wait topic per endpoint
             try (ChildProcess first = dispatcher(cfg); ChildProcess second = dispatcher(cfg)) {
@@ -81,7 +81,7 @@ class MultiInstanceIT {
         String group = "g-multi3-" + System.nanoTime() % 100000;
         int records = 6_000;
         int total = records * ENDPOINTS.size();
-        try (SimServer sim = SimServer.start(SimConfig.local())) {
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             // 5 in flight per endpoint and instance: the stream lasts long enough to join and kill in its middle
             Path cfg = config(topic, group, sim, 5);
             List<Sent> sent;
@@ -144,7 +144,7 @@ class MultiInstanceIT {
             ex.close();
         });
         receiver.start();
-        try (SimServer sim = SimServer.start(SimConfig.local())) {
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             String limited = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/limited";
             // one config per instance: the same group and endpoints, each its own access log (one line per attempt)
             Path[] cfg = new Path[2];
@@ -223,7 +223,7 @@ class MultiInstanceIT {
         return worst;
     }
 
-    private static void assertEveryPairDelivered(SimServer sim, List<Sent> sent) {
+    private static void assertEveryPairDelivered(UpstreamServer sim, List<Sent> sent) {
         for (Sent s : sent) {
             for (String e : ENDPOINTS) {
                 assertThat(sim.stats().hasWebhookId(WebhookSigning.webhookId(s.topic(), s.partition(), s.offset(), e)))
@@ -232,7 +232,7 @@ class MultiInstanceIT {
         }
     }
 
-    private static Path config(String topic, String group, SimServer sim, int maxInFlight) throws Exception {
+    private static Path config(String topic, String group, UpstreamServer sim, int maxInFlight) throws Exception {
         Path cfg = Files.createTempFile("multi", ".yaml");
         StringBuilder yaml = new StringBuilder("source: { bootstrap: \"" + TestKafka.bootstrap() + "\", topics: [" + topic
                 + "], group: " + group + " }\ndefaults: { allow_private: true, retry: [1s] }\nendpoints:\n");

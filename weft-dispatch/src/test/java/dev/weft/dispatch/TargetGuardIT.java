@@ -4,8 +4,8 @@ import dev.weft.dispatch.config.DispatchConfig;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.config.EndpointConfig;
 import dev.weft.dispatch.engine.Dispatcher;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -27,7 +27,7 @@ class TargetGuardIT {
     @Test
     void aTargetThatResolvesPrivatelyAtDeliveryIsRefusedUnlessAllowed() throws Exception {
         String topic = TestKafka.topic("guard", 1);
-        try (SimServer sim = SimServer.start(SimConfig.local())) {
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             DispatchConfig read = DispatchConfigLoader.parse("guard.yaml", "source: { bootstrap: \""
                     + TestKafka.bootstrap() + "\", topics: [" + topic + "], group: g-guard }\n"
                     + "defaults: { allow_private: true, retry: [] }\nendpoints:\n"

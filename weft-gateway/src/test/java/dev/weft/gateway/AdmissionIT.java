@@ -6,8 +6,8 @@ import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
 import dev.weft.server.admission.AdmissionPolicy;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,10 +30,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** The admission at the gateway's front door, in-process, against a weft-sim backend over loopback. */
+/** The admission at the gateway's front door, in-process, against a weft-upstream backend over loopback. */
 class AdmissionIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private SimServer sim;
+    private UpstreamServer sim;
     private Gateway gw;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
@@ -42,7 +42,7 @@ class AdmissionIT {
 
     @BeforeEach
     void startBackend() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterEach

@@ -1,8 +1,8 @@
 package dev.weft.gateway;
 
 import dev.weft.devtools.ChildProcess;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -40,7 +40,7 @@ import static org.awaitility.Awaitility.await;
  */
 class DescriptorLimitIT {
     private static final int LIMIT = 400;
-    private SimServer sim;
+    private UpstreamServer sim;
     private ChildProcess child;
     private final List<String> log = Collections.synchronizedList(new ArrayList<>());
     private final List<Socket> held = new ArrayList<>();
@@ -50,7 +50,7 @@ class DescriptorLimitIT {
 
     @BeforeEach
     void startBackend() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterEach

@@ -2,8 +2,8 @@ package dev.weft.gateway;
 
 import dev.weft.os.ThreadNice;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * that started it is beside it, they are lowered.
  */
 class DoorFallbackIT {
-    private SimServer sim;
+    private UpstreamServer sim;
     private ChildProcess child;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
@@ -46,7 +46,7 @@ class DoorFallbackIT {
 
     @BeforeEach
     void startBackend() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterEach

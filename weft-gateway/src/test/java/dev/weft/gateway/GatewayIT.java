@@ -7,8 +7,8 @@ import dev.weft.server.ExecutorModel;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,10 +35,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** The gateway in-process, against weft-sim backends over loopback, driven by the JDK HTTP client. */
+/** The gateway in-process, against weft-upstream backends over loopback, driven by the JDK HTTP client. */
 class GatewayIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private SimServer sim;
+    private UpstreamServer sim;
     private Gateway gw;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final List<String> log = new ArrayList<>();
@@ -48,7 +48,7 @@ class GatewayIT {
 
     @BeforeEach
     void startBackends() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterEach

@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,12 +38,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code proxy:} routes over both protocols of the front door (HTTP/1.1 and h2c by upgrade, with the JDK's
- * HttpClient; h2c with prior knowledge for a stream reset) against real backends over loopback: weft-sim, and a JDK
+ * HttpClient; h2c with prior knowledge for a stream reset) against real backends over loopback: weft-upstream, and a JDK
  * HttpServer that echoes what it received.
  */
 class ProxyIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private SimServer sim;
+    private UpstreamServer sim;
     private HttpServer echo;
     private final AtomicInteger echoed = new AtomicInteger();
     private final HttpClient scraper = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -55,7 +55,7 @@ class ProxyIT {
 
     @BeforeEach
     void backends() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
         echo = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         echo.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         echo.createContext("/", ex -> {

@@ -7,8 +7,8 @@ import dev.weft.devtools.TestCerts;
 import dev.weft.gateway.config.GatewayConfig;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,10 +42,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** Inbound TLS and the admin listener, over real sockets: the gateway in-process, weft-sim behind it. */
+/** Inbound TLS and the admin listener, over real sockets: the gateway in-process, weft-upstream behind it. */
 class TlsAdminIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private SimServer sim;
+    private UpstreamServer sim;
     private Gateway gw;
     private final List<String> log = Collections.synchronizedList(new ArrayList<>());
 
@@ -55,7 +55,7 @@ class TlsAdminIT {
     @BeforeEach
     void startBackends() throws Exception {
         System.setProperty("weft.tlsWatch", "200ms");
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterEach

@@ -3,8 +3,8 @@ package dev.weft.gateway;
 import dev.weft.devtools.Golden;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.gateway.server.Gateway;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,7 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and span ids, ports) are replaced by placeholders.
  */
 class WireGoldenIT {
-    private SimServer sim;
+    private UpstreamServer sim;
     private Gateway gw;
     private ServerSocket backend;
     /** Each request the recording backend read, as bytes on the wire. */
@@ -49,7 +49,7 @@ class WireGoldenIT {
 
     @BeforeEach
     void start() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
         backend = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread.ofVirtual().start(this::acceptBackend);
         Path f = dir.resolve("gw.yaml");

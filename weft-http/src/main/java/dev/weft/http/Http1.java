@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The HTTP/1.1 codec's read rules (RFC 9112), one set for the server, the client and weft-sim. Strict where
+ * The HTTP/1.1 codec's read rules (RFC 9112), one set for the server, the client and weft-upstream. Strict where
  * the RFC says MUST and where lenient parsing lets a request be smuggled past a proxy in front:
  *
  * <ul>

@@ -6,7 +6,7 @@ import java.util.Map;
 
 /**
  * The HTTP/1.1 codec's write side, the counterpart of {@link Http1}'s reader: request heads (the client) and
- * response heads (the server and weft-sim). Every field is checked here before a byte of it is written: a name must
+ * response heads (the server and weft-upstream). Every field is checked here before a byte of it is written: a name must
  * be a token and a value may hold no CR, LF or NUL, so that no caller can split a message into two
  * ({@link #checkField}); a refused field throws {@link IllegalArgumentException} and nothing is written. A
  * {@link Headers} remembers that its fields passed, so a constant one is checked once, not on every answer.

@@ -15,7 +15,7 @@ import java.util.Map;
  * the figures are the codec's own, without the socket.
  */
 public class Http1Bench extends Defaults {
-    /** What weft-sim answers a call: a small JSON body's head. */
+    /** What weft-upstream answers a call: a small JSON body's head. */
     private final byte[] responseHead = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 27\r\n"
             + "Date: Fri, 27 Nov 2026 12:00:00 GMT\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1);
     /** What wrk sends the gateway. */

@@ -6,7 +6,7 @@ import dev.weft.http.Headers;
 import dev.weft.client.Transport;
 import dev.weft.core.Durations;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import dev.weft.legacy.LegacyService;
 
 import java.io.IOException;
@@ -25,7 +25,7 @@ import java.util.Map;
  * {@code weft lab agent}: the unmodified service ({@link LegacyService}, seed 000's System A as a team wrote it
  * before virtual threads: JDK HttpServer, fixed pools of 200, HttpURLConnection) with and without weft-agent,
  * and {@code weft gateway} beside it, each in a fresh process, models alternating at each latency. Backends B,
- * C and D: weft-sim in one JVM on 127.0.0.2-4. Load: {@link Bench}, closed loop, in this process.
+ * C and D: weft-upstream in one JVM on 127.0.0.2-4. Load: {@link Bench}, closed loop, in this process.
  * <ul>
  *   <li>{@code pool}: the service as it is;</li>
  *   <li>{@code agent}: the same with {@code -javaagent:weft-agent.jar} (each pool's own bound);</li>
@@ -100,10 +100,10 @@ public final class AgentLab {
             throw new IOException(o.agentJar() + " is missing: build it with ./weft agent (or give --agent-jar)");
         }
         List<Row> rows = new ArrayList<>();
-        try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
+        try (UpstreamProcess backends = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
-            out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2) + " (weft-sim, one JVM)");
+            out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2) + " (weft-upstream, one JVM)");
             out.println("agent: " + o.agentJar());
             out.println("services, one fresh process per row (JVMs: " + String.join(" ", SystemALab.serviceJvmFlags()) + "):");
             for (String m : o.models()) {

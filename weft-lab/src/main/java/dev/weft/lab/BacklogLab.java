@@ -1,7 +1,7 @@
 package dev.weft.lab;
 
 import dev.weft.devtools.KafkaBroker;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -22,7 +22,7 @@ import java.util.Map;
 
 /**
  * {@code weft lab dispatch --backlog N}: issue 16's backlog case. N records wait on a topic for one endpoint
- * (weft-sim answering in {@code latency}) whose lane has {@code maxInFlight} requests at once, so the lane
+ * (weft-upstream answering in {@code latency}) whose lane has {@code maxInFlight} requests at once, so the lane
  * can do {@code maxInFlight / latency} deliveries a second; weft dispatch starts and drains them. Printed:
  * the time from the first delivery to the last, the rate, and that rate against the lane's capacity. A
  * first, smaller pass on a group of its own warms up the JVMs.
@@ -38,7 +38,7 @@ public final class BacklogLab {
                              PrintWriter out) throws Exception {
         Path dir = Files.createTempDirectory("weft-lab-kafka");
         try (KafkaBroker broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", 0));
-             SimProcess sim = SimProcess.start(List.of(new InetSocketAddress("127.0.0.11", 0)))) {
+             UpstreamProcess sim = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.11", 0)))) {
             String url = sim.urls().getFirst() + "/e0?latency=" + dev.weft.core.Durations.format(latency);
             double capacity = maxInFlight / (latency.toNanos() / 1e9);
             int warm = Math.max(1, records / 3);

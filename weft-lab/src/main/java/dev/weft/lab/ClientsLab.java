@@ -8,7 +8,7 @@ import dev.weft.client.Transport;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.lab.peers.RawClient;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import io.helidon.webclient.api.HttpClientResponse;
 import io.helidon.webclient.api.WebClient;
 import io.vertx.core.Vertx;
@@ -43,7 +43,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code weft lab clients}: outbound HTTP clients side by side against a weft-sim backend in its own
+ * {@code weft lab clients}: outbound HTTP clients side by side against a weft-upstream backend in its own
  * process, at each backend latency.
  *
  * <p>The shoot-out ({@link #SHOOTOUT}): each client closed loop on {@code concurrency} virtual threads,
@@ -93,11 +93,11 @@ public final class ClientsLab {
     public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
         List<Row> rows = new ArrayList<>();
         Map<String, String> skipped = new LinkedHashMap<>();
-        SimProcess backend = o.target() == null
-                ? SimProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0))) : null;
+        UpstreamProcess backend = o.target() == null
+                ? UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0))) : null;
         String base = backend != null ? backend.url() : o.target().replaceAll("/+$", "");
         try {
-            out.println("backend: " + (backend != null ? "weft-sim in its own JVM (pid " + backend.pid() + ") at "
+            out.println("backend: " + (backend != null ? "weft-upstream in its own JVM (pid " + backend.pid() + ") at "
                     + base : base));
             for (String c : o.clients()) {
                 out.println("  " + c + ": " + CLIENTS.get(c));

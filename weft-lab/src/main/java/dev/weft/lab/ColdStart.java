@@ -4,7 +4,7 @@ import dev.weft.client.CallRequest;
 import dev.weft.client.Transport;
 import dev.weft.core.Durations;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import dev.weft.http.Headers;
 import dev.weft.lab.peers.GoPeers;
 
@@ -86,15 +86,15 @@ public final class ColdStart {
     public static List<Row> run(SystemALab.Options o, PrintWriter out, PrintWriter progress) throws Exception {
         List<Row> rows = new ArrayList<>();
         Map<String, String> skipped = new LinkedHashMap<>();
-        try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
+        try (UpstreamProcess backends = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
-            out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2) + " (weft-sim, one JVM)");
+            out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2) + " (weft-upstream, one JVM)");
             out.print(SystemALab.describe(o.models()));
             out.println("cold: each row a fresh process, one request to check it, then " + o.concurrency()
                     + " closed-loop clients for " + Durations.format(o.duration()) + " with nothing left out; answers "
                     + "counted in " + BUCKET_MS + " ms buckets");
-            out.println("warm-up: weft-sim and this load generator first take --warmup (" + Durations.format(o.warmup())
+            out.println("warm-up: weft-upstream and this load generator first take --warmup (" + Durations.format(o.warmup())
                     + ") of " + o.concurrency() + " closed-loop clients straight at the backends, so that only the "
                     + "service is cold in each row (the first model would otherwise also meet cold backends and a "
                     + "cold generator, and the models after it warm ones)");
@@ -144,7 +144,7 @@ public final class ColdStart {
     }
 
     /**
-     * Closed-loop load straight at the backends (each model's path with the first latency) for --warmup: weft-sim
+     * Closed-loop load straight at the backends (each model's path with the first latency) for --warmup: weft-upstream
      * and the lab's own sending and counting code are then compiled before the first model's row, as they are
      * before every later one.
      */
@@ -155,7 +155,7 @@ public final class ColdStart {
         String latency = Durations.format(o.latencies().get(0));
         List<String> urls = List.of(b.get(0) + "/b/1?latency=" + latency, b.get(1) + "/c/1?latency=" + latency,
                 b.get(2) + "/d/1?latency=" + latency);
-        progress.printf("lab system-a --cold: warming weft-sim and the generator for %s (%d clients) ...%n",
+        progress.printf("lab system-a --cold: warming weft-upstream and the generator for %s (%d clients) ...%n",
                 Durations.format(o.warmup()), o.concurrency());
         progress.flush();
         try (Transport client = LoadClient.transport(o.concurrency())) {

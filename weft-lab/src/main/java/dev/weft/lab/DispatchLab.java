@@ -9,7 +9,7 @@ import dev.weft.devtools.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.lab.peers.Seed003Forwarder;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -30,10 +30,10 @@ import java.util.Map;
 
 /**
  * {@code weft lab dispatch}: seed 003's forwarding scenario. Records preloaded on a Kafka topic (a real
- * broker in a child JVM); N endpoints (weft-sim in a child JVM, one 127.0.0.x address each) answering in
+ * broker in a child JVM); N endpoints (weft-upstream in a child JVM, one 127.0.0.x address each) answering in
  * {@code latency}; then each design forwards every record to every endpoint, first with all endpoints at
  * {@code latency} ("all fast") and then with one of them at {@code slowLatency} ("one slow"). Deliveries
- * are counted by weft-sim (answers it gave per endpoint), over the measured window only.
+ * are counted by weft-upstream (answers it gave per endpoint), over the measured window only.
  */
 public final class DispatchLab {
     public static final List<String> DESIGNS = List.of("weft", "seed-003");
@@ -63,10 +63,10 @@ public final class DispatchLab {
             addrs.add(new InetSocketAddress("127.0.0." + (11 + i), 0));
         }
         List<Row> rows = new ArrayList<>();
-        out.println("starting a Kafka broker and weft-sim (" + o.endpoints() + " endpoints on 127.0.0.11..) ...");
+        out.println("starting a Kafka broker and weft-upstream (" + o.endpoints() + " endpoints on 127.0.0.11..) ...");
         out.flush();
         try (KafkaBroker broker = KafkaBroker.start(dir, new InetSocketAddress("127.0.0.1", 0));
-             SimProcess sim = SimProcess.start(addrs);
+             UpstreamProcess sim = UpstreamProcess.start(addrs);
              Transport statsClient = Transport.builder().build()) {
             String topic = "lab-events";
             if (o.rate() == 0) {
@@ -81,7 +81,7 @@ public final class DispatchLab {
                     "deliveries/s", "fast endpoints/s", "slow endpoint/s", "fast vs all fast", "failed"));
             out.println("|----------|----------|-------------:|-------------------:|-------------------:|----------------:|-------:|");
             out.flush();
-            // fresh JVMs (this one, weft-sim, the broker) run slowly until the JIT has compiled the hot paths:
+            // fresh JVMs (this one, weft-upstream, the broker) run slowly until the JIT has compiled the hot paths:
             // a first, unmeasured pass of every design with all endpoints fast
             out.println("(warming up: every design for " + dev.weft.core.Durations.format(o.warmup())
                     + " with all endpoints fast, not measured)");
@@ -196,7 +196,7 @@ public final class DispatchLab {
     }
 
     private static Row measure(String design, String scenario, KafkaBroker broker, String topic, String group,
-                               List<String> urls, Options o, SimProcess sim, Transport stats) throws Exception {
+                               List<String> urls, Options o, UpstreamProcess sim, Transport stats) throws Exception {
         String bootstrap = broker.bootstrap();
         Thread writer = o.rate() > 0 ? writer(bootstrap, topic, o.rate()) : null;
         AutoCloseable running;
@@ -238,11 +238,11 @@ public final class DispatchLab {
         }
     }
 
-    /** Requests weft-sim received per endpoint path /e0, /e1, ... (from its /-/stats). */
-    private static long[] answered(SimProcess sim, Transport t, int n) throws Exception {
+    /** Requests weft-upstream received per endpoint path /e0, /e1, ... (from its /-/stats). */
+    private static long[] answered(UpstreamProcess sim, Transport t, int n) throws Exception {
         CallResult r = t.call(CallRequest.get(sim.url() + "/-/stats"), Duration.ofSeconds(10));
         if (!r.ok()) {
-            throw new IllegalStateException("weft-sim /-/stats: " + r);
+            throw new IllegalStateException("weft-upstream /-/stats: " + r);
         }
         JsonNode byPath = Json.MAPPER.readTree(r.body()).path("by_path");
         long[] out = new long[n];

@@ -7,7 +7,7 @@ import dev.weft.client.Transport;
 import dev.weft.json.Json;
 import dev.weft.core.Durations;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import dev.weft.lab.peers.GoPeers;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -34,7 +34,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code weft lab overload}: offered load past capacity. System A's route (B, C and D called in parallel, weft-sim
+ * {@code weft lab overload}: offered load past capacity. System A's route (B, C and D called in parallel, weft-upstream
  * at latency L on 127.0.0.2-4), the gateway with its default config but for the route's timeouts. The capacity is
  * measured first on the first model (by default weft-static, the default config): the highest rate it serves
  * cleanly ({@link #capacity}); then each model, in a fresh process, settles for {@link #SETTLE} at 1x, then (unless
@@ -167,7 +167,7 @@ public final class OverloadLab {
             prefix = o.pin().prefix();
             out.println("cpus: " + o.pin().describe());
         }
-        try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
+        try (UpstreamProcess backends = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
             Path withAdmission = Files.createTempFile("weft-lab-overload", ".yaml");

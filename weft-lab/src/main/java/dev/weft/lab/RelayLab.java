@@ -7,7 +7,7 @@ import dev.weft.client.Transport;
 import dev.weft.config.ConfigException;
 import dev.weft.core.Durations;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import dev.weft.gateway.config.GatewayConfigLoader;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.legacy.LegacyService;
@@ -27,7 +27,7 @@ import java.util.Map;
 /**
  * {@code weft lab relay}: seed 000's System A ({@link LegacyService}, a fixed pool of 200 request threads, JDK 17
  * code) calling B, C and D three ways, each row a fresh service (and relay) process, models alternating at each
- * latency; backends: weft-sim in one JVM on 127.0.0.2-4. Load: {@link Bench}, closed loop, then an open-loop row
+ * latency; backends: weft-upstream in one JVM on 127.0.0.2-4. Load: {@link Bench}, closed loop, then an open-loop row
  * per model at half the knee, in this process.
  * <ul>
  *   <li>{@code direct}: the service as it is: blocking HttpURLConnection calls straight to the backends;</li>
@@ -166,10 +166,10 @@ public final class RelayLab {
         List<Row> rows = new ArrayList<>();
         Map<String, String> failed = new LinkedHashMap<>();
         double openRate = o.openRate();
-        try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
+        try (UpstreamProcess backends = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
-            out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2) + " (weft-sim, one JVM)");
+            out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2) + " (weft-upstream, one JVM)");
             out.println("service and Weft relay JVMs: " + String.join(" ", SystemALab.serviceJvmFlags())
                     + "; relays' max_concurrent_streams " + o.maxStreams());
             for (String m : o.models()) {

@@ -7,7 +7,7 @@ import dev.weft.devtools.ChildProcess;
 import dev.weft.doctor.Doctor;
 import dev.weft.doctor.DoctorException;
 import dev.weft.doctor.Report;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -42,7 +42,7 @@ public final class StarvationLab {
 
     public static List<Row> run(Options o, PrintWriter out, PrintWriter progress) throws Exception {
         List<Row> rows = new ArrayList<>();
-        try (SimProcess sim = SimProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0)));
+        try (UpstreamProcess sim = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0)));
              ChildProcess svc = ChildProcess.startJvm(List.of("-Xmx1g", "-XX:+UseG1GC"), StarvationProcess.class,
                      List.of(sim.url()));
              Transport client = LoadClient.transport(o.concurrency() + 16)) {

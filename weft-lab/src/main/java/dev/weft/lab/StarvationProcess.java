@@ -11,7 +11,7 @@ import java.net.InetSocketAddress;
 
 /**
  * The service of {@code weft lab starvation}, in a JVM of its own: the gateway with one route
- * ({@code GET /fast}: one call to weft-sim, 10 ms), and in the same process, so on the same carriers, a
+ * ({@code GET /fast}: one call to weft-upstream, 10 ms), and in the same process, so on the same carriers, a
  * lab-only server whose {@code GET /burn?ms=N} runs {@link #burnCpu} for N ms on its request's virtual
  * thread without parking: a runaway. {@code StarvationProcess SIM_URL}; prints
  * {@code READY GATEWAY_URL,BURN_URL}; stops when its standard input closes.

@@ -5,7 +5,7 @@ import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
 import dev.weft.core.tls.Pem;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import dev.weft.devtools.TestCerts;
 
 import java.io.IOException;
@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * {@code weft lab storm}: issue 13's HTTPS storm. One gateway route calls three HTTPS backends (weft-sim, or
+ * {@code weft lab storm}: issue 13's HTTPS storm. One gateway route calls three HTTPS backends (weft-upstream, or
  * Go's net/http with {@code backends = "go"}; a self-signed RSA-2048 certificate, {@code latency} each), another
  * three of the same kind over plain HTTP.
  * A closed loop of {@code connections} clients starts cold on the plain route, then cold on the HTTPS
@@ -67,7 +67,7 @@ public final class StormLab {
     }
 
     /**
-     * What serves the three backends: {@code sim} (weft-sim, the JDK's TLS) or {@code go} ({@code
+     * What serves the three backends: {@code sim} (weft-upstream, the JDK's TLS) or {@code go} ({@code
      * lab/peers/go-upstream}: Go's net/http and crypto/tls, as the Go HTTPS server issue 13 was first measured
      * against).
      */
@@ -89,7 +89,7 @@ public final class StormLab {
         List<InetSocketAddress> three = List.of(new InetSocketAddress("127.0.0.1", 0),
                 new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0));
         if (kind.equals("sim")) {
-            SimProcess sim = tls ? SimProcess.startTls(three, certs) : SimProcess.start(three);
+            UpstreamProcess sim = tls ? UpstreamProcess.startTls(three, certs) : UpstreamProcess.start(three);
             return new Backends(sim.urls(), sim.pid(), sim::close);
         }
         Path bin;

@@ -10,7 +10,7 @@ import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.http.Headers;
 import dev.weft.client.Transport;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -26,7 +26,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * {@code weft lab system-a}: seed 000's System A. Backends B, C and D (weft-sim, one JVM, listening on
+ * {@code weft lab system-a}: seed 000's System A. Backends B, C and D (weft-upstream, one JVM, listening on
  * 127.0.0.2, .3 and .4) answer after latency L; a service answers each request by calling B, C and D in
  * parallel and combining the three bodies; closed-loop load from {@link Bench} in this process. Each
  * model is a service in a process of its own:
@@ -73,7 +73,7 @@ public final class SystemALab {
 
     /**
      * One measured run of one model at one latency. CPU seconds cover warm-up and measurement: the
-     * service's, the backends' (weft-sim) and the load generator's (this process), so that where the
+     * service's, the backends' (weft-upstream) and the load generator's (this process), so that where the
      * machine's two cores went is on the same row.
      */
     public record Row(String model, Duration latency, Bench.Result result, double cpuSeconds, long peakRssMb,
@@ -137,11 +137,11 @@ public final class SystemALab {
             throws Exception {
         List<Row> rows = new ArrayList<>();
         Map<String, String> skipped = new LinkedHashMap<>();
-        try (SimProcess backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
+        try (UpstreamProcess backends = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0),
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
             out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2)
-                    + " (weft-sim, one JVM, pid " + backends.pid() + ")");
+                    + " (weft-upstream, one JVM, pid " + backends.pid() + ")");
             out.print(describe(o.models()));
             out.println();
             out.flush();
@@ -236,7 +236,7 @@ public final class SystemALab {
      * measured here, a gateway that had already served the 0, 100 and 500 ms runs gave 2,749 req/s at
      * 1 s, a fresh one 3,805 (a heap grown by the earlier runs, more to collect).
      */
-    private static Row measure(Options o, String model, Duration latency, ChildProcess svc, SimProcess backends,
+    private static Row measure(Options o, String model, Duration latency, ChildProcess svc, UpstreamProcess backends,
                                Transport client, PrintWriter progress, boolean live) throws InterruptedException {
         // A cold JVM with thousands of connections opening at once spends its first seconds compiling on
         // cores the load needs: measured here, the first 0 ms run of a fresh gateway gave 125-485 req/s,
@@ -380,7 +380,7 @@ public final class SystemALab {
             }
         }
         sb.append("\nCPU seconds over warm-up and measurement of each run: the service process, the backends "
-                + "(weft-sim, one JVM) and the load generator (weft bench, the lab's own JVM); all three share the "
+                + "(weft-upstream, one JVM) and the load generator (weft bench, the lab's own JVM); all three share the "
                 + "machine's ").append(Runtime.getRuntime().availableProcessors()).append(" cores. Peak RSS: the "
                 + "service's high-water mark (each run has a fresh service process). OS threads: the service's at the end "
                 + "of the run.\n");

@@ -1,8 +1,8 @@
 package dev.weft.lab;
 
 import dev.weft.http.Headers;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -13,16 +13,16 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The bench's accounting against a weft-sim backend of known latency (50 ms, fixed). Every assertion
+ * The bench's accounting against a weft-upstream backend of known latency (50 ms, fixed). Every assertion
  * holds however slow or busy the machine is: counts are compared with what the backend received, and
  * latencies with bounds that physics sets (nothing answers faster than the backend's latency).
  */
 class BenchIT {
-    static SimServer sim;
+    static UpstreamServer sim;
 
     @BeforeAll
     static void start() throws Exception {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
     }
 
     @AfterAll

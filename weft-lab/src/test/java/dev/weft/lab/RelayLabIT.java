@@ -3,7 +3,7 @@ package dev.weft.lab;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.legacy.LegacyService;
 import org.junit.jupiter.api.AfterAll;
@@ -41,12 +41,12 @@ class RelayLabIT {
     private static final int REQUESTS = 600;
     private static final Duration LATENCY = Duration.ofSeconds(2);
 
-    private static SimProcess backends;
+    private static UpstreamProcess backends;
     private static List<String> b;
 
     @BeforeAll
     static void startBackends() throws IOException {
-        backends = SimProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0), new InetSocketAddress("127.0.0.3", 0),
+        backends = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.2", 0), new InetSocketAddress("127.0.0.3", 0),
                 new InetSocketAddress("127.0.0.4", 0)));
         b = backends.urls();
     }

@@ -6,14 +6,21 @@ import dev.weft.client.Transport;
 import dev.weft.devtools.ChildProcess;
 import dev.weft.devtools.TestCerts;
 import dev.weft.lab.peers.GoPeers;
+import dev.weft.os.TcpTable;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The Go processes of {@code weft lab storm}. The Go peer as {@code --go} starts it: it trusts the lab's
@@ -47,13 +54,14 @@ class StormGoPeerIT {
     }
 
     /**
-     * {@code --backends go}: Go's net/http and crypto/tls serve what weft-sim serves to the lab: the JSON body after
+     * {@code --backends go}: Go's net/http and crypto/tls serve what weft-upstream serves to the lab: the JSON body after
      * the latency asked, its handshake counts, and a drop of every connection (the restart in the middle of the
      * HTTPS phase), after which a new connection resumes the TLS session.
      */
     @Test
     void theGoBackendsServeCountHandshakesAndDropEveryConnection(@TempDir Path dir) throws Exception {
         builtOrSkipped("go-upstream");
+        Assumptions.assumeTrue(TcpTable.available(), "sees the dropped connections in /proc/net/tcp (Linux)");
         TestCerts certs = TestCerts.selfSigned(dir);
         try (StormLab.Backends tls = StormLab.backends("go", certs, true);
              StormLab.Backends plain = StormLab.backends("go", certs, false);
@@ -75,11 +83,14 @@ class StormGoPeerIT {
             assertThat(again.status()).isEqualTo(200);
             assertThat(handshakes(client, tls, "handshakes")).as("a kept-alive connection, no new handshake").isEqualTo(before);
 
+            InetSocketAddress peer = address(tls.url());
+            assertThat(established(peer)).as("the kept-alive connection, open in the kernel's table").isPositive();
             CallResult drop = client.call(CallRequest.builder("POST", tls.url() + "/-/drop").build(), Duration.ofSeconds(30));
             assertThat(drop.status()).as(drop.toString()).isEqualTo(200);
-            // the drop closes the connections 10 ms after its answer: not polled, since asking the peer opens a
-            // connection (and a handshake), which is what this counts
-            Thread.sleep(200);
+            // the drop resets the connections 10 ms after its answer. Asking the peer would open a connection (and
+            // a handshake, which is what this counts): the client's side of them is watched in the kernel instead
+            await("the peer reset the client's connections to " + peer).atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> established(peer) == 0);
             CallResult after = client.call(CallRequest.get(tls.url() + "/b/9?latency=5ms"), Duration.ofSeconds(30));
             assertThat(after.status()).as(after.toString()).isEqualTo(200);
             assertThat(handshakes(client, tls, "handshakes")).as("dropped: a new connection").isGreaterThan(before);
@@ -95,6 +106,16 @@ class StormGoPeerIT {
             System.out.println("StormGoPeerIT: skipped, lab/peers/" + name + " cannot run here: " + e.getMessage());
             return Assumptions.abort(e.getMessage());
         }
+    }
+
+    /** This machine's established connections to {@code peer} (the client's side of them). */
+    private static long established(InetSocketAddress peer) throws IOException {
+        return TcpTable.read().stream().filter(e -> e.remote().equals(peer) && e.established()).count();
+    }
+
+    private static InetSocketAddress address(String url) throws UnknownHostException {
+        URI u = URI.create(url);
+        return new InetSocketAddress(InetAddress.getByName(u.getHost()), u.getPort());
     }
 
     private static long handshakes(Transport client, StormLab.Backends b, String field) {

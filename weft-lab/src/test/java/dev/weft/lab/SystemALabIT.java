@@ -7,8 +7,8 @@ import dev.weft.client.CallResult;
 import dev.weft.client.Transport;
 import dev.weft.lab.peers.GoPeers;
 import dev.weft.devtools.ChildProcess;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SystemALabIT {
     @Test
     void everyModelReturnsTheSameCombinedBody() throws Exception {
-        try (SimServer sim = SimServer.start(SimConfig.local().withListen(List.of(new InetSocketAddress("127.0.0.1", 0),
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local().withListen(List.of(new InetSocketAddress("127.0.0.1", 0),
                 new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0))));
              Transport client = LoadClient.transport(10)) {
             List<String> b = sim.addresses().stream().map(a -> "http://127.0.0.1:" + a.getPort()).toList();

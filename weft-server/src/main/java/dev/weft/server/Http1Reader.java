@@ -16,7 +16,7 @@ import java.net.SocketTimeoutException;
  * and headers at most {@code maxHeadBytes} (else 431, or 414 for the request line alone), at most
  * {@link Http1#MAX_REQUEST_FIELDS} header fields, a body at most the given limit (else 413). Any framing
  * error is an {@link HttpCodecException} with the status to answer; the connection must then be closed.
- * Used by the gateway's server and by weft-sim.
+ * Used by the gateway's server and by weft-upstream.
  */
 public final class Http1Reader {
     /**

@@ -4,8 +4,8 @@ import dev.weft.devtools.ChildProcess;
 import dev.weft.devtools.KafkaBroker;
 import dev.weft.dispatch.DispatchService;
 import dev.weft.dispatch.engine.WebhookSigning;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -45,17 +45,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
- * The forwarder's fault-injection suite ({@code weft lab chaos}, and ChaosIT at a CI size): one broker, weft-sim and
+ * The forwarder's fault-injection suite ({@code weft lab chaos}, and ChaosIT at a CI size): one broker, weft-upstream and
  * Toxiproxy for all runs; per run a topic and a group of their own, a dispatcher of two instances (child JVMs, one
  * group) whose broker and endpoints are reached only through Toxiproxy (the broker advertises the proxy's port, so
  * metadata leads back through it), records written at a steady pace while faults drawn from the run's seed come and
  * go (a toxic on the broker's or an endpoint's proxy, kill -9 of the dispatcher, of one of its instances or of the
  * broker, and a restart), then the invariants:
  * <ul>
- * <li>every (record, matching endpoint) reached weft-sim (its webhook-id) or the group's DLQ with a
+ * <li>every (record, matching endpoint) reached weft-upstream (its webhook-id) or the group's DLQ with a
  * {@code weft-reason}: else it is <b>lost</b>;</li>
  * <li>no source offset was committed before its deliveries settled: each committed offset seen (polled every
- * {@value #SAMPLE_MS} ms) is checked against the webhook-ids weft-sim had received by then and the parked or
+ * {@value #SAMPLE_MS} ms) is checked against the webhook-ids weft-upstream had received by then and the parked or
  * dead-letter copies written (producer timestamp) before then;</li>
  * <li>duplicates (webhook-id requests beyond the first) are counted per fault: those that arrived from the fault's
  * start to the next fault's start (the last fault's window runs to the end of the run).</li>
@@ -174,7 +174,7 @@ public final class ChaosLab {
 
     public static Summary run(Options o, PrintWriter out) throws Exception {
         Path dir = Files.createTempDirectory("weft-chaos-kafka");
-        try (Toxiproxy tp = Toxiproxy.start(); SimServer sim = SimServer.start(SimConfig.local())) {
+        try (Toxiproxy tp = Toxiproxy.start(); UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             int proxyPort = Toxiproxy.freePort();
             URI simUri = URI.create(sim.url());
             Map<String, String> urls = new HashMap<>();
@@ -185,7 +185,7 @@ public final class ChaosLab {
             }
             String bootstrap = "127.0.0.1:" + proxyPort;
             try (Broker broker = new Broker(startBroker(dir, tp, bootstrap, proxyPort))) {
-                out.println("toxiproxy: broker " + broker.current.bootstrap() + " behind " + bootstrap + " (advertised), weft-sim "
+                out.println("toxiproxy: broker " + broker.current.bootstrap() + " behind " + bootstrap + " (advertised), weft-upstream "
                         + sim.url() + " behind " + urls.values());
                 out.flush();
                 List<RunResult> results = new ArrayList<>();
@@ -229,17 +229,17 @@ public final class ChaosLab {
     record Sent(int partition, long offset, boolean typeA) {
     }
 
-    /** A committed offset seen at {@code atMillis}, with weft-sim's webhook-ids at that moment. */
+    /** A committed offset seen at {@code atMillis}, with weft-upstream's webhook-ids at that moment. */
     record Sample(long atMillis, Map<TopicPartition, Long> committed, Set<String> received) {
     }
 
     @SuppressWarnings("unchecked")
-    private static Set<String> received(SimServer sim) {
+    private static Set<String> received(UpstreamServer sim) {
         Map<String, Object> ids = (Map<String, Object>) sim.stats().snapshot(true).get("webhook_ids");
         return new HashSet<>((Collection<String>) ids.get("values"));
     }
 
-    private static long duplicates(SimServer sim) {
+    private static long duplicates(UpstreamServer sim) {
         @SuppressWarnings("unchecked")
         Map<String, Object> ids = (Map<String, Object>) sim.stats().snapshot(false).get("webhook_ids");
         return ((Number) ids.get("requests")).longValue() - ((Number) ids.get("distinct")).longValue();
@@ -308,7 +308,7 @@ public final class ChaosLab {
     }
 
     private static RunResult oneRun(Options o, long seed, int index, Broker broker, String bootstrap, Toxiproxy tp,
-                                    SimServer sim, Map<String, String> urls, PrintWriter out) throws Exception {
+                                    UpstreamServer sim, Map<String, String> urls, PrintWriter out) throws Exception {
         String topic = "chaos-" + index + "-" + seed;
         String group = "chaos-" + index;
         broker.current.createTopic(topic, PARTITIONS);
@@ -377,7 +377,7 @@ public final class ChaosLab {
                 Thread.sleep(o.gap().toMillis());
             }
             writer.join(o.settle().toMillis());
-            // settle: until every expected delivery is at weft-sim or dead-lettered, and the offsets are committed
+            // settle: until every expected delivery is at weft-upstream or dead-lettered, and the offsets are committed
             Map<String, Long> parkedAt = new HashMap<>();
             Map<String, String> deadLetters = new HashMap<>();
             List<String> missing;
@@ -535,7 +535,7 @@ public final class ChaosLab {
     }
 
     /** Polls the group's committed offsets of {@code topic}; keeps a sample each time one advanced. */
-    private static Thread monitor(String bootstrap, String group, String topic, SimServer sim, List<Sample> samples) {
+    private static Thread monitor(String bootstrap, String group, String topic, UpstreamServer sim, List<Sample> samples) {
         return Thread.ofPlatform().daemon().name("chaos-monitor").start(() -> {
             Map<TopicPartition, Long> last = new HashMap<>();
             try (Admin a = admin(bootstrap)) {
@@ -612,7 +612,7 @@ public final class ChaosLab {
 
     /**
      * For each committed offset seen, the records below it that it committed first: each matching endpoint's
-     * webhook-id must have been at weft-sim then, or parked or dead-lettered (producer timestamp) by then.
+     * webhook-id must have been at weft-upstream then, or parked or dead-lettered (producer timestamp) by then.
      */
     static List<String> earlyCommits(String topic, List<Sent> sent, List<Sample> samples, Map<String, Long> parkedAt) {
         List<String> out = new ArrayList<>();

@@ -8,7 +8,7 @@ import dev.weft.devtools.ChildProcess;
 import dev.weft.json.Json;
 import dev.weft.lab.GatewayProcess;
 import dev.weft.lab.LoadClient;
-import dev.weft.devtools.SimProcess;
+import dev.weft.devtools.UpstreamProcess;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The gateway's side of {@code weft lab chaos}: {@code weft gateway} in a child JVM with one route that calls two
- * backends (weft-sim, each behind a Toxiproxy proxy of its own) under a route deadline; a closed loop of clients (the
+ * backends (weft-upstream, each behind a Toxiproxy proxy of its own) under a route deadline; a closed loop of clients (the
  * lab's own client) calls it while the run's faults come and go. A run applies each toxic kind (latency, reset_peer,
  * timeout, bandwidth, slicer) once, in an order, on a backend and a stream, with attributes its seed draws. Then:
  * <ul>
@@ -63,7 +63,7 @@ public final class GatewayChaos {
      * @param deadline the route's {@code timeout:}
      * @param faultFor how long each toxic stays
      * @param gap      quiet time after each toxic before the next
-     * @param latency  each backend's latency (weft-sim's {@code ?latency=})
+     * @param latency  each backend's latency (weft-upstream's {@code ?latency=})
      */
     public record Options(int runs, long seed, int clients, Duration warmup, Duration deadline, Duration faultFor,
                           Duration gap, Duration latency) {
@@ -147,9 +147,9 @@ public final class GatewayChaos {
     public static Summary run(Options o, PrintWriter out) throws Exception {
         Path cfg = Files.createTempFile("weft-chaos-gateway", ".yaml");
         Path accessLog = Files.createTempFile("weft-chaos-gateway", ".access.log");
-        // weft-sim in a JVM of its own: in the clients' JVM its work would delay their view of the answers
+        // weft-upstream in a JVM of its own: in the clients' JVM its work would delay their view of the answers
         try (Toxiproxy tp = Toxiproxy.start();
-             SimProcess sim = SimProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0)))) {
+             UpstreamProcess sim = UpstreamProcess.start(List.of(new InetSocketAddress("127.0.0.1", 0)))) {
             URI simUri = URI.create(sim.url());
             Map<String, String> urls = new TreeMap<>();
             for (String be : BACKENDS) {
@@ -162,7 +162,7 @@ public final class GatewayChaos {
                     List.of(cfg.toString(), "virtual"));
                  Transport client = LoadClient.transport(o.clients() + 8)) {
                 out.println("gateway " + gw.ready() + ": route GET /chaos/{id}, deadline " + o.deadline().toMillis()
-                        + " ms, calls b and c (weft-sim " + sim.url() + ", " + o.latency().toMillis() + " ms, behind "
+                        + " ms, calls b and c (weft-upstream " + sim.url() + ", " + o.latency().toMillis() + " ms, behind "
                         + urls.values() + "), " + o.clients() + " clients in a closed loop");
                 out.flush();
                 List<RunResult> results = new ArrayList<>();

@@ -22,7 +22,7 @@ import java.util.List;
                 "An unmodified thread-pool service, with and without weft-agent: seed 000's System A as a team wrote it",
                 "before virtual threads (weft-legacy: JDK HttpServer, a fixed pool of 200 handlers, a fixed pool of 200",
                 "making the three backend calls in parallel with HttpURLConnection; no Weft in it). Backends B, C and D:",
-                "weft-sim on 127.0.0.2-4 at latency L. Models, each row a fresh process, in turn at each latency:",
+                "weft-upstream on 127.0.0.2-4 at latency L. Models, each row a fresh process, in turn at each latency:",
                 "  pool         the service as it is",
                 "  agent        the same JVM with -javaagent:weft-agent.jar (each pool keeps its bound)",
                 "  agent-N      the same with -javaagent:weft-agent.jar=concurrency=N (agent-10000 by default)",

@@ -18,7 +18,7 @@ import java.util.List;
 @Command(name = "clients",
         mixinStandardHelpOptions = true,
         description = {
-                "Outbound HTTP clients side by side, closed loop, GETs against a weft-sim backend (started in its",
+                "Outbound HTTP clients side by side, closed loop, GETs against a weft-upstream backend (started in its",
                 "own JVM) at each backend latency. Prints the command, the machine and a Markdown table of raw",
                 "numbers, with the CPU seconds of client and backend.",
                 "",

@@ -19,12 +19,12 @@ import java.util.List;
         mixinStandardHelpOptions = true,
         description = {
                 "Seed 003's Kafka -> HTTP forwarding, side by side: records preloaded on a topic of a real broker",
-                "(child JVM), N endpoints (weft-sim, child JVM, one 127.0.0.x address each), every record to every",
+                "(child JVM), N endpoints (weft-upstream, child JVM, one 127.0.0.x address each), every record to every",
                 "endpoint, at --rate records/s (or a preloaded backlog with --rate 0). Designs: weft (weft dispatch's engine, default limits) and seed-003 (batch poll of "
                         + "500,",
                 "thread pool 50..200 on a SynchronousQueue, CountDownLatch per batch, commit after the batch).",
                 "Scenarios: all endpoints at --latency, then the last one at --slow-latency. Deliveries are the",
-                "requests weft-sim received in the measured window; 'fast vs all fast' is the fast endpoints' rate",
+                "requests weft-upstream received in the measured window; 'fast vs all fast' is the fast endpoints' rate",
                 "against the same design's all-fast run. A first, unmeasured pass of each design (--warmup long)",
                 "warms up the JVMs.",
                 "--backlog N runs issue 16's backlog case instead: N records for one endpoint with --max-in-flight",

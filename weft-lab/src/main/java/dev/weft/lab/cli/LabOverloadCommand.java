@@ -20,7 +20,7 @@ import java.util.List;
         mixinStandardHelpOptions = true,
         description = {
                 "Offered load past capacity. System A's route (B, C and D called in parallel,",
-                "weft-sim at --latency on 127.0.0.2-4); the gateway with its default config",
+                "weft-upstream at --latency on 127.0.0.2-4); the gateway with its default config",
                 "but for the route's timeouts.",
                 "The capacity (1x) is measured first on the first model unless --capacity is",
                 "given: the highest rate it serves cleanly (open-loop probes of 4 s from half",

@@ -20,7 +20,7 @@ import java.util.Locale;
         mixinStandardHelpOptions = true,
         description = {
                 "Seed 000's relay: System A as its team had it (weft-legacy: JDK HttpServer, a pool of 200 request",
-                "threads, JDK 17 code, no Weft in it) calling B, C and D three ways; backends: weft-sim on 127.0.0.2-4",
+                "threads, JDK 17 code, no Weft in it) calling B, C and D three ways; backends: weft-upstream on 127.0.0.2-4",
                 "at latency L. Models, each row a fresh service (and relay) process, in turn at each latency:",
                 "  direct       blocking HttpURLConnection calls straight to the backends (the request thread waits)",
                 "  relay-weft   HttpClient.sendAsync over one HTTP/2 connection (Upgrade: h2c) to weft gateway with",

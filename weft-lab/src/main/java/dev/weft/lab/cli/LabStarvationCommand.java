@@ -19,7 +19,7 @@ import java.util.List;
         mixinStandardHelpOptions = true,
         description = {
                 "What runaway virtual threads do to a process's other requests: the gateway's /fast route (one call to",
-                "weft-sim, 10 ms) under a closed loop, while 0, 1, 2 ... requests to a lab-only /burn in the same",
+                "weft-upstream, 10 ms) under a closed loop, while 0, 1, 2 ... requests to a lab-only /burn in the same",
                 "process spin on their virtual threads without parking (JDK 25 does not preempt them, so each holds",
                 "a carrier). weft doctor is attached to the service during each run and the table says what it named.",
                 ""})

@@ -18,11 +18,11 @@ import java.time.Instant;
 @Command(name = "storm",
         mixinStandardHelpOptions = true,
         description = {
-                "The HTTPS connection storm of issue 13: a gateway route calls three HTTPS backends (weft-sim, or",
+                "The HTTPS connection storm of issue 13: a gateway route calls three HTTPS backends (weft-upstream, or",
                 "Go's net/http with --backends go; a self-signed RSA-2048 certificate, --latency each), another",
                 "route three of the same kind over plain HTTP. The Go backends offer h2 and http/1.1 by ALPN, as a Go",
                 "server started with ListenAndServeTLS does (WEFT_UPSTREAM_H2=0 in the environment: http/1.1 only), so",
-                "a build that speaks HTTP/2 uses it; weft-sim speaks HTTP/1.1 only.",
+                "a build that speaks HTTP/2 uses it; weft-upstream speaks HTTP/1.1 only.",
                 "N clients (closed loop, one connection each) start cold on the plain route, then cold on the HTTPS",
                 "route; halfway through the HTTPS phase the backends reset every connection they hold (a restart).",
                 "Prints good answers and errors per second, the steady rate, the seconds to reach 90%% of it, the",
@@ -70,7 +70,7 @@ public final class LabStormCommand implements Runnable {
     boolean breakerOff;
 
     @Option(names = "--backends", paramLabel = "sim|go", defaultValue = "sim",
-            description = {"What serves the backends: sim (weft-sim, the JDK's TLS; the default) or go",
+            description = {"What serves the backends: sim (weft-upstream, the JDK's TLS; the default) or go",
                     "(lab/peers/go-upstream, Go's net/http and crypto/tls, built with the machine's Go), as the Go",
                     "HTTPS server issue 13 was first measured against; its TLS costs the shared cores less."})
     String backends;

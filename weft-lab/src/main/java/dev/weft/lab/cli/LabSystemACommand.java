@@ -18,8 +18,9 @@ import java.util.List;
 @Command(name = "system-a",
         mixinStandardHelpOptions = true,
         description = {
-                "Seed 000's System A: each request needs B, C and D (weft-sim on 127.0.0.2-4, at latency L), called",
-                "in parallel and combined. Each model is a service in a process of its own:",
+                "Seed 000's System A: each request needs B, C and D (weft-upstream",
+                "on 127.0.0.2-4, at latency L), called in parallel and combined. Each model is a",
+                "service in a process of its own:",
                 "  weft       weft gateway --executor virtual",
                 "  pool-200   the same gateway and route, --executor platform:200 (the seed's thread pool)",
                 "  pool-2000  the same, --executor platform:2000",
@@ -63,7 +64,7 @@ public final class LabSystemACommand implements Runnable {
     Duration duration;
 
     @Option(names = "--warmup", paramLabel = "D", defaultValue = "4s",
-            description = "Unmeasured time before each run; with --cold, the time weft-sim and the load generator "
+            description = "Unmeasured time before each run; with --cold, the time weft-upstream and the load generator "
                     + "are warmed at the backends before the first row, so that only the service is cold. Default: "
                     + "${DEFAULT-VALUE}.")
     Duration warmup;

@@ -4,8 +4,8 @@ import dev.weft.devtools.KafkaBroker;
 import dev.weft.dispatch.config.DispatchConfigLoader;
 import dev.weft.dispatch.engine.Dispatcher;
 import dev.weft.dispatch.engine.DispatcherHealth;
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -57,7 +57,7 @@ class BrokerSilenceIT {
             Assumptions.abort(e.getMessage());
             return;
         }
-        try (tp; SimServer sim = SimServer.start(SimConfig.local())) {
+        try (tp; UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
             int proxyPort = Toxiproxy.freePort();
             String bootstrap = "127.0.0.1:" + proxyPort; // the broker advertises it: every client goes through it
             try (KafkaBroker broker = ChaosLab.startBroker(dir, tp, bootstrap, proxyPort)) {
@@ -127,7 +127,7 @@ class BrokerSilenceIT {
         }
     }
 
-    private static long distinct(SimServer sim) {
+    private static long distinct(UpstreamServer sim) {
         @SuppressWarnings("unchecked")
         Map<String, Object> ids = (Map<String, Object>) sim.stats().snapshot(false).get("webhook_ids");
         return ((Number) ids.get("distinct")).longValue();

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The static admission: at most {@code maxConcurrent} requests at once; past it a request waits up to
  * {@code maxWait} for a place, then is refused. The ceiling under every admission, and the whole admission
- * of servers that have no adaptive one (weft-sim, status servers, the gateway with {@code admission.enabled: false}).
+ * of servers that have no adaptive one (weft-upstream, status servers, the gateway with {@code admission.enabled: false}).
  */
 public final class FixedAdmission implements Admission {
     private final int maxConcurrent;

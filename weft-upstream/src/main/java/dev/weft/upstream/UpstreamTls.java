@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.upstream;
 
 import dev.weft.core.tls.Pem;
 
@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code full}.
  * {@code peak_in_progress} is the most handshakes this server had between accept and completion at once.
  */
-public final class SimTls {
+public final class UpstreamTls {
     private final SSLSocketFactory factory;
     private final LongAdder handshakes = new LongAdder();
     private final LongAdder full = new LongAdder();
@@ -29,13 +29,13 @@ public final class SimTls {
     private final AtomicLong inProgress = new AtomicLong();
     private final AtomicLong peak = new AtomicLong();
 
-    private SimTls(SSLContext ctx) {
+    private UpstreamTls(SSLContext ctx) {
         this.factory = ctx.getSocketFactory();
     }
 
     /** From a PEM certificate chain and a PEM (PKCS#8) key ({@link Pem#serverContext}). */
-    public static SimTls fromPem(Path cert, Path key) throws IOException {
-        return new SimTls(Pem.serverContext(cert, key));
+    public static UpstreamTls fromPem(Path cert, Path key) throws IOException {
+        return new UpstreamTls(Pem.serverContext(cert, key));
     }
 
     /** Runs the server side of the handshake over {@code raw}; the TLS socket to talk on. */

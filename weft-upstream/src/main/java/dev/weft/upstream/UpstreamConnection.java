@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.upstream;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.core.TickWheel;
@@ -24,12 +24,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 
 /** One connection of the simulator: reads requests, acts out their behaviour, answers. */
-final class SimConnection {
+final class UpstreamConnection {
     private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
     private static final long MAX_REQUEST_BODY = 256L * 1024 * 1024;
 
-    private final SimServer server;
-    private final SimStats stats;
+    private final UpstreamServer server;
+    private final UpstreamStats stats;
     private final Socket socket;
     private final ConnectionListener.Activity activity;
     private Http1Reader reader;
@@ -37,7 +37,7 @@ final class SimConnection {
     /** The answer a timer writes when its latency has passed, while this thread reads on (null: none). */
     private PendingAnswer pending;
 
-    SimConnection(SimServer server, Socket socket, ConnectionListener.Activity activity) {
+    UpstreamConnection(UpstreamServer server, Socket socket, ConnectionListener.Activity activity) {
         this.server = server;
         this.stats = server.stats();
         this.socket = socket;
@@ -45,7 +45,7 @@ final class SimConnection {
     }
 
     void run() throws IOException {
-        reader = new Http1Reader(socket.getInputStream(), SimConfig.MAX_HEADER_BYTES);
+        reader = new Http1Reader(socket.getInputStream(), UpstreamConfig.MAX_HEADER_BYTES);
         out = socket.getOutputStream();
         try {
             serve();
@@ -195,7 +195,7 @@ final class SimConnection {
             int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (rem + 999_999) / 1_000_000));
             if (reader.hasBuffered()) {
                 // the client already sent its next request (pipelining): it is still there, just wait
-                SimServer.pause(millis);
+                UpstreamServer.pause(millis);
                 return true;
             }
             if (reader.peerClosedWithin(socket, millis)) {
@@ -307,10 +307,10 @@ final class SimConnection {
     /**
      * One timer for every connection's pending answer: it wakes once a millisecond (while answers are
      * pending) and starts a virtual thread to write each answer that is due. Measured at 1 s latency, 4,800
-     * System-A requests in flight: with a timed socket read per wait (the earlier design) weft-sim spent
+     * System-A requests in flight: with a timed socket read per wait (the earlier design) weft-upstream spent
      * 4.0 CPU-s per req/s, with this 2.5-3.3.
      */
-    private static final TickWheel<PendingAnswer> DUE = new TickWheel<>("weft-sim-timer", Duration.ofMillis(1),
+    private static final TickWheel<PendingAnswer> DUE = new TickWheel<>("weft-upstream-timer", Duration.ofMillis(1),
             4096, PendingAnswer::dueNanos, a -> Thread.startVirtualThread(a));
 
     /**

@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.upstream;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
  * What a simulator received. Bounded: at most {@link #MAX_PATHS} paths are kept apart (the rest
  * count under {@code (other)}) and at most {@link #MAX_IDS} distinct {@code webhook-id} values.
  */
-public final class SimStats {
+public final class UpstreamStats {
     public static final int MAX_PATHS = 10_000;
     public static final int MAX_IDS = 2_000_000;
     static final String OTHER = "(other)";

@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.upstream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -24,15 +24,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** weft-sim over real loopback HTTP, driven by the JDK's own client (independent of weft-core's). */
-class SimServerTest {
+/** weft-upstream over real loopback HTTP, driven by the JDK's own client (independent of weft-core's). */
+class UpstreamServerTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private SimServer sim;
+    private UpstreamServer sim;
     private HttpClient http;
 
     @BeforeEach
     void start() throws IOException {
-        sim = SimServer.start(SimConfig.local());
+        sim = UpstreamServer.start(UpstreamConfig.local());
         http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     }
 
@@ -222,9 +222,9 @@ class SimServerTest {
 
     @Test
     void closesIdleKeepAliveConnectionsButNotBusyOnes() throws Exception {
-        SimConfig cfg = new SimConfig(List.of(new InetSocketAddress("127.0.0.1", 0)), Behavior.DEFAULT, List.of(),
+        UpstreamConfig cfg = new UpstreamConfig(List.of(new InetSocketAddress("127.0.0.1", 0)), Behavior.DEFAULT, List.of(),
                 100, Duration.ofMillis(200));
-        try (SimServer s = SimServer.start(cfg); java.net.Socket c = new java.net.Socket("127.0.0.1",
+        try (UpstreamServer s = UpstreamServer.start(cfg); java.net.Socket c = new java.net.Socket("127.0.0.1",
                 s.addresses().getFirst().getPort())) {
             c.setSoTimeout(10_000);
             byte[] req = "GET /slow?latency=600ms HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
@@ -252,14 +252,14 @@ class SimServerTest {
     @Test
     void aPortInUseIsNamed() {
         InetSocketAddress taken = sim.addresses().getFirst();
-        assertThatThrownBy(() -> SimServer.start(SimConfig.local().withListen(List.of(taken))))
+        assertThatThrownBy(() -> UpstreamServer.start(UpstreamConfig.local().withListen(List.of(taken))))
                 .isInstanceOf(BindException.class)
                 .hasMessageStartingWith("cannot listen on 127.0.0.1:" + taken.getPort());
     }
 
     @Test
     void listensOnSeveralAddresses() throws Exception {
-        try (SimServer two = SimServer.start(SimConfig.local().withListen(List.of(
+        try (UpstreamServer two = UpstreamServer.start(UpstreamConfig.local().withListen(List.of(
                 new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.2", 0))))) {
             InetSocketAddress second = two.addresses().get(1);
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.2:" + second.getPort()
@@ -278,8 +278,8 @@ class SimServerTest {
                   /b: { status: 201 }
                   /users/*: { body: { id: 7, name: Ann, tags: [a, b] } }
                 """);
-        SimConfig cfg = SimConfig.load(f);
-        try (SimServer s = SimServer.start(cfg)) {
+        UpstreamConfig cfg = UpstreamConfig.load(f);
+        try (UpstreamServer s = UpstreamServer.start(cfg)) {
             HttpResponse<String> b = http.send(HttpRequest.newBuilder(URI.create(s.url("/b"))).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(b.statusCode()).isEqualTo(201);
@@ -302,7 +302,7 @@ class SimServerTest {
                   c: { status: 200 }
                   /d: { colour: red }
                 """);
-        assertThatThrownBy(() -> SimConfig.load(f))
+        assertThatThrownBy(() -> UpstreamConfig.load(f))
                 .hasMessageContaining(f + ":1:9: expected HOST:PORT")
                 .hasMessageContaining(f + ":3:18: bad value of 'latency'")
                 .hasMessageContaining(f + ":4:6: path 'c' must start with /")

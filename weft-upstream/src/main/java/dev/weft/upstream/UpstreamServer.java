@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.upstream;
 
 import dev.weft.core.HostPort;
 import dev.weft.server.ConnectionListener;
@@ -11,30 +11,30 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The {@code weft upstream} server: a simulated slow backend. One virtual thread per connection,
- * HTTP/1.1 with keep-alive; see {@link Behavior} for what a request can ask for and {@link SimStats}
+ * HTTP/1.1 with keep-alive; see {@link Behavior} for what a request can ask for and {@link UpstreamStats}
  * for what it counts. Usable in-process:
  *
  * <pre>{@code
- * try (SimServer sim = SimServer.start(SimConfig.local())) {
+ * try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local())) {
  *     String url = sim.url("/b?latency=300ms");
  * }
  * }</pre>
  */
-public final class SimServer implements AutoCloseable {
+public final class UpstreamServer implements AutoCloseable {
     /** Distinct path+query keys that keep their own turn counter (for seq: values). */
     static final int MAX_TURN_KEYS = 10_000;
 
-    private final SimConfig config;
-    private final SimStats stats = new SimStats();
+    private final UpstreamConfig config;
+    private final UpstreamStats stats = new UpstreamStats();
     private final ConcurrentHashMap<String, AtomicLong> turns = new ConcurrentHashMap<>();
     private final AtomicLong overflowTurns = new AtomicLong();
     private ConnectionListener listener;
     /** HTTPS (null: plain HTTP). */
-    private final SimTls tls;
+    private final UpstreamTls tls;
     /** The TCP sockets of the connections open now ({@code POST /-/drop} closes them all). */
     private final java.util.Set<java.net.Socket> sockets = ConcurrentHashMap.newKeySet();
 
-    private SimServer(SimConfig config, SimTls tls) {
+    private UpstreamServer(UpstreamConfig config, UpstreamTls tls) {
         this.config = config;
         this.tls = tls;
     }
@@ -44,17 +44,17 @@ public final class SimServer implements AutoCloseable {
      *
      * @throws java.net.BindException naming the address when one cannot be bound (nothing stays open then)
      */
-    public static SimServer start(SimConfig config) throws IOException {
+    public static UpstreamServer start(UpstreamConfig config) throws IOException {
         return start(config, null);
     }
 
     /**
-     * As {@link #start(SimConfig)}, serving HTTPS when {@code tls} is not null (every address of the
+     * As {@link #start(UpstreamConfig)}, serving HTTPS when {@code tls} is not null (every address of the
      * config; the handshake runs on the connection's own virtual thread).
      */
-    public static SimServer start(SimConfig config, SimTls tls) throws IOException {
-        SimServer s = new SimServer(config, tls);
-        s.listener = ConnectionListener.builder("weft-sim", (socket, activity) -> s.serve(socket, activity))
+    public static UpstreamServer start(UpstreamConfig config, UpstreamTls tls) throws IOException {
+        UpstreamServer s = new UpstreamServer(config, tls);
+        s.listener = ConnectionListener.builder("weft-upstream", (socket, activity) -> s.serve(socket, activity))
                 .listen(config.listen()).maxConnections(config.maxConnections()).idleTimeout(config.idleTimeout())
                 .events(new ConnectionListener.Events() {
                     @Override
@@ -79,7 +79,7 @@ public final class SimServer implements AutoCloseable {
         sockets.add(raw);
         try {
             java.net.Socket socket = tls == null ? raw : tls.accept(raw);
-            new SimConnection(this, socket, activity).run();
+            new UpstreamConnection(this, socket, activity).run();
         } finally {
             sockets.remove(raw);
         }
@@ -104,11 +104,11 @@ public final class SimServer implements AutoCloseable {
     }
 
     /** HTTPS handshake counts; null when serving plain HTTP. */
-    public SimTls tls() {
+    public UpstreamTls tls() {
         return tls;
     }
 
-    SimConfig config() {
+    UpstreamConfig config() {
         return config;
     }
 
@@ -140,7 +140,7 @@ public final class SimServer implements AutoCloseable {
         return url() + pathAndQuery;
     }
 
-    public SimStats stats() {
+    public UpstreamStats stats() {
         return stats;
     }
 

@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.upstream;
 
 /** A query parameter or config value that the simulator cannot use; answered with 400. */
 public final class BadParameterException extends IllegalArgumentException {

@@ -1,7 +1,7 @@
 package dev.weft.devtools;
 
-import dev.weft.sim.SimConfig;
-import dev.weft.sim.SimServer;
+import dev.weft.upstream.UpstreamConfig;
+import dev.weft.upstream.UpstreamServer;
 
 import dev.weft.core.HostPort;
 
@@ -11,34 +11,34 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A weft-sim server in a JVM of its own, so that its CPU and memory are not the measured client's.
+ * A weft-upstream server in a JVM of its own, so that its CPU and memory are not the measured client's.
  * The child prints {@code READY <url>} once it listens and stops when its standard input closes.
  */
-public final class SimProcess implements AutoCloseable {
+public final class UpstreamProcess implements AutoCloseable {
     private final ChildProcess jvm;
     private final List<String> urls;
 
-    private SimProcess(ChildProcess jvm) {
+    private UpstreamProcess(ChildProcess jvm) {
         this.jvm = jvm;
         this.urls = List.of(jvm.ready().split(","));
     }
 
-    /** Starts a child JVM with weft-sim listening on {@code addresses} (port 0 picks a free one). */
-    public static SimProcess start(List<InetSocketAddress> addresses) throws IOException {
+    /** Starts a child JVM with weft-upstream listening on {@code addresses} (port 0 picks a free one). */
+    public static UpstreamProcess start(List<InetSocketAddress> addresses) throws IOException {
         List<String> args = new ArrayList<>();
         for (InetSocketAddress a : addresses) {
             args.add(HostPort.format(a));
         }
-        return new SimProcess(ChildProcess.startJvm(List.of("-XX:+UseParallelGC", "-Xss256k"), SimProcess.class, args));
+        return new UpstreamProcess(ChildProcess.startJvm(List.of("-XX:+UseParallelGC", "-Xss256k"), UpstreamProcess.class, args));
     }
 
     /** As {@link #start}, serving HTTPS with {@code certs} ({@link TestCerts#selfSigned}, or any PEM pair). */
-    public static SimProcess startTls(List<InetSocketAddress> addresses, TestCerts certs) throws IOException {
+    public static UpstreamProcess startTls(List<InetSocketAddress> addresses, TestCerts certs) throws IOException {
         List<String> args = new ArrayList<>(List.of("--tls", certs.cert().toString(), certs.key().toString()));
         for (InetSocketAddress a : addresses) {
             args.add(HostPort.format(a));
         }
-        return new SimProcess(ChildProcess.startJvm(List.of("-XX:+UseParallelGC", "-Xss256k"), SimProcess.class, args));
+        return new UpstreamProcess(ChildProcess.startJvm(List.of("-XX:+UseParallelGC", "-Xss256k"), UpstreamProcess.class, args));
     }
 
     /** {@code http://host:port} (https with TLS) of the first address. */
@@ -65,20 +65,20 @@ public final class SimProcess implements AutoCloseable {
         jvm.close();
     }
 
-    /** The child's entry point: {@code SimProcess [--tls CERT KEY] HOST:PORT...}. */
+    /** The child's entry point: {@code UpstreamProcess [--tls CERT KEY] HOST:PORT...}. */
     public static void main(String[] args) throws Exception {
         List<InetSocketAddress> addresses = new ArrayList<>();
-        dev.weft.sim.SimTls tls = null;
+        dev.weft.upstream.UpstreamTls tls = null;
         int i = 0;
         if (args.length >= 3 && args[0].equals("--tls")) {
-            tls = dev.weft.sim.SimTls.fromPem(java.nio.file.Path.of(args[1]), java.nio.file.Path.of(args[2]));
+            tls = dev.weft.upstream.UpstreamTls.fromPem(java.nio.file.Path.of(args[1]), java.nio.file.Path.of(args[2]));
             i = 3;
         }
         for (; i < args.length; i++) {
             addresses.add(HostPort.parse(args[i]));
         }
         String scheme = tls == null ? "http://" : "https://";
-        try (SimServer sim = SimServer.start(SimConfig.local().withListen(addresses), tls)) {
+        try (UpstreamServer sim = UpstreamServer.start(UpstreamConfig.local().withListen(addresses), tls)) {
             System.out.println("READY " + String.join(",", sim.addresses().stream()
                     .map(a -> scheme + HostPort.format(a)).toList()));
             System.out.flush();

@@ -1,4 +1,4 @@
-package dev.weft.sim;
+package dev.weft.upstream;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -34,7 +34,7 @@ import java.util.Set;
  * @param maxConnections connections held at once; more are closed at accept (default 16,000)
  * @param idleTimeout    a keep-alive connection idle this long is closed (default 60s)
  */
-public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<PathRule> paths, int maxConnections,
+public record UpstreamConfig(List<InetSocketAddress> listen, Behavior defaults, List<PathRule> paths, int maxConnections,
                         Duration idleTimeout) {
 
     public static final int DEFAULT_MAX_CONNECTIONS = 16_000;
@@ -49,20 +49,20 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
         }
     }
 
-    public SimConfig {
+    public UpstreamConfig {
         listen = List.copyOf(listen);
         paths = paths.stream().sorted(Comparator.comparingInt((PathRule r) -> r.path().length()).reversed()
                 .thenComparing(r -> r.prefix() ? 1 : 0)).toList();
     }
 
     /** Listens on 127.0.0.1 on a free port, with no path defaults. */
-    public static SimConfig local() {
-        return new SimConfig(List.of(new InetSocketAddress("127.0.0.1", 0)), Behavior.DEFAULT, List.of(),
+    public static UpstreamConfig local() {
+        return new UpstreamConfig(List.of(new InetSocketAddress("127.0.0.1", 0)), Behavior.DEFAULT, List.of(),
                 DEFAULT_MAX_CONNECTIONS, DEFAULT_IDLE_TIMEOUT);
     }
 
-    public SimConfig withListen(List<InetSocketAddress> addresses) {
-        return new SimConfig(addresses, defaults, paths, maxConnections, idleTimeout);
+    public UpstreamConfig withListen(List<InetSocketAddress> addresses) {
+        return new UpstreamConfig(addresses, defaults, paths, maxConnections, idleTimeout);
     }
 
     /** The behaviour for a path before query parameters. */
@@ -76,7 +76,7 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
     }
 
     /** Reads a config file; every problem is reported with file:line:column. */
-    public static SimConfig load(Path file) throws ConfigException {
+    public static UpstreamConfig load(Path file) throws ConfigException {
         ConfigNode root = ConfigNode.load(file);
         Problems problems = new Problems();
         List<InetSocketAddress> listen = List.of(new InetSocketAddress("127.0.0.1", 9001));
@@ -125,7 +125,7 @@ public record SimConfig(List<InetSocketAddress> listen, Behavior defaults, List<
             }
         }
         problems.throwIfAny();
-        return new SimConfig(listen, defaults, paths, maxConnections, idle);
+        return new UpstreamConfig(listen, defaults, paths, maxConnections, idle);
     }
 
     private static final ObjectMapper JSON = dev.weft.json.Json.MAPPER;
