@@ -19,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Binds addresses and serves every accepted connection on a virtual thread of its own; holds at most
  * {@code maxConnections} (more are closed at accept) and closes connections idle longer than
  * {@code idleTimeout}. Connections read with untimed reads: the idle sweep, not a timer per read,
- * ends idle ones. Used by weft-core's {@link HttpServer} and by weft-upstream. Connections are accepted on a virtual
+ * ends idle ones. Used by weft-server's {@link HttpServer} and by weft-upstream. Connections are accepted on a virtual
  * thread, or with an {@link Adopter} (the front door) on a platform thread.
  */
 public final class ConnectionListener implements AutoCloseable {

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** weft-upstream over real loopback HTTP, driven by the JDK's own client (independent of weft-core's). */
+/** weft-upstream over real loopback HTTP, driven by the JDK's own client (independent of weft-client). */
 class UpstreamServerTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private UpstreamServer sim;
