@@ -42,6 +42,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -201,6 +202,233 @@ class Http2HostileServerIT {
             }
             assertThat(server.connections()).as("one connection for all (%s)", writes).isEqualTo(1);
         }
+    }
+
+    /** The slow server's reading rate, bytes a second: a blocked write waits for about half a send buffer of it. */
+    private static final long SLOW_READ_RATE = 1_500_000;
+    /** The slow server gives credit back (WINDOW_UPDATE) each time it has read this many DATA bytes. */
+    private static final int CREDIT_STEP = 64 * 1024;
+    /** The slow server's windows, stream and connection: wider than the sockets' buffers, so TCP holds writes up. */
+    private static final int WIDE_WINDOW = 64 << 20;
+    /** The slow upload's deadline: its writes have been held up by the slow reading for a while by then. */
+    private static final Duration SLOW_UPLOAD_DEADLINE = Duration.ofMillis(2500);
+    /** How long before that deadline the slow server reads a burst, so that the deadline lands early in a block. */
+    private static final Duration BURST_BEFORE_DEADLINE = Duration.ofMillis(120);
+    /** Uploads at most, one after the other, until one's deadline lands early in a blocked write. */
+    private static final int SLOW_UPLOAD_ATTEMPTS = 8;
+    /** The burst: more than the sockets' buffers hold, so the client's blocked write wakes and blocks again. */
+    private static final long BURST_BYTES = 8 << 20;
+    /**
+     * The slow server reads nothing for this long after the burst: the client's buffers, refilled, stay full past
+     * the deadline (within the client's credit silence of 250 ms, the burst's credit counting).
+     */
+    private static final Duration PAUSE_AFTER_BURST = Duration.ofMillis(150);
+    /** The client's grace for a stopped stream's blocked write (Http2Connection.STOPPED_WRITE_GRACE). */
+    private static final Duration CLIENT_GRACE = Duration.ofMillis(100);
+    /** Slack for the deadline's watchdog, which stops an exchange a tick (5 ms) or a few after its deadline. */
+    private static final Duration WATCHDOG_SLACK = Duration.ofMillis(50);
+
+    @Test
+    void anUploadStoppedInAWriteHeldUpByASlowSteadyReaderDoesNotCloseTheConnectionUnderAPost() throws Exception {
+        // A server that reads steadily but slowly (1.5 MB/s), giving credit back as it reads: the upload's writes are
+        // held up by TCP back-pressure, each for about a second (Linux wakes a blocked writer once about half of its
+        // send buffer, autotuned to megabytes, has drained). The upload's deadline lands early in such a write. A
+        // POST on the same connection, sent before and answered after, must get its answer: the connection must not
+        // be closed because a stopped stream's write outlasted a grace while the server was still reading.
+        AtomicReference<RawH2Server.Conn> conn = new AtomicReference<>();
+        serve(c -> {
+            c.preface();
+            c.write(settings(SETTINGS_INITIAL_WINDOW_SIZE, WIDE_WINDOW), windowUpdate(0, WIDE_WINDOW - 65_535));
+            conn.set(c);
+            Map<Integer, Integer> owed = new java.util.HashMap<>();
+            int owedConnection = 0;
+            while (true) { // until the client closes the connection (read throws)
+                Frame f = c.read();
+                if (f.type() != DATA || f.payload().length == 0) {
+                    continue;
+                }
+                owed.merge(f.stream(), f.payload().length, Integer::sum);
+                owedConnection += f.payload().length;
+                if (owedConnection >= CREDIT_STEP) {
+                    List<byte[]> credit = new java.util.ArrayList<>();
+                    credit.add(windowUpdate(0, owedConnection));
+                    owed.forEach((id, n) -> credit.add(windowUpdate(id, n)));
+                    owed.clear();
+                    owedConnection = 0;
+                    c.write(credit.toArray(byte[][]::new));
+                }
+            }
+        });
+        server.maxDataBytesPerSecond = SLOW_READ_RATE;
+        server.pauseAfterBurstNanos = PAUSE_AFTER_BURST.toNanos();
+        try (Transport t = transport(certs, DestinationLimits.DEFAULT.withConnectTimeout(Duration.ofSeconds(5))
+                .withMaxConnections(1))) {
+            FutureTask<CallResult> post = new FutureTask<>(() -> t.call(CallRequest.builder("POST", server.url("/post"))
+                    .body("not idempotent".getBytes(java.nio.charset.StandardCharsets.UTF_8), "text/plain").build(),
+                    Duration.ofSeconds(30)));
+            Thread.ofVirtual().start(post);
+            Frame postEnd = server.awaitFrame(f -> f.type() == DATA && f.has(END_STREAM), SEE);
+            assertThat(postEnd).as("the POST's whole request reached the server\n%s", seen()).isNotNull();
+
+            // The deadline must land in a blocked write before the server's reading has freed any of the client's
+            // send buffer: the abort wakes the writer, which then writes the rest of its frame into whatever room
+            // there is (the kernel itself wakes it only once half the buffer is free). Hence the burst and the
+            // pause before the deadline. Where the deadline lands still depends on the machine's load: an upload
+            // whose deadline found no such write (its write ended within the grace by itself, and no connection
+            // was ever closed) is followed by another, on the same connection.
+            String write = "";
+            long ranOn = 0;
+            for (int attempt = 1; attempt <= SLOW_UPLOAD_ATTEMPTS; attempt++) {
+                StoppedUpload u = stoppedUpload(t, SLOW_UPLOAD_DEADLINE, true);
+                assertThat(u.result().outcome()).as("the upload ended by its deadline: %s", u.result())
+                        .isEqualTo("timeout-headers");
+                ranOn = u.ranOnNanos();
+                write = "attempt " + attempt + ": " + u.write();
+                System.out.println("slow steady reader, " + write); // the numbers the case ran with, for its report
+                // the connection that carries the POST is gone from the pool (closed) once it counts no stream
+                if (ranOn > CLIENT_GRACE.plus(WATCHDOG_SLACK).toNanos() || post.isDone()
+                        || ClientProbe.http2StreamsStarted(t, server.url("/")) == 0) {
+                    break;
+                }
+            }
+            // The POST's answer, after the upload's stop and its write's end: the POST must still be waiting for it,
+            // on a connection still in the pool (a closed one leaves it, and its streams fail just after).
+            await("the POST's stream still open, or the POST ended").atMost(SEE)
+                    .until(() -> ClientProbe.http2StreamsStarted(t, server.url("/")) == 1 || post.isDone());
+            assertThat(post.isDone()).as("the POST ended before its answer: %s (%s)",
+                    post.isDone() ? post.get() : "", write).isFalse();
+            int postStream = postEnd.stream();
+            conn.get().write(headers(postStream, 0, OK_HEAD), data(postStream, END_STREAM, "hello"));
+            CallResult p = post.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(p.ok()).as("the POST on the same connection: %s (%s)\n%s", p, write, seen()).isTrue();
+            assertThat(server.connections()).as("one connection for all (%s)", write).isEqualTo(1);
+            // Else the case proves nothing: a write that ended within the grace by itself never closed the connection.
+            assertThat(Duration.ofNanos(ranOn)).as("how long the write the deadline landed in ran on after it (%s)",
+                    write).isGreaterThan(CLIENT_GRACE.plus(WATCHDOG_SLACK));
+        }
+    }
+
+    /** The client's bound on a stopped stream's write however much credit comes (Http2Connection.STOPPED_WRITE_CAP). */
+    private static final Duration CLIENT_STOPPED_WRITE_CAP = Duration.ofSeconds(2);
+    /**
+     * A write still blocked this long after the deadline was not let through by the abort's wake-up (a write that
+     * is ends within a few milliseconds), whether or not the connection was closed under it a grace later.
+     */
+    private static final Duration STILL_BLOCKED = CLIENT_GRACE.dividedBy(2);
+
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void anUploadStoppedInAWriteToAServerThatStoppedReadingHasTheConnectionClosed(boolean creditsAnyway)
+            throws Exception {
+        // The server reads one DATA frame and then nothing: the upload's write blocks for good. Silent, the server
+        // has the connection closed a grace after the upload's deadline; sending WINDOW_UPDATE every 50 ms without
+        // reading, it holds the stopped write only until the client's bound, then has the connection closed too.
+        serve(c -> {
+            c.preface();
+            c.write(settings(SETTINGS_INITIAL_WINDOW_SIZE, WIDE_WINDOW), windowUpdate(0, WIDE_WINDOW - 65_535));
+            while (creditsAnyway) { // until the client closes the connection (the write throws)
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                c.write(windowUpdate(0, 1));
+            }
+        });
+        server.maxDataBytesPerSecond = 1; // one DATA frame, then nothing
+        Duration timeout = Duration.ofSeconds(1);
+        try (Transport t = transport()) {
+            // As above, an upload whose write was let through at its deadline (the abort wakes the writer, which
+            // writes into what little room the kernel found, a non-reading receiver's queue being compacted) proves
+            // nothing: another follows, its write blocked from its start behind the full buffers.
+            StoppedUpload u = null;
+            for (int attempt = 1; attempt <= SLOW_UPLOAD_ATTEMPTS; attempt++) {
+                u = stoppedUpload(t, timeout, false);
+                if (u.ranOnNanos() > STILL_BLOCKED.toNanos()) {
+                    break;
+                }
+            }
+            CallResult a = u.result();
+            System.out.println("server that stopped reading" + (creditsAnyway ? ", crediting" : "") + ": " + u.write());
+            Duration past = Duration.ofNanos(u.pastDeadlineNanos());
+            String what = a + ", " + u.write();
+            assertThat(Duration.ofNanos(u.ranOnNanos())).as("the write the deadline landed in stayed blocked after"
+                    + " the abort woke it: %s", what).isGreaterThan(STILL_BLOCKED);
+            if (creditsAnyway) {
+                assertThat(past).as("held past the deadline while credit came, up to the bound: %s", what)
+                        .isBetween(CLIENT_STOPPED_WRITE_CAP, CLIENT_STOPPED_WRITE_CAP.plusSeconds(1));
+            } else {
+                assertThat(past).as("closed a grace past the deadline: %s", what).isLessThan(Duration.ofSeconds(1));
+            }
+            // the connection was closed: the next call goes on a new one, and is answered there
+            server.script(answer(WELL_FORMED));
+            CallResult next = call(t, CALL_TIMEOUT);
+            assertThat(next.ok()).as("%s\n%s", next, seen()).isTrue();
+            assertThat(server.connections()).as("a new connection for the next call").isEqualTo(2);
+        }
+    }
+
+    /**
+     * An upload stopped by its deadline.
+     *
+     * @param ranOnNanos how long the write blocked at the deadline went on after it (0 when none was)
+     * @param pastDeadlineNanos how long after its deadline the upload's call returned
+     * @param write      what the sampling saw, for messages
+     */
+    private record StoppedUpload(CallResult result, long ranOnNanos, long pastDeadlineNanos, String write) {
+    }
+
+    /**
+     * Uploads 64 MiB until the upload's deadline, {@code timeout} from now ({@code burst}: the server reads a burst
+     * {@link #BURST_BEFORE_DEADLINE} before it), sampling the connection's blocked write meanwhile.
+     */
+    private StoppedUpload stoppedUpload(Transport t, Duration timeout, boolean burst) throws Exception {
+        // every few milliseconds: when the write in progress began, as of when
+        List<long[]> samples = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread sampler = Thread.ofVirtual().start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                long blocked = ClientProbe.longestHttp2WriteNanos(t, server.url("/"));
+                long now = System.nanoTime();
+                if (blocked > 0) {
+                    samples.add(new long[] {now, now - blocked});
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+            }
+        });
+        dev.weft.core.Deadline deadline = dev.weft.core.Deadline.in(timeout);
+        FutureTask<CallResult> upload = new FutureTask<>(() -> t.call(CallRequest.builder("POST",
+                server.url("/upload")).body(new byte[64 << 20], "application/octet-stream").build(), deadline));
+        Thread.ofVirtual().start(upload);
+        long stop = deadline.nanoTime();
+        long burstAt = stop - BURST_BEFORE_DEADLINE.toNanos();
+        CallResult a;
+        long ended;
+        try {
+            if (burst) {
+                await("the burst's time").atMost(timeout).pollInterval(Duration.ofMillis(1))
+                        .until(() -> System.nanoTime() - burstAt >= 0);
+                server.unboundedDataBytes.set(BURST_BYTES);
+            }
+            a = upload.get(HANG.toMillis(), TimeUnit.MILLISECONDS);
+            ended = System.nanoTime();
+        } finally {
+            sampler.interrupt();
+            sampler.join();
+        }
+        // The write the stop landed in: one that began before the abort (at most WATCHDOG_SLACK after the deadline;
+        // the stopped stream writes nothing after it) and still ran after the deadline.
+        long began = Long.MAX_VALUE;
+        long lastSeen = stop;
+        for (long[] sample : samples) {
+            if (sample[0] - stop >= 0 && sample[1] - stop <= WATCHDOG_SLACK.toNanos()) {
+                began = Math.min(began, sample[1]);
+                lastSeen = Math.max(lastSeen, sample[0]);
+            }
+        }
+        String write = began == Long.MAX_VALUE ? "no write was blocked at the upload's deadline"
+                : "the write blocked at the upload's deadline (or begun before its abort: a negative time) had been"
+                + " blocked "
+                + TimeUnit.NANOSECONDS.toMillis(stop - began) + " ms then and was still blocked "
+                + TimeUnit.NANOSECONDS.toMillis(lastSeen - stop) + " ms after it; the upload ended "
+                + TimeUnit.NANOSECONDS.toMillis(ended - stop) + " ms after its deadline";
+        assertThat(a.ok()).as(a.toString()).isFalse();
+        return new StoppedUpload(a, began == Long.MAX_VALUE ? 0 : lastSeen - stop, ended - stop, write);
     }
 
     // ---- how a case runs ------------------------------------------------------------------------------------

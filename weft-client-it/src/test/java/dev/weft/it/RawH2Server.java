@@ -132,6 +132,13 @@ final class RawH2Server implements AutoCloseable {
      * bound): a server that reads steadily, as fast as it can but never faster than this, whatever its pauses.
      */
     volatile long maxDataBytesPerSecond;
+    /**
+     * DATA bytes a connection's reader takes in next without the bound of {@link #maxDataBytesPerSecond} (a burst
+     * that drains the sockets' buffers); the bound holds again, from then on, once they are read.
+     */
+    final java.util.concurrent.atomic.AtomicLong unboundedDataBytes = new java.util.concurrent.atomic.AtomicLong();
+    /** How long a connection's reader reads nothing after a burst of {@link #unboundedDataBytes}. */
+    volatile long pauseAfterBurstNanos;
     private final AtomicInteger accepted = new AtomicInteger();
     private final AtomicInteger open = new AtomicInteger();
     private final List<Frame> received = new CopyOnWriteArrayList<>();
@@ -343,19 +350,32 @@ final class RawH2Server implements AutoCloseable {
                     long rate = maxDataBytesPerSecond;
                     if (rate > 0 && f.type() == DATA) {
                         long now = System.nanoTime();
+                        if (unboundedDataBytes.get() > 0) { // a burst: the bound runs again after it and its pause
+                            if (unboundedDataBytes.addAndGet(-length) <= 0) {
+                                parkUntil(now + pauseAfterBurstNanos);
+                            }
+                            dataBytes = 0;
+                            continue;
+                        }
                         if (dataBytes == 0) {
                             firstData = now;
                         }
                         dataBytes += length;
                         // ahead of the rate: wait until on it (a late wake-up is made up by reading on at once)
                         long due = firstData + (long) (dataBytes * 1e9 / rate);
-                        if (due - now > 0) {
-                            java.util.concurrent.locks.LockSupport.parkNanos(due - now);
-                        }
+                        parkUntil(due);
                     }
                 }
             } catch (IOException e) {
                 inbox.add(e); // EOF: the client closed; SocketException: it reset, or the server closed
+            }
+        }
+
+        /** Waits until nanoTime {@code due} or the server's close (a rate of 1: it stopped reading). */
+        private void parkUntil(long due) {
+            long left;
+            while ((left = due - System.nanoTime()) > 0 && !closed) {
+                java.util.concurrent.locks.LockSupport.parkNanos(Math.min(left, 50_000_000));
             }
         }
 
@@ -431,8 +451,11 @@ final class RawH2Server implements AutoCloseable {
          * client has them all before it can react to the first (and close the connection under the rest).
          */
         void write(byte[]... frames) throws IOException {
-            out.write(concat(frames));
-            out.flush();
+            byte[] b = concat(frames);
+            synchronized (this) { // a script may write from more than one thread
+                out.write(b);
+                out.flush();
+            }
         }
 
         /** Closes the connection (TLS close_notify, then TCP FIN); the reader stops with it. */

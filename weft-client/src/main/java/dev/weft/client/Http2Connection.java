@@ -56,7 +56,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>Places: {@link #reserve()} takes one of {@code min(max_streams, the server's
  *       SETTINGS_MAX_CONCURRENT_STREAMS)} places for an exchange; the pool hands it out and gives it back
  *       ({@link ConnectionPool}).</li>
- *   <li>An exchange stopped by its deadline resets its stream (RST_STREAM CANCEL); the connection goes on.</li>
+ *   <li>An exchange stopped by its deadline resets its stream (RST_STREAM CANCEL); the connection goes on. One
+ *       stopped in a socket write held up by back-pressure waits for that write to end while the server still gives
+ *       credit back, rather than closing the connection under the other streams ({@link #aborted}).</li>
  *   <li>GOAWAY: no new streams; those above its last stream id fail as not processed (sent again elsewhere); the
  *       connection closes when its last stream ends. A connection error (a frame Jetty's parser refuses, a flow
  *       control violation) sends GOAWAY with its code and fails every stream with {@code protocol-error}.</li>
@@ -121,7 +123,7 @@ final class Http2Connection {
      * Who writes now: the {@link Http2Stream} whose exchange's thread writes its request, {@link #CONTROL} for a
      * control frame (the reader's acknowledgements and credit, a reset), null while nobody writes. A socket write
      * cannot be stopped but by closing the socket: a stream's write blocked by a server that stopped reading is
-     * ended by its exchange's deadline or cancel ({@link #aborted}), a control write by {@link #STALLED_WRITE}.
+     * ended after its exchange's deadline or cancel ({@link #aborted}), a control write by {@link #STALLED_WRITE}.
      */
     private volatile Object writing;
     /** Counts the writes: a check that a blocked write is still the same one later ({@link #closeIfStillWriting}). */
@@ -133,10 +135,33 @@ final class Http2Connection {
      */
     static final long STALLED_WRITE = TimeUnit.SECONDS.toNanos(1);
     /**
-     * How long a stopped stream's write may go on before the connection is closed under it: a write held up only by
-     * ordinary TCP back-pressure ends well within it, one blocked by a server that stopped reading does not.
+     * How long a stopped stream's write may go on before the connection may be closed under it, and how often the
+     * watcher looks again after that ({@link #aborted}). A write held up by TCP back-pressure need not end within
+     * it: Linux wakes a blocked send only once about half of the send buffer (autotuned up to 4 MiB) has drained,
+     * so against a server reading 6-8 MB/s a blocked write lasts about 200 ms. So past the grace the connection is
+     * closed only when the server also sent no WINDOW_UPDATE for {@link #STOPPED_WRITE_CREDIT_SILENCE}.
      */
     static final long STOPPED_WRITE_GRACE = Math.min(TimeUnit.MILLISECONDS.toNanos(100), STALLED_WRITE);
+    /**
+     * A server that reads what we send gives credit back as it consumes it (WINDOW_UPDATE, of the connection or of a
+     * stream, in steps of a fraction of its window); none for this long while a stopped stream's write stays blocked
+     * means it stopped reading, and the connection closes. 250 ms: a server reading at 1 MB/s and crediting every
+     * 256 KiB keeps the connection; one that stopped reading has it closed at most this long after its last credit
+     * (and never before {@link #STOPPED_WRITE_GRACE}). Only WINDOW_UPDATE counts: it is the frame that says our
+     * bytes were consumed; a server that reads but never gives credit (windows wide enough for the whole upload)
+     * shows nothing, and has the connection closed after the grace as before.
+     */
+    static final long STOPPED_WRITE_CREDIT_SILENCE = TimeUnit.MILLISECONDS.toNanos(250);
+    /**
+     * However much credit keeps coming, a stopped stream's write still blocked this long after the stop closes the
+     * connection: a server that sends WINDOW_UPDATE without reading must not hold the stopped call's thread (and the
+     * write lock) for ever. 2 s: a blocked write against a server reading 1 MB/s with Linux's largest default send
+     * buffer (4 MiB) ends within it. The stopped call itself ends when its write does, so this is also the most it
+     * may end past its deadline or cancel.
+     */
+    static final long STOPPED_WRITE_CAP = TimeUnit.SECONDS.toNanos(2);
+    /** When the reader last read a WINDOW_UPDATE, of any stream ({@link System#nanoTime()}): the server reads. */
+    private volatile long creditReadAt = System.nanoTime() - STOPPED_WRITE_CREDIT_SILENCE - 1;
     /** How often a stream waiting for the write lock looks at whether its exchange was stopped meanwhile. */
     private static final long LOCK_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /**
@@ -536,8 +561,7 @@ final class Http2Connection {
         long seq = ++writeSeq; // under the write lock
         writing = by;
         if (watchNanos > 0) {
-            closeIfStillWriting(by, seq, watchNanos, "a write blocked for over "
-                    + TimeUnit.NANOSECONDS.toMillis(watchNanos) + " ms: the server stopped reading");
+            closeIfStillWriting(by, seq, watchNanos, false);
         }
         try {
             if (by instanceof Http2Stream st && st.isAborted() && dataCredit >= 0) {
@@ -657,35 +681,61 @@ final class Http2Connection {
     }
 
     /**
-     * An exchange was stopped from another thread. A stream blocked in its own write (a server that stopped reading)
-     * can be freed only by closing the socket: the connection closes, whenever in the write the stop comes. A stream
-     * waiting for the write lock leaves by itself ({@link #lockWrites}); a control write blocked for
-     * {@link #STALLED_WRITE} closes the connection too.
+     * An exchange was stopped from another thread. A stream blocked in its own write can be freed only by closing the
+     * socket: the connection closes if the write still runs after {@link #STOPPED_WRITE_GRACE} and the server has
+     * stopped reading (no WINDOW_UPDATE for {@link #STOPPED_WRITE_CREDIT_SILENCE}), or after
+     * {@link #STOPPED_WRITE_CAP} whatever it sends. A stream waiting for the write lock leaves by itself
+     * ({@link #lockWrites}); a control write blocked for {@link #STALLED_WRITE} closes the connection too.
      */
     void aborted(Http2Stream s) {
         wakeSenders();
         long seq = writeSeq; // read before writing: a later write by s sees its abort and is not written
         if (writing == s && writingSince != 0) {
-            // Closed only if this same write still runs after a grace: a deadline or a hedge's cancel landing in a
-            // write held up by ordinary back-pressure must not fail every other stream of the connection.
-            closeIfStillWriting(s, seq, STOPPED_WRITE_GRACE, "the exchange writing on it was stopped with its write"
-                    + " blocked for over " + TimeUnit.NANOSECONDS.toMillis(STOPPED_WRITE_GRACE) + " ms: the server"
-                    + " stopped reading");
+            // A deadline or a hedge's cancel landing in a write held up by a server that reads, slowly, must not fail
+            // every other stream of the connection: that write ends by itself, and the stream writes no more.
+            closeIfStillWriting(s, seq, STOPPED_WRITE_GRACE, true);
             return;
         }
         closeIfStalled();
     }
 
-    /** After {@code nanos}, closes the connection if write {@code seq} by {@code by} still runs (on its own thread). */
-    private void closeIfStillWriting(Object by, long seq, long nanos, String reason) {
+    /**
+     * After {@code grace}, closes the connection if write {@code seq} by {@code by} still runs (on its own thread).
+     * {@code whileCredited}: instead, looks again every {@code grace} while the server gave credit within
+     * {@link #STOPPED_WRITE_CREDIT_SILENCE}, up to {@link #STOPPED_WRITE_CAP}.
+     */
+    private void closeIfStillWriting(Object by, long seq, long grace, boolean whileCredited) {
+        long from = System.nanoTime();
         Thread.ofVirtual().name("weft-h2-write-watch").start(() -> {
-            long until = System.nanoTime() + nanos;
-            long left;
-            while ((left = until - System.nanoTime()) > 0 && writeSeq == seq && writing == by && !closed) {
-                java.util.concurrent.locks.LockSupport.parkNanos(this, left);
-            }
-            if (writeSeq == seq && writing == by && writingSince != 0) {
-                close(reason);
+            long until = from + grace;
+            while (true) {
+                long left;
+                while ((left = until - System.nanoTime()) > 0 && writeSeq == seq && writing == by && !closed) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(this, left);
+                }
+                if (writeSeq != seq || writing != by || writingSince == 0 || closed) {
+                    return;
+                }
+                long now = System.nanoTime();
+                long blocked = TimeUnit.NANOSECONDS.toMillis(now - from);
+                if (!whileCredited) {
+                    close("a write blocked for over " + blocked + " ms: the server stopped reading");
+                    return;
+                }
+                if (now - from >= STOPPED_WRITE_CAP) {
+                    close("the exchange writing on it was stopped and its write was still blocked " + blocked
+                            + " ms later, though the server gave credit: it reads too slowly, or credits without"
+                            + " reading");
+                    return;
+                }
+                if (now - creditReadAt > STOPPED_WRITE_CREDIT_SILENCE) {
+                    close("the exchange writing on it was stopped with its write blocked for " + blocked + " ms since,"
+                            + " and no WINDOW_UPDATE from the server for over "
+                            + TimeUnit.NANOSECONDS.toMillis(STOPPED_WRITE_CREDIT_SILENCE) + " ms: the server stopped"
+                            + " reading");
+                    return;
+                }
+                until = Math.min(now + grace, from + STOPPED_WRITE_CAP); // it reads: look again
             }
         });
     }
@@ -1050,6 +1100,7 @@ final class Http2Connection {
             if (!preface("WINDOW_UPDATE")) {
                 return;
             }
+            creditReadAt = System.nanoTime(); // the server reads (aborted: a stopped stream's blocked write)
             int id = frame.getStreamId();
             int delta = frame.getWindowDelta();
             Http2Stream s = id == 0 ? null : stream(id, "WINDOW_UPDATE");
