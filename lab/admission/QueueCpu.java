@@ -1,4 +1,3 @@
-import dev.weft.http.Framing;
 import dev.weft.http.RequestHead;
 import dev.weft.server.ServerRequest;
 import dev.weft.server.admission.AdaptiveAdmission;
@@ -21,8 +20,7 @@ public class QueueCpu {
         var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         AdmissionPolicy policy = new AdmissionPolicy(true, 1, 1, Math.max(waiters, 1), Duration.ofSeconds(30),
                 Duration.ofMillis(20), Map.of());
-        RequestHead head = new RequestHead("GET", "/r", "/r", null, false, dev.weft.http.Headers.of("host", "x"),
-                Framing.NONE, true);
+        RequestHead head = new RequestHead("GET", "/r", "/r", null, dev.weft.http.Headers.of("host", "x"));
         ServerRequest r = new ServerRequest(head, new byte[0], new InetSocketAddress("127.0.0.1", 1), System.nanoTime());
         try (AdaptiveAdmission admission = new AdaptiveAdmission(policy, new FixedAdmission(10_000, Duration.ZERO),
                 x -> "/r", k -> { })) {

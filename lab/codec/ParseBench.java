@@ -56,9 +56,9 @@ public class ParseBench {
     static long newParse() throws Exception {
         dev.weft.http.Http1Input in = new dev.weft.http.Http1Input(in(), 2048);
         long s = 0;
-        dev.weft.http.RequestHead h;
+        dev.weft.http.Http1Request h;
         while ((h = dev.weft.http.Http1.readRequestHead(in, 16 * 1024, 100)) != null) {
-            s += h.path().length() + dev.weft.http.Http1.readBody(in, h.framing(), 1 << 20, true).length();
+            s += h.head().path().length() + dev.weft.http.Http1.readBody(in, h.framing(), 1 << 20, true).length();
         }
         return s;
     }

@@ -5,7 +5,7 @@ import dev.weft.http.Framing;
 import dev.weft.http.Http1;
 import dev.weft.http.Http1Input;
 import dev.weft.http.HttpCodecException;
-import dev.weft.http.ResponseHead;
+import dev.weft.http.Http1Response;
 
 import java.io.EOFException;
 import java.io.FilterInputStream;
@@ -236,7 +236,7 @@ final class Connection extends Lease {
      */
     @Override
     Head readHead(boolean headRequest) throws IOException {
-        ResponseHead h;
+        Http1Response h;
         try {
             h = Http1.readResponseHead(input, headRequest, MAX_HEAD_BYTES, MAX_HEADERS);
         } catch (HttpCodecException e) {
@@ -244,12 +244,13 @@ final class Connection extends Lease {
         } catch (EOFException e) {
             throw closed();
         }
-        Headers headers = h.headers();
+        Headers headers = h.head().headers();
+        int status = h.head().status();
         return switch (h.framing().kind()) {
-            case NONE -> new Head(h.status(), headers, 0, false, h.keepAlive());
-            case LENGTH -> new Head(h.status(), headers, h.framing().length(), false, h.keepAlive());
-            case CHUNKED -> new Head(h.status(), headers, Head.NONE, true, h.keepAlive());
-            case UNTIL_CLOSE -> new Head(h.status(), headers, Head.UNTIL_CLOSE, false, false);
+            case NONE -> new Head(status, headers, 0, false, h.keepAlive());
+            case LENGTH -> new Head(status, headers, h.framing().length(), false, h.keepAlive());
+            case CHUNKED -> new Head(status, headers, Head.NONE, true, h.keepAlive());
+            case UNTIL_CLOSE -> new Head(status, headers, Head.UNTIL_CLOSE, false, false);
         };
     }
 

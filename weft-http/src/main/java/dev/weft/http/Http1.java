@@ -146,7 +146,7 @@ public final class Http1 {
      * @throws HttpCodecException with the status to answer (then close the connection)
      * @throws EOFException       when the peer closed the connection in the middle of the head
      */
-    public static RequestHead readRequestHead(Http1Input in, int maxHeadBytes, int maxFields) throws IOException {
+    public static Http1Request readRequestHead(Http1Input in, int maxHeadBytes, int maxFields) throws IOException {
         int budget = maxHeadBytes;
         while (true) {
             if (!in.nextLine(budget, true, 414, "request line", maxHeadBytes)) {
@@ -241,7 +241,8 @@ public final class Http1 {
             framing = Framing.NONE;
         }
         boolean keepAlive = minor >= 1 ? !f.close : f.keepAlive && !f.close;
-        return new RequestHead(method, target, path, query, minor == 0, Headers.read(f.list), framing, keepAlive);
+        return new Http1Request(new RequestHead(method, target, path, query, Headers.read(f.list)), framing, keepAlive,
+                minor == 0);
     }
 
     /**
@@ -269,7 +270,7 @@ public final class Http1 {
      * @throws HttpCodecException when the bytes are not a valid HTTP/1.x response head, or are over a limit
      * @throws EOFException       when the peer closed the connection before the whole head arrived
      */
-    public static ResponseHead readResponseHead(Http1Input in, boolean headRequest, int maxHeadBytes, int maxFields)
+    public static Http1Response readResponseHead(Http1Input in, boolean headRequest, int maxHeadBytes, int maxFields)
             throws IOException {
         int budget = maxHeadBytes;
         while (true) {
@@ -308,8 +309,9 @@ public final class Http1 {
                 continue; // an interim answer: the real one follows
             }
             boolean close = minor == 0 ? !f.keepAlive || f.close : f.close;
+            ResponseHead head = new ResponseHead(status, Headers.read(f.list));
             if (headRequest || status == 204 || status == 304) {
-                return new ResponseHead(status, Headers.read(f.list), Framing.NONE, !close);
+                return new Http1Response(head, Framing.NONE, !close);
             }
             if (f.transferEncoding && f.contentLength != NONE) {
                 throw new HttpCodecException(400, "both Transfer-Encoding and Content-Length");
@@ -320,13 +322,13 @@ public final class Http1 {
                 }
                 // a final chunked frames the body (other codings before it are the caller's to decode);
                 // without it the body runs until the connection closes (RFC 9112 section 6.3)
-                return f.lastIsChunked ? new ResponseHead(status, Headers.read(f.list), Framing.CHUNKED, !close)
-                        : new ResponseHead(status, Headers.read(f.list), Framing.UNTIL_CLOSE, false);
+                return f.lastIsChunked ? new Http1Response(head, Framing.CHUNKED, !close)
+                        : new Http1Response(head, Framing.UNTIL_CLOSE, false);
             }
             if (f.contentLength != NONE) {
-                return new ResponseHead(status, Headers.read(f.list), Framing.length(f.contentLength), !close);
+                return new Http1Response(head, Framing.length(f.contentLength), !close);
             }
-            return new ResponseHead(status, Headers.read(f.list), Framing.UNTIL_CLOSE, false);
+            return new Http1Response(head, Framing.UNTIL_CLOSE, false);
         }
     }
 

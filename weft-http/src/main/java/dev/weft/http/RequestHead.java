@@ -1,21 +1,19 @@
 package dev.weft.http;
 
 /**
- * The request line and header fields of an HTTP/1.x request, as {@link Http1#readRequestHead} accepted them.
+ * The request line and header fields of a request, whichever protocol brought it: what HTTP/1.1 and HTTP/2 have in
+ * common. How the body is framed and whether the connection stays open belong to the HTTP/1.1 codec
+ * ({@link Http1Request}); HTTP/2 frames each stream on its own.
  *
- * @param method    a token, as sent (methods are case-sensitive)
- * @param target    the request-target as sent: origin-form ({@code /a?b}), absolute-form or {@code *}
- * @param path      the target's path ({@code /} for {@code *} and an absolute-form without a path)
- * @param query     the target's query without {@code ?}, or empty
- * @param http10    whether the request was HTTP/1.0
- * @param headers   the fields in arrival order, values without surrounding whitespace, repeated names keeping
- *                  every value; names in lower case (the HTTP/1.1 reader lowers them, as HTTP/2 sends them, so that
- *                  a request relayed onwards looks the same whichever protocol brought it)
- * @param framing   how the body is delimited
- * @param keepAlive whether the connection may carry another request after this one's answer
+ * @param method  a token, as sent (methods are case-sensitive)
+ * @param target  the request-target as sent: origin-form ({@code /a?b}), absolute-form or {@code *}
+ * @param path    the target's path ({@code /} for {@code *} and an absolute-form without a path)
+ * @param query   the target's query without {@code ?}, or empty
+ * @param headers the fields in arrival order, values without surrounding whitespace, repeated names keeping
+ *                every value; names in lower case (the HTTP/1.1 reader lowers them, as HTTP/2 sends them, so that
+ *                a request relayed onwards looks the same whichever protocol brought it)
  */
-public record RequestHead(String method, String target, String path, String query, boolean http10,
-                          Headers headers, Framing framing, boolean keepAlive) {
+public record RequestHead(String method, String target, String path, String query, Headers headers) {
 
     /** The first value of a header (name in any case), or null. */
     public String header(String name) {

@@ -24,7 +24,7 @@ class Http1BodyTest {
 
     private static Body read(byte[] message) throws IOException {
         Http1Input in = new Http1Input(new ByteArrayInputStream(message), 256);
-        RequestHead head = Http1.readRequestHead(in, 4096, 20);
+        Http1Request head = Http1.readRequestHead(in, 4096, 20);
         return Http1.readBody(in, head.framing(), MAX, true);
     }
 

@@ -60,21 +60,22 @@ class Http1FuzzTest {
         Http1Input in = new Http1Input(stream, 64);
         try {
             while (true) { // as a server does: request after request until the stream ends or fails
-                RequestHead head = Http1.readRequestHead(in, 1024, 20);
-                if (head == null) {
+                Http1Request read = Http1.readRequestHead(in, 1024, 20);
+                if (read == null) {
                     break;
                 }
+                RequestHead head = read.head();
                 long before = in.consumed();
-                Body body = Http1.readBody(in, head.framing(), 4096, true);
+                Body body = Http1.readBody(in, read.framing(), 4096, true);
                 long used = in.consumed() - before;
                 assertThat(body.length()).isLessThanOrEqualTo(4096);
                 assertThat(body.bytes().length).isEqualTo((int) body.length());
-                if (head.framing().kind() == Framing.Kind.LENGTH) {
-                    assertThat(used).as("consumed exactly the declared body").isEqualTo(head.framing().length());
-                } else if (head.framing().kind() == Framing.Kind.NONE) {
+                if (read.framing().kind() == Framing.Kind.LENGTH) {
+                    assertThat(used).as("consumed exactly the declared body").isEqualTo(read.framing().length());
+                } else if (read.framing().kind() == Framing.Kind.NONE) {
                     assertThat(used).isZero();
                 }
-                assertThat(head.framing().kind()).isNotEqualTo(Framing.Kind.UNTIL_CLOSE);
+                assertThat(read.framing().kind()).isNotEqualTo(Framing.Kind.UNTIL_CLOSE);
                 assertThat(head.method()).isNotEmpty();
                 assertThat(head.target()).doesNotContain(" ", "\r", "\n", "\0");
                 for (var h : head.headers()) {
@@ -94,11 +95,12 @@ class Http1FuzzTest {
     private static void parseResponse(byte[] bytes) {
         Http1Input in = new Http1Input(new CountingStream(bytes), 64);
         try {
-            ResponseHead head = Http1.readResponseHead(in, false, 1024, 20);
+            Http1Response read = Http1.readResponseHead(in, false, 1024, 20);
+            ResponseHead head = read.head();
             long before = in.consumed();
-            Body body = Http1.readBody(in, head.framing(), 4096, true);
-            if (head.framing().kind() == Framing.Kind.LENGTH) {
-                assertThat(in.consumed() - before).isEqualTo(head.framing().length());
+            Body body = Http1.readBody(in, read.framing(), 4096, true);
+            if (read.framing().kind() == Framing.Kind.LENGTH) {
+                assertThat(in.consumed() - before).isEqualTo(read.framing().length());
             }
             assertThat(body.length()).isLessThanOrEqualTo(4096);
             assertThat(head.status()).isBetween(200, 999);

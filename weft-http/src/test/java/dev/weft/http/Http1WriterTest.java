@@ -201,11 +201,12 @@ class Http1WriterTest {
                                    @ForAll("readableFields") List<Map.Entry<String, String>> fields,
                                    @ForAll("bodies") byte[] body, @ForAll boolean keepAlive) throws IOException {
         Http1Input in = new Http1Input(new ByteArrayInputStream(Http1Writer.response(Status.of(status), Headers.of(fields), body, keepAlive)), 64);
-        ResponseHead head = Http1.readResponseHead(in, false, 64 * 1024, Http1.MAX_RESPONSE_FIELDS);
+        Http1Response read = Http1.readResponseHead(in, false, 64 * 1024, Http1.MAX_RESPONSE_FIELDS);
+        ResponseHead head = read.head();
         assertThat(head.status()).isEqualTo(status);
         boolean bodiless = status == 204 || status == 304;
-        assertThat(head.framing()).isEqualTo(bodiless ? Framing.NONE : Framing.length(body.length));
-        assertThat(head.keepAlive()).isEqualTo(keepAlive);
+        assertThat(read.framing()).isEqualTo(bodiless ? Framing.NONE : Framing.length(body.length));
+        assertThat(read.keepAlive()).isEqualTo(keepAlive);
         List<Map.Entry<String, String>> expected = new ArrayList<>(fields);
         expected.add(Map.entry("Content-Length", Integer.toString(body.length)));
         if (!keepAlive) {
@@ -213,7 +214,7 @@ class Http1WriterTest {
         }
         assertThat(head.headers().fields()).isEqualTo(expected);
         if (!bodiless) {
-            assertThat(Http1.readBody(in, head.framing(), body.length, true).bytes()).isEqualTo(body);
+            assertThat(Http1.readBody(in, read.framing(), body.length, true).bytes()).isEqualTo(body);
         }
     }
 
@@ -227,13 +228,14 @@ class Http1WriterTest {
                                   @ForAll @IntRange(min = -1, max = 100) int bodyLength) throws IOException {
         byte[] head = Http1Writer.requestHead(method, target, "example.org:8080", Headers.of(fields), "weft", bodyLength);
         Http1Input in = new Http1Input(new ByteArrayInputStream(head), 64);
-        RequestHead r = Http1.readRequestHead(in, 64 * 1024, Http1.MAX_REQUEST_FIELDS);
+        Http1Request read = Http1.readRequestHead(in, 64 * 1024, Http1.MAX_REQUEST_FIELDS);
+        RequestHead r = read.head();
         assertThat(r.method()).isEqualTo(method);
         assertThat(r.target()).isEqualTo(target);
         assertThat(r.header("host")).isEqualTo("example.org:8080");
-        assertThat(r.keepAlive()).isTrue();
+        assertThat(read.keepAlive()).isTrue();
         boolean bodied = bodyLength >= 0 || List.of("POST", "PUT", "PATCH").contains(method);
-        assertThat(r.framing()).isEqualTo(bodied ? Framing.length(Math.max(0, bodyLength)) : Framing.NONE);
+        assertThat(read.framing()).isEqualTo(bodied ? Framing.length(Math.max(0, bodyLength)) : Framing.NONE);
         List<Map.Entry<String, String>> sent = r.headers().fields().subList(1, 1 + fields.size());
         for (int i = 0; i < fields.size(); i++) {
             assertThat(sent.get(i)).isEqualTo(Map.entry(fields.get(i).getKey().toLowerCase(Locale.ROOT),

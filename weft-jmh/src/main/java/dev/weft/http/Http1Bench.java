@@ -29,13 +29,13 @@ public class Http1Bench extends Defaults {
     private final byte[] answerBody = "{\"b\":{\"id\":42},\"c\":{},\"d\":{}}".getBytes(StandardCharsets.UTF_8);
 
     @Benchmark
-    public ResponseHead readResponseHead() throws IOException {
+    public Http1Response readResponseHead() throws IOException {
         Http1Input in = new Http1Input(new ByteArrayInputStream(responseHead), 2048);
         return Http1.readResponseHead(in, false, 64 * 1024, Http1.MAX_RESPONSE_FIELDS);
     }
 
     @Benchmark
-    public RequestHead readRequestHead() throws IOException {
+    public Http1Request readRequestHead() throws IOException {
         Http1Input in = new Http1Input(new ByteArrayInputStream(requestHead), 2048);
         return Http1.readRequestHead(in, 64 * 1024, Http1.MAX_REQUEST_FIELDS);
     }

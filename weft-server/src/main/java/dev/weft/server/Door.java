@@ -5,7 +5,7 @@ import dev.weft.os.ThreadNice;
 import dev.weft.http.Framing;
 import dev.weft.http.Http1;
 import dev.weft.http.Http1Input;
-import dev.weft.http.RequestHead;
+import dev.weft.http.Http1Request;
 import dev.weft.server.admission.Admission;
 import dev.weft.server.admission.AdmissionPolicy;
 
@@ -92,7 +92,7 @@ final class Door implements AutoCloseable {
     private final java.util.ArrayDeque<Conn> queued = new java.util.ArrayDeque<>();
     private volatile boolean closed;
     /** Heads the blocking path must read instead (an {@code Upgrade: h2c} when HTTP/2 upgrades are on), or null. */
-    private volatile java.util.function.Predicate<RequestHead> handBackIf;
+    private volatile java.util.function.Predicate<Http1Request> handBackIf;
     /** Written by the door's thread only ({@link Admission.DoorLoad}). */
     private volatile long requestsRead;
     private volatile long refusals;
@@ -127,6 +127,8 @@ final class Door implements AutoCloseable {
         int served;
         /** A request of this connection waits in the admission's queue (no thread waits for it), or null. */
         ServerRequest queuedRequest;
+        /** Whether {@link #queuedRequest}'s HTTP/1.x head lets the connection carry another request. */
+        boolean queuedKeepAlive;
         Admission.Queued queued;
         /** Set by that virtual thread: the answer and whether the connection stays open after it. */
         volatile byte[] answer;
@@ -233,7 +235,7 @@ final class Door implements AutoCloseable {
     }
 
     /** From now on, a head {@code p} accepts hands its connection back to the blocking path. */
-    void handBackIf(java.util.function.Predicate<RequestHead> p) {
+    void handBackIf(java.util.function.Predicate<Http1Request> p) {
         handBackIf = p;
     }
 
@@ -532,7 +534,7 @@ final class Door implements AutoCloseable {
             if (end < 0) {
                 return;
             }
-            RequestHead head;
+            Http1Request head;
             try {
                 Http1Input in = new Http1Input(new ByteArrayInputStream(c.in.array(), 0, end), Http1Reader.BUFFER_BYTES);
                 head = Http1.readRequestHead(in, maxHeadBytes, Http1.MAX_REQUEST_FIELDS);
@@ -544,7 +546,7 @@ final class Door implements AutoCloseable {
                 handBack(c); // the blocking path parses the same bytes and gives its answer
                 return;
             }
-            java.util.function.Predicate<RequestHead> back = handBackIf;
+            java.util.function.Predicate<Http1Request> back = handBackIf;
             if (head.framing().kind() != Framing.Kind.NONE || back != null && back.test(head)) {
                 handBack(c); // a body (read on the blocking path, with its limits), or a head that path must see
                 return;
@@ -554,7 +556,8 @@ final class Door implements AutoCloseable {
             c.searched = 0;
             c.served++;
             c.activity.busy();
-            ServerRequest r = new ServerRequest(head, EMPTY, c.remote, System.nanoTime());
+            ServerRequest r = new ServerRequest(head.head(), EMPTY, c.remote, System.nanoTime());
+            boolean keepsOpen = head.keepAlive();
             requestsRead++; // only this thread writes it
             Admission.Decision decision;
             try {
@@ -569,13 +572,13 @@ final class Door implements AutoCloseable {
             switch (decision) {
                 case Admission.Refused refused -> {
                     refusals++;
-                    answer(c, requests.refused(r, refused), head.keepAlive());
+                    answer(c, requests.refused(r, refused), keepsOpen);
                 }
-                case Admission.Admitted admitted -> run(c, r, admitted);
+                case Admission.Admitted admitted -> run(c, r, admitted, keepsOpen);
                 case Admission.WouldWait w -> {
                     Admission.Queued q = admission.queue(r);
                     if (q == null) {
-                        run(c, r, null); // it waits for its place on its own virtual thread
+                        run(c, r, null, keepsOpen); // it waits for its place on its own virtual thread
                         break;
                     }
                     c.running = true; // read nothing more until it is answered
@@ -586,6 +589,7 @@ final class Door implements AutoCloseable {
                         throw closed;
                     }
                     c.queuedRequest = r;
+                    c.queuedKeepAlive = keepsOpen;
                     c.queued = q;
                     queued.add(c);
                     return;
@@ -630,6 +634,7 @@ final class Door implements AutoCloseable {
             Conn c = done.get(k);
             Admission.Decision t = tickets.get(k);
             ServerRequest r = c.queuedRequest;
+            boolean keepsOpen = c.queuedKeepAlive;
             c.queued = null;
             c.queuedRequest = null;
             c.running = false;
@@ -638,15 +643,16 @@ final class Door implements AutoCloseable {
             }
             try {
                 switch (t) {
-                    case Admission.Admitted admitted -> run(c, r, admitted);
+                    case Admission.Admitted admitted -> run(c, r, admitted, keepsOpen);
                     case Admission.Refused refused -> {
                         refusals++;
-                        answer(c, requests.refused(r, refused), r.head().keepAlive());
+                        answer(c, requests.refused(r, refused), keepsOpen);
                         if (c.out == null && held.contains(c)) {
                             serveRead(c);
                         }
                     }
-                    case Admission.WouldWait w -> run(c, r, null); // it waits for its place on its own virtual thread
+                    // it waits for its place on its own virtual thread
+                    case Admission.WouldWait w -> run(c, r, null, keepsOpen);
                 }
             } catch (RuntimeException e) {
                 dropped(c, e);
@@ -674,9 +680,10 @@ final class Door implements AutoCloseable {
     /**
      * Runs {@code r} on a virtual thread of its own (admitted, or null: it waits for its place there). When the
      * connection was closed since its head was read ({@link #dropped}), gives the place back and throws.
+     *
+     * @param keepsOpen whether the request's HTTP/1.x head lets the connection carry another request
      */
-    private void run(Conn c, ServerRequest r, Admission.Admitted admitted) {
-        RequestHead head = r.head();
+    private void run(Conn c, ServerRequest r, Admission.Admitted admitted, boolean keepsOpen) {
         c.running = true;
         try {
             c.key.interestOps(0);
@@ -694,7 +701,7 @@ final class Door implements AutoCloseable {
             } catch (RuntimeException | Error e) {
                 response = HttpServer.error(500, "internal error: " + e);
             }
-            boolean open = head.keepAlive() && keepAlive.getAsBoolean();
+            boolean open = keepsOpen && keepAlive.getAsBoolean();
             c.answer = HttpServer.http1(response, open);
             c.answerKeepsOpen = open;
             answered.add(c);

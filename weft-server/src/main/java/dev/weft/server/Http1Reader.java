@@ -4,7 +4,7 @@ import dev.weft.http.Body;
 import dev.weft.http.Http1;
 import dev.weft.http.Http1Input;
 import dev.weft.http.HttpCodecException;
-import dev.weft.http.RequestHead;
+import dev.weft.http.Http1Request;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,7 +35,7 @@ public final class Http1Reader {
     }
 
     /** Reads the next request head; null when the peer closed the connection between requests. */
-    public RequestHead readHead() throws IOException {
+    public Http1Request readHead() throws IOException {
         return Http1.readRequestHead(in, maxHeadBytes, Http1.MAX_REQUEST_FIELDS);
     }
 
@@ -45,7 +45,7 @@ public final class Http1Reader {
      * @param keep false to count and discard the bytes (the result is then empty)
      * @throws HttpCodecException 413 over {@code maxBodyBytes}, 400 when malformed
      */
-    public Body readBody(RequestHead head, long maxBodyBytes, boolean keep) throws IOException {
+    public Body readBody(Http1Request head, long maxBodyBytes, boolean keep) throws IOException {
         return Http1.readBody(in, head.framing(), maxBodyBytes, keep);
     }
 

@@ -324,18 +324,18 @@ public final class HttpServer implements AutoCloseable {
             if (reader.hasBuffered()) {
                 activity.bytesIn(); // a pipelined head has begun in the buffer: its deadline runs
             }
-            RequestHead head;
+            dev.weft.http.Http1Request read;
             byte[] body;
             try {
-                head = reader.readHead();
-                if (head == null) {
+                read = reader.readHead();
+                if (read == null) {
                     return;
                 }
                 activity.busy(); // the head is in: its deadline no longer applies
-                if (head.framing().kind() != dev.weft.http.Framing.Kind.NONE) {
+                if (read.framing().kind() != dev.weft.http.Framing.Kind.NONE) {
                     activity.body(limits.bodyTimeout()); // a body stopped half-way does not hold the connection
                 }
-                body = reader.readBody(head, limits.maxBodyBytes(), true).bytes();
+                body = reader.readBody(read, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
                 ServerResponse answer = error(e.status(), e.getMessage());
                 tell(null, remote, answer, RefusedBy.PARSER);
@@ -347,14 +347,15 @@ public final class HttpServer implements AutoCloseable {
             } finally {
                 activity.busy();
             }
-            if (h2cUpgrades != null && h2cUpgrades.upgrades(head)) { // Upgrade: h2c, where http2.upgrade asks for it
+            RequestHead head = read.head();
+            if (h2cUpgrades != null && h2cUpgrades.upgrades(read)) { // Upgrade: h2c, where http2.upgrade asks for it
                 activity.writing(limits.idleTimeout());
                 h2cUpgrades.serveUpgraded(socket, reader.rest(), head, body, activity, limits.maxBodyBytes(),
                         limits.bodyTimeout(), this::admitAndHandle);
                 return;
             }
             ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));
-            boolean keepAlive = head.keepAlive() && !draining && !closed;
+            boolean keepAlive = read.keepAlive() && !draining && !closed;
             activity.writing(limits.idleTimeout()); // a peer that does not take its answer does not hold the connection
             write(out, response, keepAlive);
             if (!keepAlive) {

@@ -1,6 +1,6 @@
 package dev.weft.server;
 
-import dev.weft.http.RequestHead;
+import dev.weft.http.Http1Request;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
@@ -50,21 +50,21 @@ class Http1ReaderTest {
 
         for (int perRead : new int[] {1, 700, Http1Reader.BUFFER_BYTES, 1 << 20}) {
             Http1Reader r = new Http1Reader(trickle(wire.toByteArray(), perRead), 64 * 1024);
-            RequestHead one = r.readHead();
-            assertThat(one.path()).isEqualTo("/one");
-            assertThat(one.query()).isEqualTo("x=1");
-            assertThat(one.header("x-long")).isEqualTo(longValue);
+            Http1Request one = r.readHead();
+            assertThat(one.head().path()).isEqualTo("/one");
+            assertThat(one.head().query()).isEqualTo("x=1");
+            assertThat(one.head().header("x-long")).isEqualTo(longValue);
             assertThat(r.readBody(one, 1 << 20, true).bytes()).as("%d bytes per read", perRead).isEqualTo(big);
 
-            RequestHead two = r.readHead();
-            assertThat(two.path()).isEqualTo("/two");
+            Http1Request two = r.readHead();
+            assertThat(two.head().path()).isEqualTo("/two");
             ByteArrayOutputStream both = new ByteArrayOutputStream();
             both.writeBytes(chunkA);
             both.writeBytes(chunkB);
             assertThat(r.readBody(two, 1 << 20, true).bytes()).as("%d bytes per read", perRead)
                     .isEqualTo(both.toByteArray());
 
-            assertThat(r.readHead().path()).isEqualTo("/three");
+            assertThat(r.readHead().head().path()).isEqualTo("/three");
             assertThat(r.readHead()).as("end of stream between requests").isNull();
         }
     }

@@ -12,6 +12,7 @@ import dev.weft.http.HttpCodecException;
 import dev.weft.server.JsonText;
 import dev.weft.server.Query;
 import dev.weft.http.RequestHead;
+import dev.weft.http.Http1Request;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -61,14 +62,14 @@ final class UpstreamConnection {
             if (pending == null) {
                 activity.idle(); // with an answer pending the connection is busy until the answer is written
             }
-            RequestHead r;
+            Http1Request read;
             Body body;
             try {
-                r = reader.readHead(); // with an answer pending this read also sees the caller leave
-                if (r == null) {
+                read = reader.readHead(); // with an answer pending this read also sees the caller leave
+                if (read == null) {
                     return; // the client closed the connection (between requests, or before its answer: run())
                 }
-                body = reader.readBody(r, MAX_REQUEST_BODY, false);
+                body = reader.readBody(read, MAX_REQUEST_BODY, false);
             } catch (HttpCodecException e) {
                 if (awaitPending()) {
                     writeJson(e.status(), Map.of("error", e.getMessage()), false, null);
@@ -79,7 +80,8 @@ final class UpstreamConnection {
                 return; // the answer before this pipelined request could not be written
             }
             activity.busy();
-            boolean keepAlive = r.keepAlive();
+            RequestHead r = read.head();
+            boolean keepAlive = read.keepAlive();
             boolean continueConnection = r.path().startsWith("/-/")
                     ? admin(r, keepAlive)
                     : simulate(r, body.length(), keepAlive);

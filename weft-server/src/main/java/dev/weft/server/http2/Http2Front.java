@@ -131,14 +131,15 @@ public final class Http2Front {
      * {@code Connection} names {@code Upgrade} and {@code HTTP2-Settings}, and one {@code HTTP2-Settings} field holds
      * a SETTINGS payload in base64url that the frame codec accepts.
      */
-    public static boolean asksForH2c(dev.weft.http.RequestHead head) {
-        return !head.http10() && hasToken(head, "upgrade", "h2c") && hasToken(head, "connection", "upgrade")
+    public static boolean asksForH2c(dev.weft.http.Http1Request request) {
+        dev.weft.http.RequestHead head = request.head();
+        return !request.http10() && hasToken(head, "upgrade", "h2c") && hasToken(head, "connection", "upgrade")
                 && hasToken(head, "connection", "http2-settings") && settingsOf(head) != null;
     }
 
     /** {@link #asksForH2c}, where {@code http2.upgrade} allows it. */
-    public boolean upgrades(dev.weft.http.RequestHead head) {
-        return limits.upgrade() && asksForH2c(head);
+    public boolean upgrades(dev.weft.http.Http1Request request) {
+        return limits.upgrade() && asksForH2c(request);
     }
 
     private static boolean hasToken(dev.weft.http.RequestHead head, String name, String token) {

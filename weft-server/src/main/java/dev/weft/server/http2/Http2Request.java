@@ -1,6 +1,5 @@
 package dev.weft.server.http2;
 
-import dev.weft.http.Framing;
 import dev.weft.http.Http1;
 import dev.weft.http.RequestHead;
 import dev.weft.http.h2.Http2Error;
@@ -125,9 +124,8 @@ record Http2Request(RequestHead head, long contentLength) {
         if (endStream && contentLength > 0) {
             throw malformed(streamId, "content-length " + contentLength + " on a request without a body");
         }
-        Framing framing = contentLength >= 0 ? Framing.length(contentLength) : endStream ? Framing.NONE : Framing.CHUNKED;
         String p = "*".equals(path) ? "/" : path;
-        return new Http2Request(new RequestHead(method, target, p, query, false, dev.weft.http.Headers.of(headers), framing, true),
+        return new Http2Request(new RequestHead(method, target, p, query, dev.weft.http.Headers.of(headers)),
                 contentLength);
     }
 

@@ -452,8 +452,7 @@ public final class Http2ServerConnection {
             }
         }
         dev.weft.http.RequestHead head = new dev.weft.http.RequestHead(u.head().method(), u.head().target(),
-                u.head().path(), u.head().query(), false, dev.weft.http.Headers.of(fields),
-                u.body().length > 0 ? dev.weft.http.Framing.length(u.body().length) : dev.weft.http.Framing.NONE, true);
+                u.head().path(), u.head().query(), dev.weft.http.Headers.of(fields));
         lastStreamId = 1;
         Http2ServerStream s = new Http2ServerStream(this, 1, new Http2Request(head, u.body().length), remote,
                 DEFAULT_WINDOW);

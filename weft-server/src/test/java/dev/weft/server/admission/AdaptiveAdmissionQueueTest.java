@@ -1,6 +1,5 @@
 package dev.weft.server.admission;
 
-import dev.weft.http.Framing;
 import dev.weft.http.RequestHead;
 import dev.weft.server.ServerRequest;
 import org.junit.jupiter.api.Test;
@@ -23,8 +22,7 @@ class AdaptiveAdmissionQueueTest {
     private static final Duration LONG_WAIT = Duration.ofSeconds(20);
 
     private static ServerRequest request(String path) {
-        RequestHead head = new RequestHead("GET", path, path, null, false, dev.weft.http.Headers.of("host", "x"),
-                Framing.NONE, true);
+        RequestHead head = new RequestHead("GET", path, path, null, dev.weft.http.Headers.of("host", "x"));
         return new ServerRequest(head, new byte[0], new InetSocketAddress("127.0.0.1", 1), System.nanoTime());
     }
 
