@@ -298,9 +298,18 @@ public final class SystemALab {
      * room for {@code n} requests and calls in flight, no retries, no breaker.
      */
     static String measuredGateway(int n) {
+        return measuredGateway(n, n);
+    }
+
+    /**
+     * {@link #measuredGateway(int)} with {@code connections} inbound connections for {@code n} requests at once: a
+     * relay takes many requests (streams) over few connections, and what it does not hold inbound its pools may
+     * hold (the destinations' pools are sized to the open-file limit left: docs/gateway.md, File descriptors).
+     */
+    static String measuredGateway(int n, int connections) {
         return "listen: 127.0.0.1:0\n"
                 + "admission: { enabled: false }\n"
-                + "limits: { max_concurrent: " + n + ", max_connections: " + n + ", max_wait: 1s }\n"
+                + "limits: { max_concurrent: " + n + ", max_connections: " + connections + ", max_wait: 1s }\n"
                 + "destination_defaults: { max_in_flight: " + n + ", retry: { attempts: 1 }, breaker: { enabled: false } }\n";
     }
 
