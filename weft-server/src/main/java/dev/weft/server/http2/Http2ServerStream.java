@@ -33,6 +33,8 @@ final class Http2ServerStream {
 
     /** A body's first buffer; it doubles as bytes come, as on the HTTP/1.1 path. */
     private static final int INITIAL_BODY_BUFFER = 16 * 1024;
+    /** The body of a request that has none (shared: a zero-length array cannot be changed). */
+    private static final byte[] NO_BODY = new byte[0];
 
     final Http2ServerConnection c;
     final int id;
@@ -217,9 +219,9 @@ final class Http2ServerStream {
         if (preloaded != null) {
             return preloaded;
         }
-        // grown as bytes arrive (16 KiB, doubling), never sized from content-length: HEADERS alone cost no heap
-        ByteArrayOutputStream body = new ByteArrayOutputStream(
-                (int) Math.min(INITIAL_BODY_BUFFER, request.contentLength() >= 0 ? request.contentLength() : INITIAL_BODY_BUFFER));
+        // made at the first byte and grown as bytes arrive (16 KiB, doubling), never sized from content-length:
+        // HEADERS alone cost no heap, and a request without a body (a GET's END_STREAM on its HEADERS) none either
+        ByteArrayOutputStream body = null;
         long deadline = System.nanoTime() + c.bodyTimeout().toNanos();
         while (true) {
             byte[] chunk;
@@ -264,14 +266,18 @@ final class Http2ServerStream {
                     }
                     return null;
                 }
-                if (body.size() + (long) chunk.length > c.maxBodyBytes()) {
+                if ((body == null ? 0 : body.size()) + (long) chunk.length > c.maxBodyBytes()) {
                     answerEarly(413, "request body over " + c.maxBodyBytes() + " bytes");
                     return null;
+                }
+                if (body == null) {
+                    body = new ByteArrayOutputStream((int) Math.min(INITIAL_BODY_BUFFER,
+                            request.contentLength() >= 0 ? request.contentLength() : INITIAL_BODY_BUFFER));
                 }
                 body.write(chunk);
             }
             if (end) {
-                return body.toByteArray();
+                return body == null ? NO_BODY : body.toByteArray();
             }
         }
     }
