@@ -242,7 +242,7 @@ final class Http2ServerStream {
                     chunk = null;
                     end = false;
                 } else {
-                    chunk = java.util.Arrays.copyOf(buffer, buffered);
+                    chunk = buffered == 0 ? NO_BODY : java.util.Arrays.copyOf(buffer, buffered);
                     buffered = 0;
                     end = ended;
                 }
