@@ -30,10 +30,12 @@ public record CallRequest(String method, URI uri, Headers headers, byte[] body, 
 
     /**
      * @param tags typed values for interceptors, never sent: each value an instance of its key (null: none)
-     * @throws IllegalArgumentException when the URL is not an absolute http(s) URL, or a tag is not of its type
+     * @throws IllegalArgumentException when the method is not a token (it goes on the wire as it is: a CR, LF or space
+     *                                  in it would split the request), the URL is not an absolute http(s) URL, or a
+     *                                  tag is not of its type
      */
     public CallRequest {
-        method = method.toUpperCase(Locale.ROOT);
+        method = dev.weft.http.Method.of(Objects.requireNonNull(method, "method").toUpperCase(Locale.ROOT)).name();
         Objects.requireNonNull(uri, "uri");
         headers = headers == null ? Headers.EMPTY : headers;
         if (uri.getScheme() == null || uri.getHost() == null) {

@@ -246,7 +246,13 @@ public final class Transport implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The {@code User-Agent} sent when a call has none (default {@code weft}).
+         *
+         * @throws IllegalArgumentException when it could not go on the wire as a field value (CR, LF or NUL)
+         */
         public Builder userAgent(String ua) {
+            dev.weft.http.Http1Writer.checkField("User-Agent", java.util.Objects.requireNonNull(ua, "userAgent"));
             this.userAgent = ua;
             return this;
         }

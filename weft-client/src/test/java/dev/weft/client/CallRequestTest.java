@@ -27,6 +27,23 @@ class CallRequestTest {
         assertThat(r.destination()).isEqualTo(Destination.of("http://127.0.0.1:9001"));
     }
 
+    /** A method goes on the wire as it is: one that is not a token could split the request in two. */
+    @Test
+    void aMethodThatIsNotATokenIsRefused() {
+        for (String bad : new String[] {"GET /a HTTP/1.1\r\nX-Injected: 1\r\nX", "GE T", "GET\n", "", "G\u00c9T"}) {
+            assertThatThrownBy(() -> CallRequest.builder(bad, "http://h/x").build()).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a token");
+        }
+        assertThat(CallRequest.builder("propfind", "http://h/x").build().method()).isEqualTo("PROPFIND");
+    }
+
+    @Test
+    void aUserAgentThatCouldNotGoOnTheWireIsRefusedAtBuild() {
+        assertThatThrownBy(() -> Transport.builder().userAgent("weft\r\nX-Injected: 1"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("line break");
+        assertThatThrownBy(() -> Transport.builder().userAgent(null)).isInstanceOf(NullPointerException.class);
+    }
+
     @Test
     void aGivenContentTypeWinsOverTheBodysAndNoneIsAddedWithoutABody() {
         CallRequest r = CallRequest.builder("PUT", "http://h/x").header("content-type", "text/plain")
