@@ -165,8 +165,38 @@ public final class Composer {
         return ServerResponse.json(status, out).withHeader("Weft-Completed", "true");
     }
 
-    /** Whether {@code body} is exactly one JSON value (RFC 8259: no comments, no trailing data, no BOM). */
+    /**
+     * Whether {@code body} is exactly one JSON value (RFC 8259: no comments, no trailing data, no BOM) in well-formed
+     * UTF-8: copied as sent, an overlong form (say {@code C0 A2} for a quote) would reach a lenient client as the
+     * character it spells.
+     */
     static boolean isOneJsonValue(byte[] body) {
+        return isOneJsonValueIgnoringEncoding(body) && wellFormedUtf8(body);
+    }
+
+    /**
+     * Whether {@code b} is well-formed UTF-8 (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF). ASCII,
+     * the common body, is one pass over the bytes; others go through the JDK's strict decoder.
+     */
+    static boolean wellFormedUtf8(byte[] b) {
+        int bits = 0;
+        for (byte x : b) {
+            bits |= x;
+        }
+        if (bits >= 0) {
+            return true;
+        }
+        try {
+            StandardCharsets.UTF_8.newDecoder().onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(b));
+            return true;
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return false;
+        }
+    }
+
+    private static boolean isOneJsonValueIgnoringEncoding(byte[] body) {
         int i = 0;
         while (i < body.length && isJsonSpace(body[i])) {
             i++;

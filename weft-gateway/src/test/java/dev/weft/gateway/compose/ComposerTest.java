@@ -39,5 +39,15 @@ class ComposerTest {
         assertThat(Composer.isOneJsonValue(new byte[]{'"', (byte) 0xC3, '"'})).as("broken UTF-8").isFalse();
         assertThat(Composer.isOneJsonValue(new byte[]{(byte) 0xEF, (byte) 0xBB, (byte) 0xBF, '1'}))
                 .as("a byte order mark").isFalse();
+        assertThat(Composer.isOneJsonValue(new byte[]{'"', (byte) 0xC0, (byte) 0xA2, '"'}))
+                .as("an overlong quote").isFalse();
+        assertThat(Composer.isOneJsonValue(new byte[]{'{', '"', 'a', '"', ':', '"', (byte) 0xC0, (byte) 0xA2, '"', '}'}))
+                .as("an overlong quote in a member").isFalse();
+        assertThat(Composer.isOneJsonValue(new byte[]{'"', (byte) 0xF5, (byte) 0x80, (byte) 0x80, (byte) 0x80, '"'}))
+                .as("above U+10FFFF").isFalse();
+        assertThat(Composer.isOneJsonValue(new byte[]{'"', (byte) 0xED, (byte) 0xA0, (byte) 0x80, '"'}))
+                .as("a surrogate").isFalse();
+        assertThat(Composer.isOneJsonValue("\"caf\u00e9 \uD83D\uDE00\"".getBytes(StandardCharsets.UTF_8)))
+                .as("well-formed UTF-8").isTrue();
     }
 }
