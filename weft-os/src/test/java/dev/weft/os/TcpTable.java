@@ -65,6 +65,13 @@ public final class TcpTable {
         return read().stream().filter(e -> e.local().equals(local) && e.remote().equals(remote)).findFirst();
     }
 
+    /** The row of the other end of a loopback connection {@code s} (the server's socket for a client's), if listed. */
+    public static Optional<Entry> peerOf(Socket s) throws IOException {
+        InetSocketAddress local = new InetSocketAddress(s.getLocalAddress(), s.getLocalPort());
+        InetSocketAddress remote = (InetSocketAddress) s.getRemoteSocketAddress();
+        return read().stream().filter(e -> e.local().equals(remote) && e.remote().equals(local)).findFirst();
+    }
+
     // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ..."
     // "   0: 0100007F:1F90 0100007F:A2C4 01 00000000:00000000 ..."
     static Entry parse(String line) {

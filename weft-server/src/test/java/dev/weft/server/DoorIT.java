@@ -326,13 +326,14 @@ class DoorIT {
             send(c, "GET /hold HTTP/1.1\r\n" + H + "\r\n");
             await("the first request runs").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
                     .until(() -> calls.get() > 0);
-            send(c, "GET /next HTTP/1.1\r\n" + H + "\r\n");
-            // it reaches the server while the first one runs: the server's kernel has acknowledged every byte of it
-            // (whether the door has read them from the socket yet is not seen from outside; what follows holds
-            // either way)
-            await("the second request reached the server").atMost(Duration.ofSeconds(10))
+            String next = "GET /next HTTP/1.1\r\n" + H + "\r\n";
+            send(c, next);
+            // it reaches the server while the first one runs and waits there: every byte of it in the server
+            // socket's receive queue, none read by the door (a door that read it would leave the queue empty)
+            int length = next.getBytes(StandardCharsets.ISO_8859_1).length;
+            await("the second request waits unread in the server's socket").atMost(Duration.ofSeconds(10))
                     .pollInterval(Duration.ofMillis(5))
-                    .until(() -> TcpTable.of(c).map(e -> e.txQueue() == 0).orElse(false));
+                    .until(() -> TcpTable.peerOf(c).map(e -> e.rxQueue() == length).orElse(false));
             release.countDown();
             InputStream in = c.getInputStream();
             ServerConformanceIT.Answer first = ServerConformanceIT.Answer.read(in);
