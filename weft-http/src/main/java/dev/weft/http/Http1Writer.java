@@ -152,13 +152,7 @@ public final class Http1Writer {
             out[p++] = '\n';
         }
         if (contentLength >= 0) {
-            p = put(out, p, CONTENT_LENGTH);
-            long v = contentLength;
-            for (int i = p + digits - 1; i >= p; i--) {
-                out[i] = (byte) ('0' + v % 10);
-                v /= 10;
-            }
-            p += digits;
+            p = putDigits(out, put(out, p, CONTENT_LENGTH), contentLength, digits);
             out[p++] = '\r';
             out[p++] = '\n';
         }
@@ -257,12 +251,7 @@ public final class Http1Writer {
         if (negative != null) {
             p = latin1Bytes(out, p, negative);
         } else {
-            long v = contentLength;
-            for (int i = p + digits - 1; i >= p; i--) {
-                out[i] = (byte) ('0' + v % 10);
-                v /= 10;
-            }
-            p += digits;
+            p = putDigits(out, p, contentLength, digits);
         }
         out[p++] = '\r';
         out[p++] = '\n';
@@ -275,6 +264,15 @@ public final class Http1Writer {
             System.arraycopy(body, 0, out, p, body.length);
         }
         return out;
+    }
+
+    /** {@code v >= 0} in its {@code digits} decimal digits at {@code out[p]}, written in place: no string. */
+    private static int putDigits(byte[] out, int p, long v, int digits) {
+        for (int i = p + digits - 1; i >= p; i--) {
+            out[i] = (byte) ('0' + v % 10);
+            v /= 10;
+        }
+        return p + digits;
     }
 
     /** The decimal digits of {@code v >= 0}. */
