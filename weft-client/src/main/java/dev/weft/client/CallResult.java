@@ -16,9 +16,21 @@ import java.util.List;
  * @param failure      null on success (status below 400); otherwise why it failed
  * @param timings      where the time went
  * @param attempts     every try, in start order
+ * @param trailers     the answer's trailer fields (empty when none came): HTTP/2 only, where a server sends them
+ *                     (gRPC's {@code grpc-status}); weft-client reads and drops an HTTP/1.1 chunked answer's trailers
  */
 public record CallResult(Destination destination, int status, Headers headers, byte[] body, CallFailure failure,
-                         Timings timings, List<Attempt> attempts) {
+                         Timings timings, List<Attempt> attempts, Headers trailers) {
+
+    public CallResult {
+        trailers = trailers == null ? Headers.EMPTY : trailers;
+    }
+
+    /** A result without trailers. */
+    public CallResult(Destination destination, int status, Headers headers, byte[] body, CallFailure failure,
+                      Timings timings, List<Attempt> attempts) {
+        this(destination, status, headers, body, failure, timings, attempts, Headers.EMPTY);
+    }
 
     /**
      * Where the time of a call went, in nanoseconds.
@@ -46,7 +58,7 @@ public record CallResult(Destination destination, int status, Headers headers, b
     /** This result after waiting {@code nanos} for a permit. */
     CallResult withWait(long nanos) {
         return new CallResult(destination, status, headers, body, failure,
-                new Timings(timings.totalNanos, nanos, timings.connectNanos, timings.headersNanos), attempts);
+                new Timings(timings.totalNanos, nanos, timings.connectNanos, timings.headersNanos), attempts, trailers);
     }
 
     /**
@@ -55,7 +67,8 @@ public record CallResult(Destination destination, int status, Headers headers, b
      */
     CallResult asCall(long totalNanos, CallFailure callFailure, List<Attempt> all) {
         return new CallResult(destination, status, headers, body, callFailure,
-                new Timings(totalNanos, timings.waitNanos, timings.connectNanos, timings.headersNanos), List.copyOf(all));
+                new Timings(totalNanos, timings.waitNanos, timings.connectNanos, timings.headersNanos), List.copyOf(all),
+                trailers);
     }
 
     public boolean ok() {

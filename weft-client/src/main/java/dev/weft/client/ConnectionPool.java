@@ -158,6 +158,11 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         this.leases = new Semaphore(limits.maxConnections());
         this.maxConnecting = limits.maxConnectingFor(destination.scheme());
         this.maxStreams = limits.maxStreams();
+        if (tlsOptions.h2c() && destination.scheme().equals("http")) {
+            // every connection will be HTTP/2: a cold start of N calls opens N / max_streams connections, not N
+            speaksH2 = true;
+            placesPerConnect = maxStreams;
+        }
         SSLSocketFactory f = null;
         IOException problem = null;
         if (destination.scheme().equals("https")) {
@@ -924,6 +929,30 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                     guard.done(); // a RuntimeException: the guard's thread need not wait for the deadline
                 }
             }
+            if (tlsOptions.h2c() && destination.scheme().equals("http")) {
+                // HTTP/2 with prior knowledge: the preface and SETTINGS exchange bounded by connect_timeout as a whole
+                SocketGuard guard = new SocketGuard(raw, start + timeout, "weft-connect-deadline");
+                try {
+                    Http2Connection h = Http2Connection.open(destination.key(), raw, raw, this, maxStreams,
+                            timeout - (System.nanoTime() - start));
+                    if (!guard.done()) {
+                        h.close("connect_timeout passed");
+                        throw h2cTimeout();
+                    }
+                    if (closed) {
+                        h.close("the transport is closed");
+                        throw new IOException("the transport is closed");
+                    }
+                    return h;
+                } catch (IOException e) {
+                    if (!guard.done()) {
+                        throw h2cTimeout();
+                    }
+                    throw e;
+                } finally {
+                    guard.done();
+                }
+            }
             Connection c = new Connection(socket, raw);
             open.add(c);
             if (closed) {
@@ -966,6 +995,11 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
             throw handshakeFailure(e);
         }
         return ssl;
+    }
+
+    private java.net.SocketTimeoutException h2cTimeout() {
+        return new java.net.SocketTimeoutException("HTTP/2 (h2c) with " + destination.key()
+                + " did not start within connect_timeout (" + limits.connectTimeout().toMillis() + " ms)");
     }
 
     private java.net.SocketTimeoutException handshakeTimeout() {

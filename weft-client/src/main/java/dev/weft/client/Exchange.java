@@ -176,7 +176,10 @@ final class Exchange {
                         "body is over the limit of " + limits.maxBodyBytes() + " bytes"));
             }
             reusable = answer.keepAlive();
-            return answer(status, headers, body, status >= 400 ? CallFailure.status(status) : null);
+            CallResult r = answer(status, headers, body, status >= 400 ? CallFailure.status(status) : null);
+            Headers trailers = c.trailers();
+            return trailers.size() == 0 ? r : new CallResult(r.destination(), status, headers, body, r.failure(),
+                    r.timings(), r.attempts(), trailers);
         } catch (IOException | RuntimeException e) {
             return classify(e);
         } finally {
@@ -265,7 +268,8 @@ final class Exchange {
 
     /**
      * The request as HTTP/2 fields: the pseudo-headers from the URI and the destination, the caller's headers in
-     * lower case without those HTTP/2 forbids (connection-specific ones; host is :authority). {@link #requestHead}
+     * lower case without those HTTP/2 forbids (connection-specific ones, but {@code te: trailers}; host is
+     * :authority). {@link #requestHead}
      * has checked every name and value already.
      */
     private org.eclipse.jetty.http.MetaData.Request http2Request(DestinationRuntime dest) {
@@ -275,6 +279,10 @@ final class Exchange {
         boolean userAgent = false;
         for (Map.Entry<String, String> h : call.headers().fields()) {
             if (Http1Writer.isConnectionField(h.getKey())) {
+                // TE: trailers is the one value HTTP/2 allows (RFC 9113 section 8.2.2); gRPC servers look for it
+                if (h.getKey().length() == 2 && "trailers".equalsIgnoreCase(h.getValue().strip())) {
+                    fields.add("te", "trailers");
+                }
                 continue;
             }
             String lower = h.getKey().toLowerCase(java.util.Locale.ROOT);

@@ -59,6 +59,8 @@ final class Http2Stream extends Lease {
     /** The exchange's thread, woken by every change below. */
     private volatile Thread waiter;
     private volatile Connection.Head head;
+    /** The trailer section, when one ended the stream (written by the reader before {@link #ended}). */
+    private Headers trailers = Headers.EMPTY;
     /** Written by the reader only; read by the exchange after {@link #ended}. */
     private byte[] body = new byte[0];
     private int bodyLength;
@@ -225,10 +227,6 @@ final class Http2Stream extends Lease {
                 return e.getMessage();
             }
             declaredLength = length;
-            List<Map.Entry<String, String>> fields = new ArrayList<>(meta.getHttpFields().size());
-            for (HttpField f : meta.getHttpFields()) {
-                fields.add(Map.entry(f.getName(), f.getValue()));
-            }
             // As the exchange reads it: 0 when the stream ended here; the length when it says how much DATA follows
             // (not for HEAD, 204, 304, whose content-length describes a body not sent); else until END_STREAM.
             long framed = endStream ? 0 : length > 0 && !noContent() ? length : Connection.Head.NONE;
@@ -238,7 +236,7 @@ final class Http2Stream extends Lease {
             if (endStream) {
                 ended = true;
             }
-            head = new Connection.Head(status, Headers.of(fields), framed, false, true);
+            head = new Connection.Head(status, fieldsOf(meta), framed, false, true);
             wake();
             return null;
         }
@@ -256,7 +254,24 @@ final class Http2Stream extends Lease {
             return bad;
         }
         String shortBy = shortOfContentLength();
-        return shortBy != null ? shortBy : end();
+        if (shortBy != null) {
+            return shortBy;
+        }
+        trailers = fieldsOf(meta);
+        return end();
+    }
+
+    @Override
+    Headers trailers() {
+        return ended ? trailers : Headers.EMPTY;
+    }
+
+    private static Headers fieldsOf(MetaData meta) {
+        List<Map.Entry<String, String>> fields = new ArrayList<>(meta.getHttpFields().size());
+        for (HttpField f : meta.getHttpFields()) {
+            fields.add(Map.entry(f.getName(), f.getValue()));
+        }
+        return Headers.of(fields);
     }
 
     /**

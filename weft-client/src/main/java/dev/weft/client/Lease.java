@@ -30,6 +30,11 @@ abstract sealed class Lease permits Connection, Http2Stream {
      */
     abstract byte[] readBody(Connection.Head head, long max) throws IOException;
 
+    /** The answer's trailer fields, read with its body (empty when none came, and always over HTTP/1.1). */
+    dev.weft.http.Headers trailers() {
+        return dev.weft.http.Headers.EMPTY;
+    }
+
     /** Stops the exchange from any thread: a blocked read or write fails at once. */
     abstract void abort();
 

@@ -10,8 +10,8 @@ import dev.weft.server.ServerResponse;
 
 
 /**
- * The answer of a {@code proxy:} route: the backend's status, end-to-end headers and body as they came (an error
- * status included: a 404 of the backend stays a 404); when no answer came, or one too large, the gateway's JSON
+ * The answer of a {@code proxy:} route: the backend's status, end-to-end headers, body and trailers as they came
+ * (an error status included: a 404 of the backend stays a 404); when no answer came, or one too large, the gateway's JSON
  * error naming the destination: 504 when the route's deadline passed, else 502.
  */
 public final class RelayAnswer {
@@ -24,7 +24,8 @@ public final class RelayAnswer {
     public static ServerResponse of(ProxyRoute route, CallResult r, boolean deadlinePassed) {
         boolean answered = r.status() > 0 && (r.ok() || r.failure().isStatus());
         if (answered && r.body().length <= route.maxBody()) {
-            return new ServerResponse(r.status(), Relay.endToEnd(r.headers()), r.body());
+            return new ServerResponse(r.status(), Relay.endToEnd(r.headers()), r.body(),
+                    r.trailers().isEmpty() ? null : Relay.endToEnd(r.trailers()));
         }
         if (!answered && r.failure().reason() == dev.weft.client.Reason.CANCELLED) {
             // the client went away (stream reset, connection closed): nobody reads this answer; 499 keeps it out of

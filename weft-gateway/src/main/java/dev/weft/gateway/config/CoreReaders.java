@@ -106,19 +106,37 @@ public final class CoreReaders {
         }
     }
 
+    /** A scalar's text for an error message, or its kind when it is not one. */
+    private static String printable(ConfigNode n) {
+        try {
+            return n.text();
+        } catch (ConfigException e) {
+            return "(not a value)";
+        }
+    }
+
     /**
      * {@code ca} (a PEM of extra roots, relative to the config file), {@code insecure_skip_verify} and
-     * {@code http2}.
+     * {@code http2} ({@code true}, {@code false} or {@code h2c}).
      */
     private TlsOptions tls(Map<String, ConfigNode> d, TlsOptions base, boolean one) {
         Path ca = base.ca();
         boolean insecure = base.insecureSkipVerify();
         boolean http2 = base.http2();
+        boolean h2c = base.h2c();
         if (d.containsKey("http2")) {
+            ConfigNode n = d.get("http2");
             try {
-                http2 = d.get("http2").bool();
+                if (n.text().strip().equals("h2c")) {
+                    http2 = true;
+                    h2c = true;
+                } else {
+                    http2 = n.bool();
+                    h2c = false;
+                }
             } catch (ConfigException e) {
-                problems.addAll(e);
+                problems.add(n, "http2: expected true, false or h2c (HTTP/2 with prior knowledge on http://), got '"
+                        + printable(n) + "'");
             }
         }
         if (d.containsKey("ca")) {
@@ -152,7 +170,7 @@ public final class CoreReaders {
                 problems.addAll(e);
             }
         }
-        return new TlsOptions(ca, insecure, http2);
+        return new TlsOptions(ca, insecure, http2, h2c);
     }
 
     /** {@code attempts}, {@code backoff}, {@code max_backoff}, {@code statuses}, {@code non_idempotent} over {@code base}. */

@@ -21,9 +21,9 @@ import java.util.Set;
  */
 public final class Relay {
     /**
-     * Fields that describe one connection, never the message: not relayed in either direction. {@code te} goes too:
-     * this relay does not pass trailers, so it must not tell the backend that it takes them. {@code host} and
-     * {@code content-length} are written again by the client for the backend's URL and the body it sends.
+     * Fields that describe one connection, never the message: not relayed in either direction. {@code te} is one
+     * too; {@link #call} says {@code TE: trailers} again to the backend when the client said it (gRPC). {@code host}
+     * and {@code content-length} are written again by the client for the backend's URL and the body it sends.
      */
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "te", "trailer",
             "transfer-encoding", "upgrade", "http2-settings", "host", "content-length");
@@ -44,6 +44,9 @@ public final class Relay {
         CallRequest.Builder b = CallRequest.builder(in.method(), route.backendUri(in.rawPath(), in.rawQuery()));
         for (Map.Entry<String, String> f : endToEnd(in.headers())) {
             b.addHeader(f.getKey(), f.getValue());
+        }
+        if (takesTrailers(in.headers())) {
+            b.header("TE", "trailers"); // weft-client sends it over HTTP/2 only (HTTP/1.1 answers' trailers are dropped)
         }
         if (route.xForwarded()) {
             String prior = in.headers().joined("x-forwarded-for");
@@ -70,6 +73,21 @@ public final class Relay {
             b.hedge(route.hedge());
         }
         return transport.call(b.build(), deadline);
+    }
+
+    /** Whether the client's {@code TE} lists {@code trailers} (RFC 9110 section 10.1.4): it takes trailer fields. */
+    public static boolean takesTrailers(Headers fields) {
+        String te = fields.joined("te");
+        if (te == null) {
+            return false;
+        }
+        for (String t : te.split(",")) {
+            int semi = t.indexOf(';');
+            if ((semi < 0 ? t : t.substring(0, semi)).strip().equalsIgnoreCase("trailers")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

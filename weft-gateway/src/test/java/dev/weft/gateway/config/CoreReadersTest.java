@@ -101,6 +101,20 @@ class CoreReadersTest {
                 DestinationConfig.DEFAULT);
         assertThatThrownBy(p2::throwIfAny).hasMessageContaining("e.yaml:1:17: expected a whole number from 1 to 10000")
                 .hasMessageContaining("e.yaml:2:14: expected a whole number from 1 to 10000")
-                .hasMessageContaining("e.yaml:3:8: ");
+                .hasMessageContaining("e.yaml:3:8: http2: expected true, false or h2c");
+    }
+
+    @Test
+    void h2cSpeaksHttp2WithPriorKnowledgeAndIsOffByDefault() throws Exception {
+        Problems problems = new Problems();
+        DestinationConfig d = new CoreReaders(problems).destination(ConfigNode.parse("d.yaml", "http2: h2c\n"),
+                DestinationConfig.DEFAULT);
+        problems.throwIfAny();
+        assertThat(d.tls().h2c()).isTrue();
+        assertThat(d.tls().http2()).as("h2c offers h2 on https too").isTrue();
+        assertThat(DestinationConfig.DEFAULT.tls().h2c()).as("documented default: HTTP/1.1 on http://").isFalse();
+        DestinationConfig off = new CoreReaders(problems).destination(ConfigNode.parse("d.yaml", "http2: false\n"), d);
+        problems.throwIfAny();
+        assertThat(off.tls().h2c()).as("http2: false over a base of h2c").isFalse();
     }
 }

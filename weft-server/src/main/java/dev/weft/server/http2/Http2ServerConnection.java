@@ -854,8 +854,11 @@ public final class Http2ServerConnection {
         }
     }
 
-    /** Encodes an answer's header block with the connection's HPACK encoder and writes it; under the write lock. */
-    void writeHeadersLocked(int streamId, MetaData.Response head, boolean endStream) throws IOException {
+    /**
+     * Encodes an answer's header block (its head, or its trailers: a {@link MetaData} without a status) with the
+     * connection's HPACK encoder and writes it; under the write lock.
+     */
+    void writeHeadersLocked(int streamId, MetaData head, boolean endStream) throws IOException {
         int size = 64;
         for (org.eclipse.jetty.http.HttpField f : head.getHttpFields()) {
             size += f.getName().length() + (f.getValue() == null ? 0 : f.getValue().length()) + 16;

@@ -305,6 +305,8 @@ final class Http2ServerStream {
         byte[] body = r.body() == null ? new byte[0] : r.body();
         boolean bodiless = r.status() == 204 || r.status() == 304;
         boolean noData = head || bodiless || body.length == 0;
+        // trailers (gRPC's grpc-status) end the stream in a HEADERS frame of their own after the body; none for HEAD
+        MetaData trailers = head || r.trailers().isEmpty() ? null : trailers(r);
         HttpFields.Mutable fields = HttpFields.build(r.headers().size() + 1);
         for (Map.Entry<String, String> h : r.headers()) {
             String name = h.getKey().toLowerCase(Locale.ROOT);
@@ -325,7 +327,10 @@ final class Http2ServerStream {
                 if (noData && remoteClosed) {
                     c.releasePlace(this); // the last frame: the client may open the next stream once it has read it
                 }
-                c.writeHeadersLocked(id, meta, noData);
+                c.writeHeadersLocked(id, meta, noData && trailers == null);
+                if (noData && trailers != null) {
+                    c.writeHeadersLocked(id, trailers, true);
+                }
                 c.flushLocked();
             } finally {
                 stopWriting();
@@ -358,13 +363,17 @@ final class Http2ServerStream {
                     while (off < body.length && Math.min(sendWindow, c.connectionSendWindow) > 0) {
                         int n = (int) Math.min(Math.min(sendWindow, c.connectionSendWindow),
                                 Math.min(c.peerMaxFrameSize, body.length - off));
-                        if (off + n == body.length && remoteClosed) {
+                        boolean last = off + n == body.length;
+                        if (last && remoteClosed) {
                             c.releasePlace(this);
                         }
-                        Http2FrameWriter.data(c.out(), id, off + n == body.length, body, off, n);
+                        Http2FrameWriter.data(c.out(), id, last && trailers == null, body, off, n);
                         off += n;
                         sendWindow -= n;
                         c.connectionSendWindow -= n;
+                        if (last && trailers != null) { // HEADERS are not flow-controlled
+                            c.writeHeadersLocked(id, trailers, true);
+                        }
                     }
                     c.flushLocked();
                 } finally {
@@ -376,9 +385,26 @@ final class Http2ServerStream {
         }
     }
 
+    /** The answer's trailer section as HTTP/2 fields: lower-case names, without connection-specific ones. */
+    private static MetaData trailers(ServerResponse r) {
+        HttpFields.Mutable fields = HttpFields.build(r.trailers().size());
+        for (Map.Entry<String, String> h : r.trailers()) {
+            String name = h.getKey().toLowerCase(Locale.ROOT);
+            if (!CONNECTION_SPECIFIC.contains(name)) {
+                fields.add(name, h.getValue());
+            }
+        }
+        return new MetaData(HttpVersion.HTTP_2, fields);
+    }
+
     /** The first field of the answer that is not a token name with a valid value (what Http1 would read), or null. */
     private static String badField(ServerResponse r) {
-        for (Map.Entry<String, String> h : r.headers()) {
+        String bad = badField(r.headers());
+        return bad != null ? bad : badField(r.trailers());
+    }
+
+    private static String badField(dev.weft.http.Headers fields) {
+        for (Map.Entry<String, String> h : fields) {
             if (h.getKey() == null || !dev.weft.http.Http1.isToken(h.getKey())) {
                 return "name '" + (h.getKey() == null ? "null" : dev.weft.http.Http1.printable(h.getKey())) + "'";
             }

@@ -1,0 +1,297 @@
+package dev.weft.gateway;
+
+import dev.weft.gateway.config.GatewayConfigLoader;
+import dev.weft.gateway.server.Gateway;
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.ServerCalls;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A gRPC call relayed by a {@code proxy:} route, grpc-java on both sides over loopback: the client speaks h2c with
+ * prior knowledge to the gateway's plain listener, the gateway speaks h2c ({@code http2: h2c}) to a grpc-java Netty
+ * server. gRPC's status travels in trailers, so without them no call completes (the client fails it INTERNAL).
+ * Unary and server-streaming calls only: bodies are held whole (docs/gateway.md, Proxy routes), so a stream that
+ * never ends, or a bidirectional one, does not relay.
+ */
+class ProxyGrpcIT {
+    private static final String SERVICE = "weft.test.Echo";
+    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(byte[] value) {
+            return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+            try {
+                return stream.readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    };
+    private static final MethodDescriptor<byte[], byte[]> SAY = method("Say", MethodDescriptor.MethodType.UNARY);
+    private static final MethodDescriptor<byte[], byte[]> FAIL = method("Fail", MethodDescriptor.MethodType.UNARY);
+    private static final MethodDescriptor<byte[], byte[]> SLOW = method("Slow", MethodDescriptor.MethodType.UNARY);
+    private static final MethodDescriptor<byte[], byte[]> NAP = method("Nap", MethodDescriptor.MethodType.UNARY);
+    private static final MethodDescriptor<byte[], byte[]> COUNT = method("Count",
+            MethodDescriptor.MethodType.SERVER_STREAMING);
+    private static final Metadata.Key<String> TENANT = Metadata.Key.of("x-tenant", Metadata.ASCII_STRING_MARSHALLER);
+    private static final Metadata.Key<String> DETAIL = Metadata.Key.of("x-detail", Metadata.ASCII_STRING_MARSHALLER);
+
+    private Server backend;
+    private Gateway gw;
+    private ManagedChannel channel;
+    /** What the backend saw of the last call's metadata. */
+    private final Map<String, String> seen = new ConcurrentHashMap<>();
+    /** HTTP/2 connections the backend accepted. */
+    private final java.util.concurrent.atomic.AtomicInteger backendConnections = new java.util.concurrent.atomic.AtomicInteger();
+
+    @TempDir
+    Path dir;
+
+    private static MethodDescriptor<byte[], byte[]> method(String name, MethodDescriptor.MethodType type) {
+        return MethodDescriptor.<byte[], byte[]>newBuilder().setType(type)
+                .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, name))
+                .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * grpc-java's server logs (once per server) a warning when a request comes without {@code TE: trailers} ("some
+     * intermediate proxy may not support trailers"); it keeps {@code te} out of the call's metadata.
+     */
+    private final List<String> grpcWarnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.logging.Logger nettyServerLog =
+            java.util.logging.Logger.getLogger("io.grpc.netty.shaded.io.grpc.netty.NettyServerHandler");
+    private final java.util.logging.Handler warnings = new java.util.logging.Handler() {
+        @Override
+        public void publish(java.util.logging.LogRecord r) {
+            grpcWarnings.add(String.valueOf(r.getMessage()));
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    @BeforeEach
+    void start() throws Exception {
+        nettyServerLog.addHandler(warnings);
+        ServerServiceDefinition echo = ServerServiceDefinition.builder(SERVICE)
+                .addMethod(SAY, ServerCalls.asyncUnaryCall((req, out) -> {
+                    out.onNext(utf8("hello " + new String(req, StandardCharsets.UTF_8)));
+                    out.onCompleted();
+                }))
+                .addMethod(FAIL, ServerCalls.asyncUnaryCall((req, out) -> {
+                    Metadata trailers = new Metadata();
+                    trailers.put(DETAIL, "shelf 7");
+                    out.onError(Status.NOT_FOUND.withDescription("no such book: "
+                            + new String(req, StandardCharsets.UTF_8)).asRuntimeException(trailers));
+                }))
+                .addMethod(SLOW, ServerCalls.asyncUnaryCall((req, out) -> {
+                    try {
+                        Thread.sleep(3_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    out.onNext(utf8("late"));
+                    out.onCompleted();
+                }))
+                .addMethod(NAP, ServerCalls.asyncUnaryCall((req, out) -> {
+                    try {
+                        Thread.sleep(300);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    out.onNext(req);
+                    out.onCompleted();
+                }))
+                .addMethod(COUNT, ServerCalls.asyncServerStreamingCall((req, out) -> {
+                    int n = Integer.parseInt(new String(req, StandardCharsets.UTF_8));
+                    for (int i = 1; i <= n; i++) {
+                        out.onNext(utf8("n" + i));
+                    }
+                    if (n == 3) { // three messages, then a failure: DATA, then trailers with a status that is not OK
+                        out.onError(Status.RESOURCE_EXHAUSTED.withDescription("stopped after 3").asRuntimeException());
+                    } else {
+                        out.onCompleted();
+                    }
+                }))
+                .build();
+        ServerInterceptor record = new ServerInterceptor() {
+            @Override
+            public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
+                                                                ServerCallHandler<Q, A> next) {
+                seen.clear();
+                String v = headers.get(TENANT);
+                if (v != null) {
+                    seen.put(TENANT.name(), v);
+                }
+                return next.startCall(call, headers);
+            }
+        };
+        backend = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addTransportFilter(new io.grpc.ServerTransportFilter() {
+                    @Override
+                    public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
+                        backendConnections.incrementAndGet();
+                        return a;
+                    }
+                })
+                .executor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor())
+                .addService(ServerInterceptors.intercept(echo, record)).build().start();
+        String target = "http://127.0.0.1:" + backend.getPort();
+        Path f = dir.resolve("gw.yaml");
+        Files.writeString(f, """
+                destinations:
+                  "TARGET":
+                    http2: h2c
+                routes:
+                  - prefix: /weft.test.Echo/
+                    proxy: "TARGET/weft.test.Echo/"
+                    timeout: 1s
+                    max_body: 1MiB
+                """.replace("TARGET", target));
+        gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", gw.address().getPort()).usePlaintext().build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        nettyServerLog.removeHandler(warnings);
+        if (channel != null) {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        if (gw != null) {
+            gw.close();
+        }
+        if (backend != null) {
+            backend.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    private <Q, A> A unary(MethodDescriptor<Q, A> m, Q request, Metadata extra) {
+        io.grpc.Channel ch = extra == null ? channel
+                : io.grpc.ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(extra));
+        return ClientCalls.blockingUnaryCall(ch, m, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), request);
+    }
+
+    @Test
+    void aUnaryCallIsRelayedWithItsStatusInTrailersAndItsMetadata() {
+        Metadata md = new Metadata();
+        md.put(TENANT, "acme");
+        byte[] answer = unary(SAY, utf8("weft"), md);
+        assertThat(new String(answer, StandardCharsets.UTF_8)).isEqualTo("hello weft");
+        assertThat(seen).as("the client's metadata reached the backend").containsEntry("x-tenant", "acme");
+        assertThat(grpcWarnings).as("TE: trailers reached the backend").noneMatch(m -> m.contains("TE"));
+    }
+
+    @Test
+    void aMessageLargerThanTheFlowControlWindowsComesWholeBeforeItsTrailers() {
+        // 300 KB each way: more than HTTP/2's initial 64 KiB window on every hop, so DATA waits for WINDOW_UPDATEs
+        // and the trailers must still come after the last DATA frame
+        String big = "x".repeat(300_000);
+        byte[] answer = unary(SAY, utf8(big), null);
+        assertThat(new String(answer, StandardCharsets.UTF_8)).isEqualTo("hello " + big);
+    }
+
+    @Test
+    void aColdStartOfManyCallsOpensAConnectionPerMaxStreamsNotOnePerCall() throws Exception {
+        // 200 calls at once from a cold pool: h2c is known before the first connect, so the pool opens one connection
+        // for every max_streams (100) waiting calls, as it does once an https destination has chosen h2 by ALPN
+        List<com.google.common.util.concurrent.ListenableFuture<byte[]>> calls = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            calls.add(ClientCalls.futureUnaryCall(channel.newCall(NAP,
+                    CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS)), utf8("c" + i)));
+        }
+        for (int i = 0; i < calls.size(); i++) {
+            assertThat(new String(calls.get(i).get(15, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("c" + i);
+        }
+        assertThat(backendConnections.get()).as("connections the gateway opened to the backend").isBetween(1, 3);
+    }
+
+    @Test
+    void aFailedCallKeepsItsStatusDescriptionAndTrailingMetadata() {
+        assertThatThrownBy(() -> unary(FAIL, utf8("dune"), null))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+                    assertThat(e.getStatus().getDescription()).isEqualTo("no such book: dune");
+                    assertThat(e.getTrailers().get(DETAIL)).isEqualTo("shelf 7");
+                });
+    }
+
+    @Test
+    void aServerStreamArrivesWholeAndItsFinalStatusAfterIt() {
+        List<String> got = new ArrayList<>();
+        ClientCalls.blockingServerStreamingCall(channel, COUNT, CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+                utf8("50")).forEachRemaining(b -> got.add(new String(b, StandardCharsets.UTF_8)));
+        assertThat(got).hasSize(50).startsWith("n1", "n2").endsWith("n50");
+
+        List<String> partial = new ArrayList<>();
+        var it = ClientCalls.blockingServerStreamingCall(channel, COUNT,
+                CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), utf8("3"));
+        assertThatThrownBy(() -> it.forEachRemaining(b -> partial.add(new String(b, StandardCharsets.UTF_8))))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(e.getStatus().getDescription()).isEqualTo("stopped after 3");
+                });
+        assertThat(partial).containsExactly("n1", "n2", "n3");
+    }
+
+    @Test
+    void aBackendSlowerThanTheRoutesDeadlineIsAnHttpErrorTheClientSees() {
+        // the route's 1 s deadline passes first: the gateway answers 504 (its JSON), which grpc-java reads as
+        // UNAVAILABLE with the HTTP status in the description (gRPC over HTTP: status 504 -> UNAVAILABLE)
+        long t0 = System.nanoTime();
+        assertThatThrownBy(() -> unary(SLOW, utf8("x"), null))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                    assertThat(e.getStatus().getDescription()).contains("504");
+                });
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("ended by the route's deadline, not the"
+                + " backend's 3 s").isLessThan(2_900);
+    }
+}
