@@ -820,6 +820,14 @@ final class Http2Connection {
                     throw new EOFException("the server closed the connection");
                 }
                 bb.limit(n).position(0);
+                if (settingsReceived.getCount() > 0 && startsHttp1(buf, n)) {
+                    // an HTTP/1.x server answering our preface (http2: h2c to a server without h2c): say so, rather
+                    // than the FRAME_SIZE_ERROR its status line would read as
+                    connectionError(ErrorCode.PROTOCOL_ERROR.code, "the server answered in HTTP/1.x ("
+                            + statusLine(buf, n) + "), not HTTP/2: it does not speak HTTP/2 with prior knowledge"
+                            + " (http2: h2c)");
+                    return;
+                }
                 while (bb.hasRemaining() && !closed) {
                     parser.parse(bb);
                 }
@@ -832,6 +840,19 @@ final class Http2Connection {
                 close(why);
             }
         }
+    }
+
+    private static boolean startsHttp1(byte[] b, int n) {
+        return n >= 5 && b[0] == 'H' && b[1] == 'T' && b[2] == 'T' && b[3] == 'P' && b[4] == '/';
+    }
+
+    /** The first line of what an HTTP/1.x server sent, printable, at most 64 characters. */
+    private static String statusLine(byte[] b, int n) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < n && i < 64 && b[i] != '\r' && b[i] != '\n'; i++) {
+            sb.append(b[i] >= 0x20 && b[i] < 0x7f ? (char) b[i] : '?');
+        }
+        return sb.toString();
     }
 
     /** Sends the WINDOW_UPDATE frames the bytes just parsed earned (one write for all of them). */

@@ -246,8 +246,8 @@ final class Http2Stream extends Lease {
         if (!endStream) {
             return "a second header block (trailers) without END_STREAM";
         }
-        if (meta instanceof MetaData.Response) {
-            return "trailers with a :status";
+        if (meta instanceof MetaData.Response || meta instanceof MetaData.Request) {
+            return "trailers with pseudo-header fields"; // RFC 9113 section 8.1: malformed
         }
         String bad = badField(meta);
         if (bad != null) {

@@ -69,6 +69,9 @@ class ProxyGrpcIT {
     private static final MethodDescriptor<byte[], byte[]> FAIL = method("Fail", MethodDescriptor.MethodType.UNARY);
     private static final MethodDescriptor<byte[], byte[]> SLOW = method("Slow", MethodDescriptor.MethodType.UNARY);
     private static final MethodDescriptor<byte[], byte[]> NAP = method("Nap", MethodDescriptor.MethodType.UNARY);
+    /** Answers HEADERS, then trailers with OK and an x-detail as long as the request says, and no message. */
+    private static final MethodDescriptor<byte[], byte[]> BARE = method("Bare",
+            MethodDescriptor.MethodType.SERVER_STREAMING);
     private static final MethodDescriptor<byte[], byte[]> COUNT = method("Count",
             MethodDescriptor.MethodType.SERVER_STREAMING);
     private static final Metadata.Key<String> TENANT = Metadata.Key.of("x-tenant", Metadata.ASCII_STRING_MARSHALLER);
@@ -149,13 +152,31 @@ class ProxyGrpcIT {
                     out.onNext(req);
                     out.onCompleted();
                 }))
+                .addMethod(BARE, new ServerCallHandler<byte[], byte[]>() {
+                    @Override
+                    public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], byte[]> call, Metadata headers) {
+                        call.request(1);
+                        return new ServerCall.Listener<>() {
+                            @Override
+                            public void onMessage(byte[] req) {
+                                Metadata trailers = new Metadata();
+                                trailers.put(DETAIL, "d".repeat(Integer.parseInt(new String(req, StandardCharsets.UTF_8))));
+                                call.sendHeaders(new Metadata());
+                                call.close(Status.OK, trailers);
+                            }
+                        };
+                    }
+                })
                 .addMethod(COUNT, ServerCalls.asyncServerStreamingCall((req, out) -> {
                     int n = Integer.parseInt(new String(req, StandardCharsets.UTF_8));
                     for (int i = 1; i <= n; i++) {
                         out.onNext(utf8("n" + i));
                     }
                     if (n == 3) { // three messages, then a failure: DATA, then trailers with a status that is not OK
-                        out.onError(Status.RESOURCE_EXHAUSTED.withDescription("stopped after 3").asRuntimeException());
+                        Metadata trailers = new Metadata();
+                        trailers.put(DETAIL, "quota 3");
+                        out.onError(Status.RESOURCE_EXHAUSTED.withDescription("stopped after 3")
+                                .asRuntimeException(trailers));
                     } else {
                         out.onCompleted();
                     }
@@ -196,7 +217,9 @@ class ProxyGrpcIT {
                     max_body: 1MiB
                 """.replace("TARGET", target));
         gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", gw.address().getPort()).usePlaintext().build();
+        // a 16 KiB window: the gateway's answers wait for WINDOW_UPDATEs, and trailers must still come last
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", gw.address().getPort()).usePlaintext()
+                .flowControlWindow(16 * 1024).build();
     }
 
     @AfterEach
@@ -231,7 +254,7 @@ class ProxyGrpcIT {
 
     @Test
     void aMessageLargerThanTheFlowControlWindowsComesWholeBeforeItsTrailers() {
-        // 300 KB each way: more than HTTP/2's initial 64 KiB window on every hop, so DATA waits for WINDOW_UPDATEs
+        // 300 KB each way: more than the client's 16 KiB window, so the gateway's DATA waits for WINDOW_UPDATEs
         // and the trailers must still come after the last DATA frame
         String big = "x".repeat(300_000);
         byte[] answer = unary(SAY, utf8(big), null);
@@ -253,8 +276,97 @@ class ProxyGrpcIT {
         assertThat(backendConnections.get()).as("connections the gateway opened to the backend").isBetween(1, 3);
     }
 
+    /** How a call ended, as its listener saw it. */
+    private record Closed(Status status, Metadata trailers, List<byte[]> messages) {
+    }
+
+    private Closed call(MethodDescriptor<byte[], byte[]> m, byte[] request) throws Exception {
+        java.util.concurrent.CompletableFuture<Closed> done = new java.util.concurrent.CompletableFuture<>();
+        List<byte[]> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
+        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(m, CallOptions.DEFAULT.withDeadlineAfter(5,
+                TimeUnit.SECONDS));
+        c.start(new io.grpc.ClientCall.Listener<>() {
+            @Override
+            public void onMessage(byte[] message) {
+                messages.add(message);
+                c.request(1);
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                done.complete(new Closed(status, trailers, messages));
+            }
+        }, new Metadata());
+        c.request(1);
+        c.sendMessage(request);
+        c.halfClose();
+        return done.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void trailersAfterHeadersWithNoMessageComeBack() throws Exception {
+        // HEADERS, then trailers, no DATA: the answer's empty body still ends with its trailers, not with the head
+        Closed c = call(BARE, utf8("10"));
+        assertThat(c.status().getCode()).isEqualTo(Status.Code.OK);
+        assertThat(c.messages()).isEmpty();
+        assertThat(c.trailers().get(DETAIL)).isEqualTo("d".repeat(10));
+    }
+
+    @Test
+    void trailersLargerThanJettysDefaultPassAndTooLargeOnesFailOneCallNotTheConnection() throws Exception {
+        // 6,000 bytes: over the 4 KiB an HPACK encoder allows by default, under the 8 KiB grpc-java's client takes
+        Closed big = call(BARE, utf8("6000"));
+        assertThat(big.status().getCode()).isEqualTo(Status.Code.OK);
+        assertThat(big.trailers().get(DETAIL)).hasSize(6000);
+
+        // 20,000 bytes: over what the client says it takes (SETTINGS_MAX_HEADER_LIST_SIZE); the gateway answers that
+        // call 500 and the connection serves on: a call in flight beside it on the same connection ends well
+        var beside = ClientCalls.futureUnaryCall(channel.newCall(NAP,
+                CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS)), utf8("beside"));
+        Closed tooBig = call(BARE, utf8("20000"));
+        assertThat(tooBig.status().getCode()).isNotEqualTo(Status.Code.OK);
+        assertThat(tooBig.status().getDescription()).contains("500");
+        assertThat(new String(beside.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("beside");
+    }
+
+    @Test
+    void h2cToAServerWithoutHttp2SaysSo() throws Exception {
+        com.sun.net.httpserver.HttpServer plain = com.sun.net.httpserver.HttpServer.create(
+                new InetSocketAddress("127.0.0.1", 0), 0);
+        plain.createContext("/", ex -> {
+            ex.sendResponseHeaders(204, -1);
+            ex.close();
+        });
+        plain.start();
+        Gateway other = null;
+        try {
+            String target = "http://127.0.0.1:" + plain.getAddress().getPort();
+            Path f = dir.resolve("plain.yaml");
+            Files.writeString(f, """
+                    destinations:
+                      "TARGET": { http2: h2c }
+                    routes:
+                      - prefix: /p/
+                        proxy: "TARGET/"
+                    """.replace("TARGET", target));
+            other = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, l -> { });
+            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(other.url() + "/p/x")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(502);
+            assertThat(r.body()).contains("protocol-error").contains("answered in HTTP/1.x")
+                    .contains("does not speak HTTP/2 with prior knowledge (http2: h2c)");
+        } finally {
+            if (other != null) {
+                other.close();
+            }
+            plain.stop(0);
+        }
+    }
+
     @Test
     void aFailedCallKeepsItsStatusDescriptionAndTrailingMetadata() {
+        // grpc-java answers a failure before any message "Trailers-Only": one HEADERS frame that ends the stream
         assertThatThrownBy(() -> unary(FAIL, utf8("dune"), null))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
@@ -277,6 +389,7 @@ class ProxyGrpcIT {
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
                     assertThat(e.getStatus().getDescription()).isEqualTo("stopped after 3");
+                    assertThat(e.getTrailers().get(DETAIL)).as("trailing metadata after DATA").isEqualTo("quota 3");
                 });
         assertThat(partial).containsExactly("n1", "n2", "n3");
     }

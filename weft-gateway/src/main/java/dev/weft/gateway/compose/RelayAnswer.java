@@ -23,6 +23,14 @@ public final class RelayAnswer {
 
     public static ServerResponse of(ProxyRoute route, CallResult r, boolean deadlinePassed) {
         boolean answered = r.status() > 0 && (r.ok() || r.failure().isStatus());
+        String invalid = answered ? invalidField(r) : null;
+        if (invalid != null) { // the front door would refuse to write it and answer 500: the backend's fault, a 502
+            String destination = r.destination() == null ? route.target().toString() : r.destination().key();
+            return json(502, JsonNodeFactory.instance.objectNode()
+                    .put("error", "proxy to " + destination + " failed: protocol-error").put("route", route.id())
+                    .put("destination", destination).put("reason", "protocol-error")
+                    .put("message", "the answer has " + invalid + " that cannot be passed on"));
+        }
         if (answered && r.body().length <= route.maxBody()) {
             return new ServerResponse(r.status(), Relay.endToEnd(r.headers()), r.body(),
                     r.trailers().isEmpty() ? null : Relay.endToEnd(r.trailers()));
@@ -56,6 +64,23 @@ public final class RelayAnswer {
         err.put("reason", timedOut ? "deadline" : reason);
         err.put("message", message);
         return json(timedOut ? 504 : 502, err);
+    }
+
+    /**
+     * The first header or trailer field of the backend's answer that the front door would not write (a name that is
+     * not a token, a value with a control character: HTTP/2 lets through more than HTTP/1.1 takes), or null.
+     */
+    private static String invalidField(CallResult r) {
+        for (dev.weft.http.Headers fields : new dev.weft.http.Headers[] {r.headers(), r.trailers()}) {
+            for (java.util.Map.Entry<String, String> f : fields) {
+                if (!dev.weft.http.Http1.isToken(f.getKey()) || f.getValue() == null
+                        || !dev.weft.http.Http1.isFieldValue(f.getValue())) {
+                    return (fields == r.headers() ? "a header" : "a trailer") + " field '"
+                            + dev.weft.http.Http1.printable(f.getKey()) + "'";
+                }
+            }
+        }
+        return null;
     }
 
     /** The gateway's JSON error shape: {@code {"error": ..., "route": ...}}. */

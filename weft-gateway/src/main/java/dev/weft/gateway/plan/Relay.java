@@ -22,7 +22,7 @@ import java.util.Set;
 public final class Relay {
     /**
      * Fields that describe one connection, never the message: not relayed in either direction. {@code te} is one
-     * too; {@link #call} says {@code TE: trailers} again to the backend when the client said it (gRPC). {@code host}
+     * too; {@link #call} says {@code TE: trailers} again to the backend when an HTTP/2 client said it (gRPC). {@code host}
      * and {@code content-length} are written again by the client for the backend's URL and the body it sends.
      */
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "te", "trailer",
@@ -34,9 +34,13 @@ public final class Relay {
         this.transport = transport;
     }
 
-    /** What the gateway knows about the inbound request besides its head. */
+    /**
+     * What the gateway knows about the inbound request besides its head.
+     *
+     * @param http2 whether it came over HTTP/2, whose answers carry trailers (HTTP/1.1 answers are written without)
+     */
     public record Inbound(String method, String rawPath, String rawQuery, Headers headers,
-                          byte[] body, InetSocketAddress remote, boolean tls) {
+                          byte[] body, InetSocketAddress remote, boolean tls, boolean http2) {
     }
 
     /** Calls the backend; blocks until its answer, a failure or the deadline. Never throws for network failures. */
@@ -45,8 +49,9 @@ public final class Relay {
         for (Map.Entry<String, String> f : endToEnd(in.headers())) {
             b.addHeader(f.getKey(), f.getValue());
         }
-        if (takesTrailers(in.headers())) {
-            b.header("TE", "trailers"); // weft-client sends it over HTTP/2 only (HTTP/1.1 answers' trailers are dropped)
+        if (in.http2() && takesTrailers(in.headers())) {
+            // the client takes trailers and its answer can carry them; weft-client sends it over HTTP/2 only
+            b.header("TE", "trailers");
         }
         if (route.xForwarded()) {
             String prior = in.headers().joined("x-forwarded-for");

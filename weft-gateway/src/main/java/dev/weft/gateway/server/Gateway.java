@@ -275,7 +275,7 @@ public final class Gateway implements AutoCloseable {
         } else {
             Deadline deadline = Deadline.in(proxy.timeout());
             dev.weft.client.CallResult result = s.relay().call(proxy, new Relay.Inbound(r.method(), r.path(), r.query(),
-                    r.head().headers(), r.body(), r.remote(), tls != null), deadline);
+                    r.head().headers(), r.body(), r.remote(), tls != null, r.http2()), deadline);
             resp = RelayAnswer.of(proxy, result, deadline.expired());
         }
         count(proxy.id(), resp, t0);

@@ -69,6 +69,13 @@ public final class Http2ServerConnection {
     private final InetSocketAddress remote;
     private final HpackDecoder decoder;
     private final HpackEncoder encoder = new HpackEncoder();
+    /**
+     * The largest header block (head or trailers) an answer may have, as RFC 9113 section 6.5.2 counts it (names and
+     * values plus 32 bytes a field): what weft-client takes; lower when the client's SETTINGS_MAX_HEADER_LIST_SIZE is.
+     */
+    static final int MAX_ANSWER_HEADER_LIST = 64 * 1024;
+    /** The client's SETTINGS_MAX_HEADER_LIST_SIZE (unlimited until it sends one); under the write lock. */
+    private long peerMaxHeaderList = Long.MAX_VALUE;
 
     /** Guards every write, the send windows, the peer's settings and {@link #openStreams}. */
     final ReentrantLock writeLock = new ReentrantLock();
@@ -152,6 +159,10 @@ public final class Http2ServerConnection {
         this.requests = requests;
         this.remote = (InetSocketAddress) socket.getRemoteSocketAddress();
         this.decoder = new HpackDecoder(limits.maxHeaderListSize(), System::nanoTime);
+        // Jetty's default (4 KiB) would fail a larger block in encode(), after the stream's earlier frames went out,
+        // and the failure closes the connection; Http2ServerStream checks each answer against answerHeaderLimit()
+        // before writing any frame, so this bound is never the one that trips
+        this.encoder.setMaxHeaderListSize(MAX_ANSWER_HEADER_LIST + 1024);
         this.decoder.setMaxTableCapacity(Math.max(limits.headerTableSize(), 4096));
         this.settingsRate = new Rate(limits.settingsPerSecond());
         this.pingRate = new Rate(limits.pingsPerSecond());
@@ -432,9 +443,10 @@ public final class Http2ServerConnection {
                         peerInitialWindow = (int) v.value();
                     }
                     case Http2FrameReader.SETTINGS_MAX_FRAME_SIZE -> peerMaxFrameSize = (int) v.value();
+                    case Http2FrameReader.SETTINGS_MAX_HEADER_LIST_SIZE -> peerMaxHeaderList = v.value();
                     default -> {
-                        // ENABLE_PUSH (this server never pushes), MAX_CONCURRENT_STREAMS (it opens none),
-                        // MAX_HEADER_LIST_SIZE (advisory), and unknown ones
+                        // ENABLE_PUSH (this server never pushes), MAX_CONCURRENT_STREAMS (it opens none), and
+                        // unknown ones
                     }
                 }
             }
@@ -873,6 +885,16 @@ public final class Http2ServerConnection {
         byte[] block = new byte[b.remaining()];
         b.get(block);
         Http2FrameWriter.headers(out, streamId, endStream, block, peerMaxFrameSize);
+    }
+
+    /** The largest header block an answer may send on this connection (see {@link #MAX_ANSWER_HEADER_LIST}). */
+    long answerHeaderLimit() {
+        writeLock.lock();
+        try {
+            return Math.min(MAX_ANSWER_HEADER_LIST, peerMaxHeaderList);
+        } finally {
+            writeLock.unlock();
+        }
     }
 
     OutputStream out() {

@@ -168,7 +168,7 @@ final class Http2ServerStream {
             if (body == null) {
                 return;
             }
-            ServerResponse response = c.requests().handle(new ServerRequest(request.head(), body, remote, startedNanos));
+            ServerResponse response = c.requests().handle(new ServerRequest(request.head(), body, remote, startedNanos, true));
             if (cancelled) {
                 return;
             }
@@ -300,6 +300,19 @@ final class Http2ServerStream {
             Http2ServerConnection.log("HTTP/2 stream " + id + ": the handler's answer has an invalid field (" + bad
                     + "); answered 500", null);
             r = ServerResponse.json(500, "{\"error\":\"the answer has an invalid header field\"}");
+        } else {
+            // a block over the client's limit would fail in the encoder, maybe after the head and body went out (the
+            // trailers): checked whole before the first frame, while another answer can still be given
+            long limit = c.answerHeaderLimit();
+            long headSize = listSize(r.headers()) + 64; // :status and content-length
+            long trailerSize = listSize(r.trailers());
+            if (headSize > limit || trailerSize > limit) {
+                Http2ServerConnection.log("HTTP/2 stream " + id + ": the handler's answer has a header block of "
+                        + Math.max(headSize, trailerSize) + " bytes (" + (headSize > limit ? "head" : "trailers")
+                        + "), over the " + limit + " the client takes; answered 500", null);
+                r = ServerResponse.json(500, "{\"error\":\"the answer's header fields are larger than this"
+                        + " connection takes (" + limit + " bytes)\"}");
+            }
         }
         boolean head = "HEAD".equals(request.head().method());
         byte[] body = r.body() == null ? new byte[0] : r.body();
@@ -383,6 +396,15 @@ final class Http2ServerStream {
                 c.writeLock.unlock();
             }
         }
+    }
+
+    /** A header list's size as RFC 9113 section 6.5.2 counts it: each name and value, plus 32 bytes a field. */
+    static long listSize(dev.weft.http.Headers fields) {
+        long n = 0;
+        for (Map.Entry<String, String> h : fields) {
+            n += h.getKey().length() + (h.getValue() == null ? 0 : h.getValue().length()) + 32;
+        }
+        return n;
     }
 
     /** The answer's trailer section as HTTP/2 fields: lower-case names, without connection-specific ones. */
