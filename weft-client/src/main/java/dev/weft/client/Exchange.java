@@ -170,6 +170,10 @@ final class Exchange {
                 return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status, "body of "
                         + answer.contentLength() + " bytes is over the limit of " + limits.maxBodyBytes()));
             }
+            AnswerSink sink = call.tag(AnswerSink.class);
+            if (sink != null && c instanceof Http2Stream st && !headRequest && !st.ended() && sink.head(status, headers)) {
+                return stream(st, sink, status, headers);
+            }
             byte[] body = answer.contentLength() == 0 ? CallResult.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
             if (body == null) {
                 return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status,
@@ -192,6 +196,31 @@ final class Exchange {
                 pool.release(c, reusable && !timedOut && !cancelled);
             }
         }
+    }
+
+    /**
+     * The body to {@code sink} as it comes, then the trailers; the sink's refusal stops the call ({@code cancelled}),
+     * and the stream is reset as it is released.
+     */
+    private CallResult stream(Http2Stream st, AnswerSink sink, int status, Headers headers) throws IOException {
+        st.startStreaming();
+        byte[] chunk;
+        while ((chunk = st.takeChunk()) != null) {
+            try {
+                sink.data(chunk);
+            } catch (IOException e) {
+                return failure(Reason.CANCELLED, "the answer's taker stopped it: " + e.getMessage());
+            }
+        }
+        Headers trailers = st.trailers();
+        try {
+            sink.end(trailers);
+        } catch (IOException e) {
+            return failure(Reason.CANCELLED, "the answer's taker stopped it: " + e.getMessage());
+        }
+        CallResult r = answer(status, headers, CallResult.NO_BODY, status >= 400 ? CallFailure.status(status) : null);
+        return new CallResult(r.destination(), status, headers, CallResult.NO_BODY, r.failure(), r.timings(),
+                r.attempts(), trailers);
     }
 
     private Lease lease(ConnectionPool pool, boolean fresh) throws IOException {

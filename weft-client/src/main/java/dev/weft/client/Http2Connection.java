@@ -598,6 +598,11 @@ final class Http2Connection {
         }
     }
 
+    /** A streaming exchange took {@code n} bytes of {@code s}'s answer: the server may send that many more. */
+    void streamCredit(Http2Stream s, int n) {
+        control(new WindowUpdateFrame(s.id, n));
+    }
+
     /** Writes one control frame if the connection is still open; failures close the connection. */
     private void control(Frame frame) {
         writeLock.lock();
@@ -946,6 +951,7 @@ final class Http2Connection {
             if (s == null) {
                 return; // a stream reset or ended here: its bytes only give the connection's credit back
             }
+            s.receiveWindow += (int) s.takeCreditSent(); // what a streaming exchange gave back meanwhile
             s.receiveWindow -= n;
             if (s.receiveWindow < 0) {
                 streamError(s, ErrorCode.FLOW_CONTROL_ERROR.code, "DATA beyond the stream's window");
@@ -959,6 +965,9 @@ final class Http2Connection {
             if (s.ended()) {
                 endedHere(s);
                 return;
+            }
+            if (s.lastDataStreamed) {
+                return; // its credit is given as the exchange takes the bytes (Http2Stream.takeChunk)
             }
             s.unacknowledged += n;
             if (s.unacknowledged >= STREAM_WINDOW / 2) {

@@ -61,9 +61,24 @@ final class Http2Stream extends Lease {
     private volatile Connection.Head head;
     /** The trailer section, when one ended the stream (written by the reader before {@link #ended}). */
     private Headers trailers = Headers.EMPTY;
-    /** Written by the reader only; read by the exchange after {@link #ended}. */
+    /**
+     * The body read and not yet taken: written by the reader, read by the exchange after {@link #ended}; while the
+     * exchange streams it ({@link #takeChunk}) both sides hold this stream's monitor.
+     */
     private byte[] body = new byte[0];
     private int bodyLength;
+    /** DATA bytes received in all (reader only): what content-length is checked against. */
+    private long received;
+    /** The exchange takes the body as it comes (an {@link AnswerSink}): its credit is given as it takes it. */
+    private volatile boolean streaming;
+    /** Whether the last DATA's bytes were buffered while streaming (reader only): their credit waits for the taker. */
+    boolean lastDataStreamed;
+    /** Bytes buffered before streaming began, whose credit the reader gave (or owes) already; under the monitor. */
+    private long creditExempt;
+    /** Credit the taker has sent and the reader has not yet added to {@link #receiveWindow}; under the monitor. */
+    private long creditSent;
+    /** Credit the taker owes the server and has not sent yet (sent in batches); exchange thread only. */
+    private int creditOwed;
     private volatile boolean ended;
     private volatile boolean tooLarge;
     private volatile IOException failure;
@@ -122,6 +137,69 @@ final class Http2Stream extends Lease {
             return null;
         }
         return bodyLength == body.length ? body : Arrays.copyOf(body, bodyLength);
+    }
+
+    // ---- streaming: the body as it comes (AnswerSink) -----------------------------------------------------
+
+    /** From now on the exchange takes the body as it comes, and the server's window opens as it does. */
+    void startStreaming() {
+        synchronized (this) {
+            creditExempt = bodyLength; // the reader counted these for credit already
+            streaming = true;
+        }
+    }
+
+    /**
+     * The body read since the last call, waiting for it when there is none: null once the stream ended and all was
+     * taken. Throws as {@link #readBody} does (a failure, an abort, the deadline); a body over max_body waiting to be
+     * taken fails {@code too-large}.
+     */
+    byte[] takeChunk() throws IOException {
+        waiter = Thread.currentThread();
+        while (true) {
+            boolean end = ended; // read before the buffer: bytes that came with END_STREAM are in it by then
+            byte[] chunk = null;
+            int exempt = 0;
+            synchronized (this) {
+                if (bodyLength > 0) {
+                    chunk = Arrays.copyOf(body, bodyLength);
+                    bodyLength = 0;
+                    exempt = (int) Math.min(creditExempt, chunk.length);
+                    creditExempt -= exempt;
+                }
+            }
+            if (chunk != null) {
+                owe(chunk.length - exempt, false);
+                return chunk;
+            }
+            if (tooLarge) {
+                throw new IOException("more than max_body (" + maxBody + " bytes) waited to be taken");
+            }
+            if (end) {
+                return null;
+            }
+            awaitChange();
+        }
+    }
+
+    /** Credit for bytes taken: sent once a quarter of the stream's window is owed, or now when {@code flush}. */
+    private void owe(int n, boolean flush) {
+        creditOwed += n;
+        if (creditOwed > 0 && !ended && (flush || creditOwed >= Http2Connection.STREAM_WINDOW / 4)) {
+            int c = creditOwed;
+            creditOwed = 0;
+            synchronized (this) {
+                creditSent += c; // counted before the server can see it: its next DATA may use it
+            }
+            connection.streamCredit(this, c);
+        }
+    }
+
+    /** The reader, before it counts a DATA frame against the window: the credit the taker sent meanwhile. */
+    synchronized long takeCreditSent() {
+        long c = creditSent;
+        creditSent = 0;
+        return c;
     }
 
     /**
@@ -290,20 +368,29 @@ final class Http2Stream extends Lease {
         if (n > 0 && noContent()) {
             return "DATA in an answer that has no content (" + (headRequest ? "to HEAD" : "status " + status) + ")";
         }
+        lastDataStreamed = false;
         if (!tooLarge && n > 0) {
-            long total = (long) bodyLength + n;
-            if (declaredLength >= 0 && total > declaredLength) {
+            received += n;
+            if (declaredLength >= 0 && received > declaredLength) {
                 return "more DATA than its content-length of " + declaredLength;
             }
-            if (total > maxBody) {
-                tooLarge = true; // the exchange answers too-large and resets the stream
-                wake();
-            } else {
-                if (total > body.length) {
-                    body = Arrays.copyOf(body, (int) Math.min(maxBody, Math.max(total, Math.max(1024, 2L * body.length))));
+            synchronized (this) {
+                // held whole: bounded by max_body in all; streamed: what waits for the taker (the window bounds it)
+                long total = (long) bodyLength + n;
+                if ((streaming ? total : received) > maxBody) {
+                    tooLarge = true; // the exchange answers too-large and resets the stream
+                } else {
+                    if (total > body.length) {
+                        body = Arrays.copyOf(body, (int) Math.min(maxBody, Math.max(total,
+                                Math.max(1024, 2L * body.length))));
+                    }
+                    data.get(body, bodyLength, n);
+                    bodyLength = (int) total;
+                    lastDataStreamed = streaming;
                 }
-                data.get(body, bodyLength, n);
-                bodyLength = (int) total;
+            }
+            if (tooLarge || streaming) {
+                wake();
             }
         }
         if (endStream) {
@@ -315,8 +402,8 @@ final class Http2Stream extends Lease {
 
     /** At the stream's end (DATA or trailers with END_STREAM): why the DATA did not add up to its content-length. */
     private String shortOfContentLength() {
-        if (!tooLarge && declaredLength >= 0 && bodyLength != declaredLength && !noContent()) {
-            return "DATA of " + bodyLength + " bytes where content-length said " + declaredLength;
+        if (!tooLarge && declaredLength >= 0 && received != declaredLength && !noContent()) {
+            return "DATA of " + received + " bytes where content-length said " + declaredLength;
         }
         return null;
     }

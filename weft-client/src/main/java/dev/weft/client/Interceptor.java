@@ -83,8 +83,9 @@ interface Interceptor {
             this.destination = destination;
             this.startNanos = startNanos;
             DestinationConfig cfg = destination.config();
-            this.retry = request.retry() != null ? request.retry() : cfg.retry();
-            HedgePolicy h = request.hedge() != null ? request.hedge() : cfg.hedge();
+            boolean streamed = request.tag(AnswerSink.class) != null; // its sink may have seen part of an answer
+            this.retry = streamed ? RetryPolicy.NONE : request.retry() != null ? request.retry() : cfg.retry();
+            HedgePolicy h = streamed ? null : request.hedge() != null ? request.hedge() : cfg.hedge();
             this.hedge = h != null && h.allows(request.method()) ? h : null;
         }
 

@@ -45,8 +45,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * A gRPC call relayed by a {@code proxy:} route, grpc-java on both sides over loopback: the client speaks h2c with
  * prior knowledge to the gateway's plain listener, the gateway speaks h2c ({@code http2: h2c}) to a grpc-java Netty
  * server. gRPC's status travels in trailers, so without them no call completes (the client fails it INTERNAL).
- * Unary and server-streaming calls only: bodies are held whole (docs/gateway.md, Proxy routes), so a stream that
- * never ends, or a bidirectional one, does not relay.
+ * Answers stream (gRPC requests over HTTP/2): a server stream that stays open arrives message by message, a client
+ * that reads nothing holds the backend back, a cancel or the route's deadline reaches the backend. Requests are
+ * held whole (docs/gateway.md, Proxy routes), so client and bidirectional streams do not relay.
  */
 class ProxyGrpcIT {
     private static final String SERVICE = "weft.test.Echo";
@@ -74,6 +75,12 @@ class ProxyGrpcIT {
             MethodDescriptor.MethodType.SERVER_STREAMING);
     private static final MethodDescriptor<byte[], byte[]> COUNT = method("Count",
             MethodDescriptor.MethodType.SERVER_STREAMING);
+    private static final MethodDescriptor<byte[], byte[]> WATCH = MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.SERVER_STREAMING).setFullMethodName("weft.test.Streams/Watch")
+            .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+    private static final MethodDescriptor<byte[], byte[]> FLOOD = MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.SERVER_STREAMING).setFullMethodName("weft.test.Streams/Flood")
+            .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
     private static final Metadata.Key<String> TENANT = Metadata.Key.of("x-tenant", Metadata.ASCII_STRING_MARSHALLER);
     private static final Metadata.Key<String> DETAIL = Metadata.Key.of("x-detail", Metadata.ASCII_STRING_MARSHALLER);
 
@@ -203,7 +210,7 @@ class ProxyGrpcIT {
                     }
                 })
                 .executor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor())
-                .addService(ServerInterceptors.intercept(echo, record)).build().start();
+                .addService(ServerInterceptors.intercept(echo, record)).addService(streams(this)).build().start();
         String target = "http://127.0.0.1:" + backend.getPort();
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, """
@@ -215,6 +222,12 @@ class ProxyGrpcIT {
                     proxy: "TARGET/weft.test.Echo/"
                     timeout: 1s
                     max_body: 1MiB
+                  - prefix: /weft.test.Streams/Watch
+                    proxy: "TARGET/weft.test.Streams/Watch"
+                    timeout: 1s
+                  - prefix: /weft.test.Streams/Flood
+                    proxy: "TARGET/weft.test.Streams/Flood"
+                    timeout: 30s
                 """.replace("TARGET", target));
         gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
         // a 16 KiB window: the gateway's answers wait for WINDOW_UPDATEs, and trailers must still come last
@@ -276,6 +289,154 @@ class ProxyGrpcIT {
         assertThat(backendConnections.get()).as("connections the gateway opened to the backend").isBetween(1, 3);
     }
 
+    /** How the last WATCH call ended at the backend: cancelled (the client, or the gateway, reset it). */
+    private final java.util.concurrent.CountDownLatch watchCancelled = new java.util.concurrent.CountDownLatch(1);
+    /** Lets WATCH send its second message. */
+    private final java.util.concurrent.CountDownLatch watchGo = new java.util.concurrent.CountDownLatch(1);
+    /** FLOOD's messages handed to grpc-java while it said the stream was ready. */
+    private final java.util.concurrent.atomic.AtomicInteger flooded = new java.util.concurrent.atomic.AtomicInteger();
+
+    private static final int FLOOD_MESSAGES = 300;
+    private static final int FLOOD_SIZE = 64 * 1024;
+
+    /** The WATCH and FLOOD methods: server streams that stay open, and one that sends only when the stream is ready. */
+    private static ServerServiceDefinition streams(ProxyGrpcIT t) {
+        return ServerServiceDefinition.builder("weft.test.Streams")
+                .addMethod(WATCH, ServerCalls.asyncServerStreamingCall((req, out) -> {
+                    var o = (io.grpc.stub.ServerCallStreamObserver<byte[]>) out;
+                    o.setOnCancelHandler(t.watchCancelled::countDown);
+                    o.onNext(utf8("first"));
+                    Thread.ofVirtual().start(() -> {
+                        try {
+                            if (t.watchGo.await(20, TimeUnit.SECONDS) && !o.isCancelled()) {
+                                o.onNext(utf8("second"));
+                                o.onCompleted();
+                            }
+                        } catch (InterruptedException | RuntimeException e) {
+                            // the call is over
+                        }
+                    });
+                }))
+                .addMethod(FLOOD, ServerCalls.asyncServerStreamingCall((req, out) -> {
+                    var o = (io.grpc.stub.ServerCallStreamObserver<byte[]>) out;
+                    byte[] message = new byte[FLOOD_SIZE];
+                    boolean[] done = {false};
+                    o.setOnReadyHandler(() -> {
+                        while (o.isReady() && !done[0]) {
+                            if (t.flooded.get() == FLOOD_MESSAGES) {
+                                done[0] = true;
+                                o.onCompleted();
+                                return;
+                            }
+                            t.flooded.incrementAndGet();
+                            o.onNext(message);
+                        }
+                    });
+                }))
+                .build();
+    }
+
+    /** A call whose messages the test takes one by one ({@code request} asks for more). */
+    private record Open(io.grpc.ClientCall<byte[], byte[]> call, java.util.concurrent.BlockingQueue<byte[]> messages,
+                        java.util.concurrent.CompletableFuture<Status> closed) {
+    }
+
+    private Open open(MethodDescriptor<byte[], byte[]> m, int firstRequest) {
+        return open(channel, m, firstRequest);
+    }
+
+    private Open open(io.grpc.Channel channel, MethodDescriptor<byte[], byte[]> m, int firstRequest) {
+        java.util.concurrent.BlockingQueue<byte[]> messages = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.concurrent.CompletableFuture<Status> closed = new java.util.concurrent.CompletableFuture<>();
+        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(m, CallOptions.DEFAULT.withDeadlineAfter(20,
+                TimeUnit.SECONDS));
+        c.start(new io.grpc.ClientCall.Listener<>() {
+            @Override
+            public void onMessage(byte[] message) {
+                messages.add(message);
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+            }
+        }, new Metadata());
+        c.request(firstRequest);
+        c.sendMessage(utf8("go"));
+        c.halfClose();
+        return new Open(c, messages, closed);
+    }
+
+    @Test
+    void aServerStreamThatStaysOpenArrivesMessageByMessage() throws Exception {
+        Open o = open(WATCH, 10);
+        byte[] first = o.messages().poll(5, TimeUnit.SECONDS);
+        assertThat(first).as("the first message while the backend's stream stays open").isNotNull();
+        assertThat(new String(first, StandardCharsets.UTF_8)).isEqualTo("first");
+        watchGo.countDown();
+        byte[] second = o.messages().poll(5, TimeUnit.SECONDS);
+        assertThat(second).isNotNull();
+        assertThat(new String(second, StandardCharsets.UTF_8)).isEqualTo("second");
+        assertThat(o.closed().get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+    }
+
+    @Test
+    void aClientThatCancelsAStreamCancelsTheBackendsStream() throws Exception {
+        Open o = open(WATCH, 10);
+        assertThat(o.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
+        o.call().cancel("the test is done with it", null);
+        assertThat(watchCancelled.await(5, TimeUnit.SECONDS)).as("the backend saw its stream cancelled").isTrue();
+    }
+
+    @Test
+    void aStreamStillOpenAtTheRoutesDeadlineEndsThereAndIsCancelledAtTheBackend() throws Exception {
+        long t0 = System.nanoTime();
+        Open o = open(WATCH, 10); // the route's timeout is 1 s; WATCH waits 20 s for its second message
+        assertThat(o.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
+        Status end = o.closed().get(10, TimeUnit.SECONDS);
+        assertThat(end.getCode()).isNotEqualTo(Status.Code.OK);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(5_000);
+        assertThat(watchCancelled.await(5, TimeUnit.SECONDS)).as("the backend saw its stream cancelled").isTrue();
+    }
+
+    @Test
+    void aClientThatReadsNothingHoldsTheBackendBackThroughTheRelay() throws Exception {
+        // the client asks for one message and then for none: its window fills, then the gateway's pipe, then the
+        // gateway's window towards the backend, and the backend's stream stops being ready. Had the relay kept
+        // taking what the backend sends, the backend would have sent all 300 (19 MiB)
+        // a window of 256 KiB: grpc-java's WINDOW_UPDATEs for 19 MiB stay under the gateway's 1,000 a second
+        // (http2.window_updates_per_second); with 16 KiB they would be some 5,000 and end the connection
+        ManagedChannel wide = NettyChannelBuilder.forAddress("127.0.0.1", gw.address().getPort()).usePlaintext()
+                .flowControlWindow(256 * 1024).build();
+        try {
+            flood(wide);
+        } finally {
+            wide.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    private void flood(ManagedChannel wide) throws Exception {
+        Open o = open(wide, FLOOD, 1);
+        assertThat(o.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
+        org.awaitility.Awaitility.await().pollDelay(java.time.Duration.ofMillis(200))
+                .atMost(java.time.Duration.ofSeconds(5)).until(new java.util.concurrent.Callable<Integer>() {
+                    int last = -1;
+
+                    @Override
+                    public Integer call() {
+                        int now = flooded.get();
+                        int was = last;
+                        last = now;
+                        return now == was ? now : -1; // unchanged over a poll: the backend is held back
+                    }
+                }, n -> n >= 0);
+        int held = flooded.get();
+        assertThat(held).as("messages the backend could send while the client read one").isLessThan(60);
+        o.call().request(FLOOD_MESSAGES); // and now all of them, through every window again
+        assertThat(o.closed().get(20, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(o.messages()).hasSize(FLOOD_MESSAGES - 1);
+    }
+
     /** How a call ended, as its listener saw it. */
     private record Closed(Status status, Metadata trailers, List<byte[]> messages) {
     }
@@ -319,13 +480,14 @@ class ProxyGrpcIT {
         assertThat(big.status().getCode()).isEqualTo(Status.Code.OK);
         assertThat(big.trailers().get(DETAIL)).hasSize(6000);
 
-        // 20,000 bytes: over what the client says it takes (SETTINGS_MAX_HEADER_LIST_SIZE); the gateway answers that
-        // call 500 and the connection serves on: a call in flight beside it on the same connection ends well
+        // 20,000 bytes: over what the client says it takes (SETTINGS_MAX_HEADER_LIST_SIZE); the answer streams (its
+        // head went out before its trailers came), so the gateway resets that stream alone and the connection serves
+        // on: a call in flight beside it on the same connection ends well
         var beside = ClientCalls.futureUnaryCall(channel.newCall(NAP,
                 CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS)), utf8("beside"));
         Closed tooBig = call(BARE, utf8("20000"));
         assertThat(tooBig.status().getCode()).isNotEqualTo(Status.Code.OK);
-        assertThat(tooBig.status().getDescription()).contains("500");
+        assertThat(tooBig.status().getDescription()).contains("INTERNAL_ERROR");
         assertThat(new String(beside.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("beside");
     }
 

@@ -471,6 +471,9 @@ public final class HttpServer implements AutoCloseable {
      * a token, a line break in a value, a status that is not three digits) is answered 500 instead, as on HTTP/2.
      */
     static byte[] http1(ServerResponse r, boolean keepAlive) {
+        if (r.stream() != null) {
+            r = held(r);
+        }
         try {
             return Http1Writer.response(Status.of(r.status()), r.headers(), r.body(), keepAlive);
         } catch (IllegalArgumentException e) {
@@ -479,6 +482,37 @@ public final class HttpServer implements AutoCloseable {
             ServerResponse error = error(500, "internal error: the answer could not be written: " + e.getMessage());
             return Http1Writer.response(Status.INTERNAL_SERVER_ERROR, error.headers(), error.body(), keepAlive);
         }
+    }
+
+    /** The most of a streamed answer HTTP/1.1 holds to write it with Content-Length (larger: a 500). */
+    static final int MAX_HELD_STREAM = 16 << 20;
+
+    /**
+     * A streamed answer read whole for HTTP/1.1, which writes it with Content-Length (its trailers are left out): at
+     * most {@link #MAX_HELD_STREAM} bytes; one that fails or is longer is answered 500.
+     */
+    private static ServerResponse held(ServerResponse r) {
+        BodySource source = r.stream();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try {
+            byte[] run;
+            while ((run = source.next()) != null) {
+                if (out.size() + (long) run.length > MAX_HELD_STREAM) {
+                    source.cancel();
+                    return error(500, "internal error: a streamed answer over " + MAX_HELD_STREAM
+                            + " bytes cannot be held for HTTP/1.1");
+                }
+                out.write(run, 0, run.length);
+            }
+        } catch (java.io.IOException e) {
+            source.cancel();
+            return error(500, "internal error: the answer failed part way: " + e.getMessage());
+        } catch (InterruptedException e) {
+            source.cancel();
+            Thread.currentThread().interrupt();
+            return error(500, "internal error: interrupted while reading the answer");
+        }
+        return new ServerResponse(r.status(), r.headers(), out.toByteArray());
     }
 
     public List<InetSocketAddress> addresses() {

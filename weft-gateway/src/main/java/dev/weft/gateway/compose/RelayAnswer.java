@@ -83,6 +83,22 @@ public final class RelayAnswer {
         return null;
     }
 
+    /** A streamed answer's head, its body and trailers to come from {@code pipe}; a head the door would not write: 502. */
+    public static ServerResponse streamed(ProxyRoute route, dev.weft.gateway.plan.RelayStream pipe) {
+        dev.weft.http.Headers headers = Relay.endToEnd(pipe.headers());
+        for (java.util.Map.Entry<String, String> f : headers) {
+            if (!dev.weft.http.Http1.isToken(f.getKey()) || f.getValue() == null
+                    || !dev.weft.http.Http1.isFieldValue(f.getValue())) {
+                pipe.cancel();
+                return json(502, JsonNodeFactory.instance.objectNode()
+                        .put("error", "proxy to " + route.target() + " failed: protocol-error").put("route", route.id())
+                        .put("reason", "protocol-error").put("message", "the answer has a header field '"
+                                + dev.weft.http.Http1.printable(f.getKey()) + "' that cannot be passed on"));
+            }
+        }
+        return ServerResponse.streamed(pipe.status(), headers, pipe);
+    }
+
     /** The gateway's JSON error shape: {@code {"error": ..., "route": ...}}. */
     public static ServerResponse json(int status, ObjectNode body) {
         try {

@@ -45,6 +45,35 @@ public final class Relay {
 
     /** Calls the backend; blocks until its answer, a failure or the deadline. Never throws for network failures. */
     public CallResult call(ProxyRoute route, Inbound in, Deadline deadline) {
+        return transport.call(request(route, in).build(), deadline);
+    }
+
+    /**
+     * Whether the answer to {@code in} is streamed (docs/gateway.md, Proxy routes): an HTTP/2 request for gRPC
+     * ({@code content-type: application/grpc...}) or for server-sent events ({@code accept: text/event-stream}).
+     */
+    public static boolean streams(Inbound in) {
+        if (!in.http2()) {
+            return false;
+        }
+        String type = in.headers().first("content-type");
+        if (type != null && type.regionMatches(true, 0, "application/grpc", 0, 16)) {
+            return true;
+        }
+        String accept = in.headers().joined("accept");
+        return accept != null && accept.toLowerCase(Locale.ROOT).contains("text/event-stream");
+    }
+
+    /**
+     * Starts the backend call of a streamed answer on a thread of its own, its answer going into {@code pipe}; the
+     * caller then waits for {@link RelayStream#awaitHead}.
+     */
+    public void stream(ProxyRoute route, Inbound in, Deadline deadline, RelayStream pipe) {
+        CallRequest request = request(route, in).tag(dev.weft.client.AnswerSink.class, pipe).build();
+        pipe.start(() -> transport.call(request, deadline));
+    }
+
+    private CallRequest.Builder request(ProxyRoute route, Inbound in) {
         CallRequest.Builder b = CallRequest.builder(in.method(), route.backendUri(in.rawPath(), in.rawQuery()));
         for (Map.Entry<String, String> f : endToEnd(in.headers())) {
             b.addHeader(f.getKey(), f.getValue());
@@ -77,7 +106,7 @@ public final class Relay {
         if (route.hedge() != null) {
             b.hedge(route.hedge());
         }
-        return transport.call(b.build(), deadline);
+        return b;
     }
 
     /** Whether the client's {@code TE} lists {@code trailers} (RFC 9110 section 10.1.4): it takes trailer fields. */

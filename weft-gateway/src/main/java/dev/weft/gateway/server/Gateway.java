@@ -274,12 +274,37 @@ public final class Gateway implements AutoCloseable {
                             + proxy.maxBody()).put("route", proxy.id()));
         } else {
             Deadline deadline = Deadline.in(proxy.timeout());
-            dev.weft.client.CallResult result = s.relay().call(proxy, new Relay.Inbound(r.method(), r.path(), r.query(),
-                    r.head().headers(), r.body(), r.remote(), tls != null, r.http2()), deadline);
-            resp = RelayAnswer.of(proxy, result, deadline.expired());
+            Relay.Inbound in = new Relay.Inbound(r.method(), r.path(), r.query(), r.head().headers(), r.body(),
+                    r.remote(), tls != null, r.http2());
+            if (Relay.streams(in)) {
+                resp = relayStreamed(s, proxy, in, deadline);
+            } else {
+                resp = RelayAnswer.of(proxy, s.relay().call(proxy, in, deadline), deadline.expired());
+            }
         }
         count(proxy.id(), resp, t0);
         return resp;
+    }
+
+    /**
+     * A streamed relay: the answer's head as soon as the backend sends it, its body as it comes. Before a head, the
+     * usual answer (an error, or an answer that ended with its head or came over HTTP/1.1).
+     */
+    private static ServerResponse relayStreamed(Snapshot s, ProxyRoute proxy, Relay.Inbound in, Deadline deadline) {
+        dev.weft.gateway.plan.RelayStream pipe = new dev.weft.gateway.plan.RelayStream(deadline);
+        s.relay().stream(proxy, in, deadline, pipe);
+        try {
+            if (!pipe.awaitHead()) {
+                return RelayAnswer.of(proxy, pipe.unstreamed(), deadline.expired());
+            }
+        } catch (InterruptedException e) { // the client went away: the call is cancelled with it
+            pipe.cancel();
+            Thread.currentThread().interrupt();
+            return RelayAnswer.json(RelayAnswer.CLIENT_CLOSED, JsonNodeFactory.instance.objectNode()
+                    .put("error", "the client closed the request before " + proxy.target() + " answered")
+                    .put("route", proxy.id()).put("reason", "cancelled"));
+        }
+        return RelayAnswer.streamed(proxy, pipe);
     }
 
     private void count(String id, ServerResponse resp, long t0) {

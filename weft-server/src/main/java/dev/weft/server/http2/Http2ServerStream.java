@@ -4,6 +4,7 @@ import dev.weft.http.h2.Http2Error;
 import dev.weft.http.h2.Http2Exception;
 import dev.weft.http.h2.Http2FrameWriter;
 import dev.weft.server.ServerRequest;
+import dev.weft.server.BodySource;
 import dev.weft.server.ServerResponse;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpVersion;
@@ -170,6 +171,9 @@ final class Http2ServerStream {
             }
             ServerResponse response = c.requests().handle(new ServerRequest(request.head(), body, remote, startedNanos, true));
             if (cancelled) {
+                if (response != null && response.stream() != null) {
+                    response.stream().cancel();
+                }
                 return;
             }
             answer(response);
@@ -294,6 +298,9 @@ final class Http2ServerStream {
 
     /** Writes the answer: its header block, then its body in DATA frames within the windows. */
     private void answer(ServerResponse r) throws IOException, InterruptedException {
+        if (r.stream() != null && (badField(r) != null || listSize(r.headers()) + 64 > c.answerHeaderLimit())) {
+            r.stream().cancel(); // answered 500 below instead
+        }
         String bad = badField(r);
         if (bad != null) {
             // refused before the shared HPACK encoder sees it: a field it cannot encode would end the connection
@@ -317,7 +324,12 @@ final class Http2ServerStream {
         boolean head = "HEAD".equals(request.head().method());
         byte[] body = r.body() == null ? new byte[0] : r.body();
         boolean bodiless = r.status() == 204 || r.status() == 304;
-        boolean noData = head || bodiless || body.length == 0;
+        BodySource source = r.stream();
+        if (source != null && (head || bodiless)) {
+            source.cancel(); // an answer without content: nothing of the stream is sent
+            source = null;
+        }
+        boolean noData = source == null && (head || bodiless || body.length == 0);
         // trailers (gRPC's grpc-status) end the stream in a HEADERS frame of their own after the body; none for HEAD
         MetaData trailers = head || r.trailers().isEmpty() ? null : trailers(r);
         HttpFields.Mutable fields = HttpFields.build(r.headers().size() + 1);
@@ -327,10 +339,14 @@ final class Http2ServerStream {
                 fields.add(name, h.getValue());
             }
         }
-        if (!bodiless) {
+        if (!bodiless && source == null) {
             fields.add("content-length", Long.toString(body.length));
         }
         MetaData.Response meta = new MetaData.Response(r.status(), null, HttpVersion.HTTP_2, fields);
+        if (source != null) {
+            answerStreamed(meta, source);
+            return;
+        }
         c.writeLock.lock();
         try {
             if (!startWriting()) {
@@ -356,7 +372,102 @@ final class Http2ServerStream {
         }
         // one deadline for the whole body from its first byte: a peer that opens its window a byte at a time, just
         // before each wait would end, cannot hold the stream's thread for ever
-        long deadline = System.nanoTime() + c.limits().writeTimeout().toNanos();
+        writeData(body, trailers, true, System.nanoTime() + c.limits().writeTimeout().toNanos());
+    }
+
+    /**
+     * A streamed answer: its head without content-length, each run of the source in DATA frames as it comes (each
+     * run within write_timeout of its first byte), then its trailers, or an empty DATA that ends the stream. A source
+     * that fails resets the stream (INTERNAL_ERROR); a stream that stops here (a reset, a slow reader) cancels it.
+     */
+    private void answerStreamed(MetaData.Response meta, BodySource source) throws IOException, InterruptedException {
+        boolean finished = false;
+        try {
+            c.writeLock.lock();
+            try {
+                if (!startWriting()) {
+                    return;
+                }
+                try {
+                    c.writeHeadersLocked(id, meta, false);
+                    c.flushLocked();
+                } finally {
+                    stopWriting();
+                }
+            } finally {
+                c.writeLock.unlock();
+            }
+            while (true) {
+                byte[] run;
+                try {
+                    run = source.next();
+                } catch (IOException e) {
+                    Http2ServerConnection.log("HTTP/2 stream " + id + ": its streamed answer failed (" + e.getMessage()
+                            + "); reset", null);
+                    io(() -> c.resetFromStream(id, Http2Error.INTERNAL_ERROR));
+                    return;
+                }
+                if (run == null) {
+                    break;
+                }
+                if (run.length > 0 && !writeData(run, null, false,
+                        System.nanoTime() + c.limits().writeTimeout().toNanos())) {
+                    return;
+                }
+            }
+            dev.weft.http.Headers t = source.trailers();
+            String bad = badField(t);
+            long limit = c.answerHeaderLimit();
+            if (bad != null || listSize(t) > limit) {
+                Http2ServerConnection.log("HTTP/2 stream " + id + ": its streamed answer's trailers "
+                        + (bad != null ? "have an invalid field (" + bad + ")" : "are over the " + limit
+                        + " bytes the client takes") + "; reset", null);
+                io(() -> c.resetFromStream(id, Http2Error.INTERNAL_ERROR));
+                return;
+            }
+            finished = writeData(new byte[0], t.isEmpty() ? null : trailers(t), true,
+                    System.nanoTime() + c.limits().writeTimeout().toNanos());
+        } finally {
+            if (!finished) {
+                source.cancel();
+            }
+        }
+    }
+
+    /**
+     * Writes {@code body} in DATA frames within the windows by {@code deadline}; when {@code end}, the last frame ends
+     * the stream, or {@code trailers} after it do (an empty body then sends only them, or an empty DATA). False when
+     * it stopped: the stream was reset, the connection closed, or the client took nothing until the deadline.
+     */
+    private boolean writeData(byte[] body, MetaData trailers, boolean end, long deadline)
+            throws IOException, InterruptedException {
+        if (body.length == 0) {
+            if (!end) {
+                return true;
+            }
+            c.writeLock.lock();
+            try {
+                if (!startWriting()) {
+                    return false;
+                }
+                try {
+                    if (remoteClosed) {
+                        c.releasePlace(this);
+                    }
+                    if (trailers != null) {
+                        c.writeHeadersLocked(id, trailers, true);
+                    } else {
+                        Http2FrameWriter.data(c.out(), id, true, body, 0, 0);
+                    }
+                    c.flushLocked();
+                } finally {
+                    stopWriting();
+                }
+            } finally {
+                c.writeLock.unlock();
+            }
+            return true;
+        }
         int off = 0;
         while (off < body.length) {
             c.writeLock.lock();
@@ -365,18 +476,18 @@ final class Http2ServerStream {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         c.slowReader();
-                        return;
+                        return false;
                     }
                     c.windowOpened.awaitNanos(left);
                 }
                 if (!startWriting()) {
-                    return;
+                    return false;
                 }
                 try {
                     while (off < body.length && Math.min(sendWindow, c.connectionSendWindow) > 0) {
                         int n = (int) Math.min(Math.min(sendWindow, c.connectionSendWindow),
                                 Math.min(c.peerMaxFrameSize, body.length - off));
-                        boolean last = off + n == body.length;
+                        boolean last = end && off + n == body.length;
                         if (last && remoteClosed) {
                             c.releasePlace(this);
                         }
@@ -396,6 +507,7 @@ final class Http2ServerStream {
                 c.writeLock.unlock();
             }
         }
+        return true;
     }
 
     /** A header list's size as RFC 9113 section 6.5.2 counts it: each name and value, plus 32 bytes a field. */
@@ -409,8 +521,12 @@ final class Http2ServerStream {
 
     /** The answer's trailer section as HTTP/2 fields: lower-case names, without connection-specific ones. */
     private static MetaData trailers(ServerResponse r) {
-        HttpFields.Mutable fields = HttpFields.build(r.trailers().size());
-        for (Map.Entry<String, String> h : r.trailers()) {
+        return trailers(r.trailers());
+    }
+
+    private static MetaData trailers(dev.weft.http.Headers t) {
+        HttpFields.Mutable fields = HttpFields.build(t.size());
+        for (Map.Entry<String, String> h : t) {
             String name = h.getKey().toLowerCase(Locale.ROOT);
             if (!CONNECTION_SPECIFIC.contains(name)) {
                 fields.add(name, h.getValue());

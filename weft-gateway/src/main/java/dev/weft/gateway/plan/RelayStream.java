@@ -1,0 +1,210 @@
+package dev.weft.gateway.plan;
+
+import dev.weft.client.AnswerSink;
+import dev.weft.client.CallResult;
+import dev.weft.http.Headers;
+import dev.weft.server.BodySource;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The pipe of a streamed relay: the backend call's thread puts the answer in as it comes ({@link AnswerSink}), the
+ * front door's stream takes it out as the client's windows allow ({@link BodySource}). At most {@link #MAX_HELD}
+ * bytes wait in it; past that the call's thread waits, and with it the backend's stream window, so a slow client
+ * holds the backend back instead of filling memory. Either side stops the other: the door's cancel fails the next
+ * {@link #data} (the backend stream is reset), and a call that fails part way fails the next {@link #next} (the
+ * client's stream is reset). See docs/gateway.md, Proxy routes.
+ */
+public final class RelayStream implements AnswerSink, BodySource {
+    /** Bytes that may wait between the backend and the client. */
+    static final int MAX_HELD = 256 * 1024;
+
+    private final dev.weft.core.Deadline deadline;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** The thread of the backend call: interrupted by a cancel, so that a call waiting for the backend ends at once. */
+    private volatile Thread caller;
+    private volatile boolean callDone;
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<byte[]> runs = new ArrayDeque<>();
+    private int held;
+    private int status;
+    private Headers headers;
+    private Headers trailers;
+    private boolean ended;
+    private boolean cancelled;
+    private String failure;
+    /** The call's result when it ended before a head was streamed (then the answer is the usual one). */
+    private CallResult unstreamed;
+
+    /** @param deadline the route's: the call's thread waits for room in the pipe no longer */
+    public RelayStream(dev.weft.core.Deadline deadline) {
+        this.deadline = deadline;
+    }
+
+    /** Starts {@code call} on a virtual thread of its own; its result goes to {@link #finished}. */
+    public void start(java.util.function.Supplier<CallResult> call) {
+        caller = Thread.ofVirtual().name("weft-relay-stream").start(() -> {
+            CallResult r;
+            try {
+                r = call.get();
+            } finally {
+                callDone = true;
+            }
+            finished(r);
+        });
+    }
+
+    @Override
+    public boolean head(int status, Headers headers) {
+        lock.lock();
+        try {
+            if (cancelled) {
+                return false;
+            }
+            this.status = status;
+            this.headers = headers;
+            changed.signalAll();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void data(byte[] bytes) throws IOException {
+        lock.lock();
+        try {
+            while (held >= MAX_HELD && !cancelled) {
+                long left = deadline.remainingNanos();
+                if (left <= 0) {
+                    throw new IOException("the deadline passed while the client took the answer slowly");
+                }
+                try {
+                    changed.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("interrupted");
+                }
+            }
+            if (cancelled) {
+                throw new IOException("the client is gone");
+            }
+            runs.add(bytes);
+            held += bytes.length;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void end(Headers trailers) throws IOException {
+        lock.lock();
+        try {
+            if (cancelled) {
+                throw new IOException("the client is gone");
+            }
+            this.trailers = trailers;
+            ended = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The call returned: {@code r} is the answer when no head was streamed, else why the stream stopped, if it did. */
+    private void finished(CallResult r) {
+        lock.lock();
+        try {
+            if (headers == null) {
+                unstreamed = r;
+            } else if (!ended) {
+                failure = r.ok() || r.failure() == null ? "the backend's answer stopped" : r.failure().label() + ": "
+                        + r.failure().message();
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits for the head or the call's end: true when the answer streams ({@link #status}, {@link #headers}), false
+     * when {@link #unstreamed} has it.
+     */
+    public boolean awaitHead() throws InterruptedException {
+        lock.lock();
+        try {
+            while (headers == null && unstreamed == null) {
+                changed.await();
+            }
+            return headers != null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public int status() {
+        return status;
+    }
+
+    public Headers headers() {
+        return headers;
+    }
+
+    public CallResult unstreamed() {
+        return unstreamed;
+    }
+
+    @Override
+    public byte[] next() throws IOException, InterruptedException {
+        lock.lock();
+        try {
+            while (runs.isEmpty() && !ended && failure == null && !cancelled) {
+                changed.await();
+            }
+            byte[] run = runs.poll();
+            if (run != null) {
+                held -= run.length;
+                changed.signalAll();
+                return run;
+            }
+            if (failure != null || cancelled) {
+                throw new IOException(failure != null ? failure : "cancelled");
+            }
+            return null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Headers trailers() {
+        lock.lock();
+        try {
+            return trailers == null ? Headers.EMPTY : Relay.endToEnd(trailers);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void cancel() {
+        lock.lock();
+        try {
+            cancelled = true;
+            runs.clear();
+            held = 0;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        Thread t = caller;
+        if (t != null && !callDone) {
+            t.interrupt(); // a call waiting for the backend ends at once, cancelled; its stream is reset
+        }
+    }
+}
