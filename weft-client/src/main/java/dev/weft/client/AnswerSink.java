@@ -13,8 +13,8 @@ import java.io.IOException;
  * ended with its head, the sink is not used and the call reads the body whole as usual.
  *
  * <p>A call with a sink is never retried or hedged (the sink may have seen part of an answer). Its deadline bounds
- * the whole answer: a stream still open when it passes fails the call with {@code deadline}, after the sink took
- * what came before. The methods are called on the call's own thread, in order: {@link #head} once, then
+ * the whole answer: a stream still open when it passes fails the call with {@code deadline} (not counted against the
+ * destination's breaker: a long stream is not the backend's failure), after the sink took what came before. The methods are called on the call's own thread, in order: {@link #head} once, then
  * {@link #data} any number of times, then {@link #end} once, unless the answer fails part way (then the call's
  * result says why, and {@code end} is not called).
  */
@@ -22,9 +22,12 @@ public interface AnswerSink {
     /**
      * The final answer's head.
      *
+     * @param stop stops the call from any thread (as its deadline would, but counted {@code cancelled}): a wait for
+     *             the server's next bytes ends at once and the stream is reset. No thread is interrupted, so no
+     *             socket write of the shared connection is cut
      * @return true to take the body as it comes; false to have the call read it whole (nothing more is called)
      */
-    boolean head(int status, Headers headers);
+    boolean head(int status, Headers headers, Runnable stop);
 
     /**
      * A run of the body, a new array the sink may keep. May block (the server is held back meanwhile); throwing

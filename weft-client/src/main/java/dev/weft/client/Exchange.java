@@ -171,7 +171,8 @@ final class Exchange {
                         + answer.contentLength() + " bytes is over the limit of " + limits.maxBodyBytes()));
             }
             AnswerSink sink = call.tag(AnswerSink.class);
-            if (sink != null && c instanceof Http2Stream st && !headRequest && !st.ended() && sink.head(status, headers)) {
+            if (sink != null && c instanceof Http2Stream st && !headRequest && !st.ended()
+                    && sink.head(status, headers, this::cancel)) {
                 return stream(st, sink, status, headers);
             }
             byte[] body = answer.contentLength() == 0 ? CallResult.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
@@ -202,10 +203,26 @@ final class Exchange {
      * The body to {@code sink} as it comes, then the trailers; the sink's refusal stops the call ({@code cancelled}),
      * and the stream is reset as it is released.
      */
-    private CallResult stream(Http2Stream st, AnswerSink sink, int status, Headers headers) throws IOException {
+    private CallResult stream(Http2Stream st, AnswerSink sink, int status, Headers headers) {
         st.startStreaming();
         byte[] chunk;
-        while ((chunk = st.takeChunk()) != null) {
+        while (true) {
+            try {
+                chunk = st.takeChunk();
+            } catch (IOException e) {
+                // once the answer streams, its deadline or a stop is the caller's doing, not the backend's failure:
+                // neither counts against the breaker (a watch stream outliving its deadline must not open it)
+                if (cancelled || Thread.currentThread().isInterrupted()) {
+                    return failure(Reason.CANCELLED, "the streamed answer was stopped");
+                }
+                if (timedOut) {
+                    return failure(Reason.DEADLINE, "the deadline passed while the answer streamed");
+                }
+                return classify(e); // the server reset the stream, the connection was lost
+            }
+            if (chunk == null) {
+                break;
+            }
             try {
                 sink.data(chunk);
             } catch (IOException e) {

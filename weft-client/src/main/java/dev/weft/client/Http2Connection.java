@@ -957,6 +957,7 @@ final class Http2Connection {
                 streamError(s, ErrorCode.FLOW_CONTROL_ERROR.code, "DATA beyond the stream's window");
                 return;
             }
+            int payload = frame.getByteBuffer().remaining(); // before onData takes it
             String bad = s.onData(frame.getByteBuffer(), frame.isEndStream());
             if (bad != null) {
                 streamError(s, ErrorCode.PROTOCOL_ERROR.code, bad);
@@ -967,7 +968,12 @@ final class Http2Connection {
                 return;
             }
             if (s.lastDataStreamed) {
-                return; // its credit is given as the exchange takes the bytes (Http2Stream.takeChunk)
+                // its payload's credit is given as the exchange takes the bytes (Http2Stream.takeChunk); its padding,
+                // which nobody takes, now
+                n -= payload;
+                if (n == 0) {
+                    return;
+                }
             }
             s.unacknowledged += n;
             if (s.unacknowledged >= STREAM_WINDOW / 2) {

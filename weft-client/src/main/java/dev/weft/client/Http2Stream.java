@@ -67,14 +67,14 @@ final class Http2Stream extends Lease {
      */
     private byte[] body = new byte[0];
     private int bodyLength;
+    /** While streaming: where the bytes not yet taken begin in {@link #body} (they end at {@link #bodyLength}). */
+    private int bodyStart;
     /** DATA bytes received in all (reader only): what content-length is checked against. */
     private long received;
     /** The exchange takes the body as it comes (an {@link AnswerSink}): its credit is given as it takes it. */
     private volatile boolean streaming;
     /** Whether the last DATA's bytes were buffered while streaming (reader only): their credit waits for the taker. */
     boolean lastDataStreamed;
-    /** Bytes buffered before streaming began, whose credit the reader gave (or owes) already; under the monitor. */
-    private long creditExempt;
     /** Credit the taker has sent and the reader has not yet added to {@link #receiveWindow}; under the monitor. */
     private long creditSent;
     /** Credit the taker owes the server and has not sent yet (sent in batches); exchange thread only. */
@@ -141,10 +141,16 @@ final class Http2Stream extends Lease {
 
     // ---- streaming: the body as it comes (AnswerSink) -----------------------------------------------------
 
-    /** From now on the exchange takes the body as it comes, and the server's window opens as it does. */
+    /** The most one {@link #takeChunk} hands over (a run of the body: the pipe behind it holds a few). */
+    static final int MAX_CHUNK = 64 * 1024;
+
+    /**
+     * From now on the exchange takes the body as it comes, and the server's window opens as it does. The bytes
+     * buffered already are credited again as they are taken, though the reader credited some of them: a window
+     * larger by at most what was buffered, once, rather than a share of it never given back.
+     */
     void startStreaming() {
         synchronized (this) {
-            creditExempt = bodyLength; // the reader counted these for credit already
             streaming = true;
         }
     }
@@ -159,25 +165,25 @@ final class Http2Stream extends Lease {
         while (true) {
             boolean end = ended; // read before the buffer: bytes that came with END_STREAM are in it by then
             byte[] chunk = null;
-            int exempt = 0;
             synchronized (this) {
-                if (bodyLength > 0) {
-                    chunk = Arrays.copyOf(body, bodyLength);
-                    bodyLength = 0;
-                    exempt = (int) Math.min(creditExempt, chunk.length);
-                    creditExempt -= exempt;
+                int n = Math.min(MAX_CHUNK, bodyLength - bodyStart);
+                if (n > 0) {
+                    chunk = Arrays.copyOfRange(body, bodyStart, bodyStart + n);
+                    bodyStart += n;
+                    if (bodyStart == bodyLength) {
+                        bodyStart = 0;
+                        bodyLength = 0;
+                    }
                 }
             }
             if (chunk != null) {
-                owe(chunk.length - exempt, false);
+                owe(chunk.length, false);
                 return chunk;
-            }
-            if (tooLarge) {
-                throw new IOException("more than max_body (" + maxBody + " bytes) waited to be taken");
             }
             if (end) {
                 return null;
             }
+            owe(0, true); // all taken: what is owed goes now, or a server at the end of its window would wait
             awaitChange();
         }
     }
@@ -185,7 +191,7 @@ final class Http2Stream extends Lease {
     /** Credit for bytes taken: sent once a quarter of the stream's window is owed, or now when {@code flush}. */
     private void owe(int n, boolean flush) {
         creditOwed += n;
-        if (creditOwed > 0 && !ended && (flush || creditOwed >= Http2Connection.STREAM_WINDOW / 4)) {
+        if (creditOwed > 0 && !ended && (flush || creditOwed >= Http2Connection.STREAM_WINDOW / 8)) {
             int c = creditOwed;
             creditOwed = 0;
             synchronized (this) {
@@ -375,14 +381,20 @@ final class Http2Stream extends Lease {
                 return "more DATA than its content-length of " + declaredLength;
             }
             synchronized (this) {
-                // held whole: bounded by max_body in all; streamed: what waits for the taker (the window bounds it)
-                long total = (long) bodyLength + n;
-                if ((streaming ? total : received) > maxBody) {
+                // held whole: bounded by max_body in all; streamed: by the stream's window, which opens only as the
+                // exchange takes the bytes
+                if (!streaming && received > maxBody) {
                     tooLarge = true; // the exchange answers too-large and resets the stream
                 } else {
+                    if (bodyStart > 0 && bodyLength + n > body.length) { // taken bytes first make room
+                        System.arraycopy(body, bodyStart, body, 0, bodyLength - bodyStart);
+                        bodyLength -= bodyStart;
+                        bodyStart = 0;
+                    }
+                    long total = (long) bodyLength + n;
                     if (total > body.length) {
-                        body = Arrays.copyOf(body, (int) Math.min(maxBody, Math.max(total,
-                                Math.max(1024, 2L * body.length))));
+                        body = Arrays.copyOf(body, (int) Math.min(streaming ? Integer.MAX_VALUE - 16 : maxBody,
+                                Math.max(total, Math.max(1024, 2L * body.length))));
                     }
                     data.get(body, bodyLength, n);
                     bodyLength = (int) total;

@@ -78,6 +78,10 @@ class ProxyGrpcIT {
     private static final MethodDescriptor<byte[], byte[]> WATCH = MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.SERVER_STREAMING).setFullMethodName("weft.test.Streams/Watch")
             .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+    /** WATCH under a route with a 30 s deadline: a cancel must reach the backend by itself, not by the deadline. */
+    private static final MethodDescriptor<byte[], byte[]> HOLD = MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.SERVER_STREAMING).setFullMethodName("weft.test.Streams/Hold")
+            .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
     private static final MethodDescriptor<byte[], byte[]> FLOOD = MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.SERVER_STREAMING).setFullMethodName("weft.test.Streams/Flood")
             .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
@@ -225,6 +229,9 @@ class ProxyGrpcIT {
                   - prefix: /weft.test.Streams/Watch
                     proxy: "TARGET/weft.test.Streams/Watch"
                     timeout: 1s
+                  - prefix: /weft.test.Streams/Hold
+                    proxy: "TARGET/weft.test.Streams/Hold"
+                    timeout: 30s
                   - prefix: /weft.test.Streams/Flood
                     proxy: "TARGET/weft.test.Streams/Flood"
                     timeout: 30s
@@ -295,6 +302,7 @@ class ProxyGrpcIT {
     private final java.util.concurrent.CountDownLatch watchGo = new java.util.concurrent.CountDownLatch(1);
     /** FLOOD's messages handed to grpc-java while it said the stream was ready. */
     private final java.util.concurrent.atomic.AtomicInteger flooded = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger floodCancelled = new java.util.concurrent.atomic.AtomicInteger();
 
     private static final int FLOOD_MESSAGES = 300;
     private static final int FLOOD_SIZE = 64 * 1024;
@@ -302,6 +310,11 @@ class ProxyGrpcIT {
     /** The WATCH and FLOOD methods: server streams that stay open, and one that sends only when the stream is ready. */
     private static ServerServiceDefinition streams(ProxyGrpcIT t) {
         return ServerServiceDefinition.builder("weft.test.Streams")
+                .addMethod(HOLD, ServerCalls.asyncServerStreamingCall((req, out) -> {
+                    var o = (io.grpc.stub.ServerCallStreamObserver<byte[]>) out;
+                    o.setOnCancelHandler(t.watchCancelled::countDown);
+                    o.onNext(utf8("first"));
+                }))
                 .addMethod(WATCH, ServerCalls.asyncServerStreamingCall((req, out) -> {
                     var o = (io.grpc.stub.ServerCallStreamObserver<byte[]>) out;
                     o.setOnCancelHandler(t.watchCancelled::countDown);
@@ -321,13 +334,16 @@ class ProxyGrpcIT {
                     var o = (io.grpc.stub.ServerCallStreamObserver<byte[]>) out;
                     byte[] message = new byte[FLOOD_SIZE];
                     boolean[] done = {false};
+                    int[] sent = {0}; // this call's; t.flooded counts every call's
+                    o.setOnCancelHandler(t.floodCancelled::incrementAndGet);
                     o.setOnReadyHandler(() -> {
-                        while (o.isReady() && !done[0]) {
-                            if (t.flooded.get() == FLOOD_MESSAGES) {
+                        while (o.isReady() && !done[0] && !o.isCancelled()) {
+                            if (sent[0] == FLOOD_MESSAGES) {
                                 done[0] = true;
                                 o.onCompleted();
                                 return;
                             }
+                            sent[0]++;
                             t.flooded.incrementAndGet();
                             o.onNext(message);
                         }
@@ -382,10 +398,35 @@ class ProxyGrpcIT {
 
     @Test
     void aClientThatCancelsAStreamCancelsTheBackendsStream() throws Exception {
-        Open o = open(WATCH, 10);
+        // the route's deadline is 30 s away: only the cancel can end the backend's stream within the wait below,
+        // while the relay's call waits for the backend's next bytes
+        Open o = open(HOLD, 10);
         assertThat(o.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
         o.call().cancel("the test is done with it", null);
-        assertThat(watchCancelled.await(5, TimeUnit.SECONDS)).as("the backend saw its stream cancelled").isTrue();
+        assertThat(watchCancelled.await(3, TimeUnit.SECONDS)).as("the backend saw its stream cancelled").isTrue();
+    }
+
+    @Test
+    void cancellingOneStreamLeavesTheOthersOnTheSameBackendConnection() throws Exception {
+        ManagedChannel wide = NettyChannelBuilder.forAddress("127.0.0.1", gw.address().getPort()).usePlaintext()
+                .flowControlWindow(256 * 1024).build();
+        try {
+            Open a = open(wide, FLOOD, 1);
+            Open b = open(wide, FLOOD, 1);
+            assertThat(a.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
+            assertThat(b.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
+            int connections = backendConnections.get();
+            a.call().cancel("one of two", null); // while both relays push against full windows
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
+                    .until(() -> floodCancelled.get() == 1);
+            b.call().request(FLOOD_MESSAGES);
+            assertThat(b.closed().get(20, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+            assertThat(b.messages()).hasSize(FLOOD_MESSAGES - 1).allSatisfy(m -> assertThat(m).hasSize(FLOOD_SIZE));
+            assertThat(backendConnections.get()).as("the backend connection served on").isEqualTo(connections);
+            assertThat(floodCancelled.get()).as("only the cancelled stream was cancelled at the backend").isEqualTo(1);
+        } finally {
+            wide.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
     }
 
     @Test

@@ -419,9 +419,10 @@ public final class HttpServer implements AutoCloseable {
 
     private ServerResponse handleAdmitted(ServerRequest r, Admission.Admitted ticket) {
         inFlight.incrementAndGet();
+        boolean[] handedOn = {false};
         try {
             if (pool == null) {
-                return handler.handle(r);
+                return holdWhileStreamed(handler.handle(r), ticket, handedOn);
             }
             Future<ServerResponse> f;
             try {
@@ -431,9 +432,12 @@ public final class HttpServer implements AutoCloseable {
                         RefusedBy.HANDLER_QUEUE);
             }
             try {
-                return f.get();
+                return holdWhileStreamed(f.get(), ticket, handedOn);
             } catch (ExecutionException e) {
                 throw e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
+            } catch (InterruptedException e) {
+                f.cancel(true); // the handler's thread too; a streamed answer it still returns is not written
+                throw e;
             }
         } catch (Exception e) {
             // an interrupted handler was cancelled (an HTTP/2 stream its client reset), not a failure worth a warning
@@ -441,9 +445,60 @@ public final class HttpServer implements AutoCloseable {
                     "handler failed on " + r.method() + " " + r.path(), e);
             return error(500, "internal error: " + e);
         } finally {
-            inFlight.decrementAndGet();
-            ticket.exit();
+            if (!handedOn[0]) {
+                inFlight.decrementAndGet();
+                ticket.exit();
+            }
         }
+    }
+
+    /**
+     * A streamed answer keeps its admission place and counts in flight until its body ends or is dropped: a stream
+     * is work in flight, for the limits and for a drain.
+     */
+    private ServerResponse holdWhileStreamed(ServerResponse r, Admission.Admitted ticket, boolean[] handedOn) {
+        if (r == null || r.stream() == null) {
+            return r;
+        }
+        handedOn[0] = true;
+        java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable done = () -> {
+            if (over.compareAndSet(false, true)) {
+                inFlight.decrementAndGet();
+                ticket.exit();
+            }
+        };
+        BodySource inner = r.stream();
+        BodySource held = new BodySource() {
+            @Override
+            public byte[] next() throws java.io.IOException, InterruptedException {
+                try {
+                    byte[] run = inner.next();
+                    if (run == null) {
+                        done.run();
+                    }
+                    return run;
+                } catch (java.io.IOException | InterruptedException | RuntimeException e) {
+                    done.run();
+                    throw e;
+                }
+            }
+
+            @Override
+            public dev.weft.http.Headers trailers() {
+                return inner.trailers();
+            }
+
+            @Override
+            public void cancel() {
+                try {
+                    inner.cancel();
+                } finally {
+                    done.run();
+                }
+            }
+        };
+        return new ServerResponse(r.status(), r.headers(), r.body(), r.trailers(), held);
     }
 
     private ServerResponse tell(ServerRequest r, InetSocketAddress remote, ServerResponse answer, RefusedBy by) {

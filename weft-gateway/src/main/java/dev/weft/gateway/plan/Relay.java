@@ -49,8 +49,9 @@ public final class Relay {
     }
 
     /**
-     * Whether the answer to {@code in} is streamed (docs/gateway.md, Proxy routes): an HTTP/2 request for gRPC
-     * ({@code content-type: application/grpc...}) or for server-sent events ({@code accept: text/event-stream}).
+     * Whether the answer to {@code in} may stream (docs/gateway.md, Proxy routes): an HTTP/2 request for gRPC
+     * ({@code content-type: application/grpc...}) or for server-sent events ({@code accept: text/event-stream}). It
+     * streams only if the backend's answer says it is one of those ({@link RelayStream#head}).
      */
     public static boolean streams(Inbound in) {
         if (!in.http2()) {

@@ -24,9 +24,16 @@ public final class RelayStream implements AnswerSink, BodySource {
 
     private final dev.weft.core.Deadline deadline;
     private final ReentrantLock lock = new ReentrantLock();
-    /** The thread of the backend call: interrupted by a cancel, so that a call waiting for the backend ends at once. */
+    /**
+     * The thread of the backend call: interrupted by a cancel that comes before the answer's head (the client's call
+     * handles an interrupt without cutting a write of the shared connection); after the head, {@link #stop} stops it.
+     */
     private volatile Thread caller;
     private volatile boolean callDone;
+    /** Stops the call once its answer streams (set with the head): no interrupt of a thread that may be writing. */
+    private volatile Runnable stop;
+    /** The call returned (its result may be null: it threw). */
+    private boolean finishedCall;
     private final Condition changed = lock.newCondition();
     private final ArrayDeque<byte[]> runs = new ArrayDeque<>();
     private int held;
@@ -47,18 +54,28 @@ public final class RelayStream implements AnswerSink, BodySource {
     /** Starts {@code call} on a virtual thread of its own; its result goes to {@link #finished}. */
     public void start(java.util.function.Supplier<CallResult> call) {
         caller = Thread.ofVirtual().name("weft-relay-stream").start(() -> {
-            CallResult r;
+            CallResult r = null;
             try {
                 r = call.get();
+            } catch (RuntimeException | Error e) {
+                System.getLogger(RelayStream.class.getName()).log(System.Logger.Level.WARNING,
+                        "a streamed relay call failed", e);
             } finally {
                 callDone = true;
+                finished(r);
             }
-            finished(r);
         });
     }
 
+    /**
+     * Takes the answer as it comes only when the backend says it is a stream (gRPC, server-sent events): a client's
+     * {@code Accept} alone does not make a large ordinary answer escape the route's {@code max_body}.
+     */
     @Override
-    public boolean head(int status, Headers headers) {
+    public boolean head(int status, Headers headers, Runnable stop) {
+        if (!isStream(headers.first("content-type"))) {
+            return false;
+        }
         lock.lock();
         try {
             if (cancelled) {
@@ -66,6 +83,7 @@ public final class RelayStream implements AnswerSink, BodySource {
             }
             this.status = status;
             this.headers = headers;
+            this.stop = stop;
             changed.signalAll();
             return true;
         } finally {
@@ -73,11 +91,17 @@ public final class RelayStream implements AnswerSink, BodySource {
         }
     }
 
+    /** {@code application/grpc...} or {@code text/event-stream}: the content types whose answers are streams. */
+    public static boolean isStream(String contentType) {
+        return contentType != null && (contentType.regionMatches(true, 0, "application/grpc", 0, 16)
+                || contentType.regionMatches(true, 0, "text/event-stream", 0, 17));
+    }
+
     @Override
     public void data(byte[] bytes) throws IOException {
         lock.lock();
         try {
-            while (held >= MAX_HELD && !cancelled) {
+            while (held > 0 && held + bytes.length > MAX_HELD && !cancelled) {
                 long left = deadline.remainingNanos();
                 if (left <= 0) {
                     throw new IOException("the deadline passed while the client took the answer slowly");
@@ -119,11 +143,12 @@ public final class RelayStream implements AnswerSink, BodySource {
     private void finished(CallResult r) {
         lock.lock();
         try {
+            finishedCall = true;
             if (headers == null) {
                 unstreamed = r;
             } else if (!ended) {
-                failure = r.ok() || r.failure() == null ? "the backend's answer stopped" : r.failure().label() + ": "
-                        + r.failure().message();
+                failure = r == null ? "the call failed" : r.ok() || r.failure() == null ? "the backend's answer stopped"
+                        : r.failure().label() + ": " + r.failure().message();
             }
             changed.signalAll();
         } finally {
@@ -133,13 +158,20 @@ public final class RelayStream implements AnswerSink, BodySource {
 
     /**
      * Waits for the head or the call's end: true when the answer streams ({@link #status}, {@link #headers}), false
-     * when {@link #unstreamed} has it.
+     * when {@link #unstreamed} has it (null: the call threw, or gave no result within a second past its deadline).
      */
     public boolean awaitHead() throws InterruptedException {
         lock.lock();
         try {
-            while (headers == null && unstreamed == null) {
-                changed.await();
+            while (headers == null && !finishedCall) {
+                long left = deadline.remainingNanos() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+                if (left <= 0) {
+                    break;
+                }
+                changed.awaitNanos(left);
+            }
+            if (headers == null && !finishedCall) {
+                cancelled = true; // the call's own deadline should have ended it: it is stopped now
             }
             return headers != null;
         } finally {
@@ -202,9 +234,14 @@ public final class RelayStream implements AnswerSink, BodySource {
         } finally {
             lock.unlock();
         }
+        Runnable s = stop;
+        if (s != null) {
+            s.run(); // a call waiting for the backend's next bytes ends at once, cancelled; its stream is reset
+            return;
+        }
         Thread t = caller;
         if (t != null && !callDone) {
-            t.interrupt(); // a call waiting for the backend ends at once, cancelled; its stream is reset
+            t.interrupt(); // before a head, as for a held answer whose client went away
         }
     }
 }

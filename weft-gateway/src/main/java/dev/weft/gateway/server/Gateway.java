@@ -295,6 +295,12 @@ public final class Gateway implements AutoCloseable {
         s.relay().stream(proxy, in, deadline, pipe);
         try {
             if (!pipe.awaitHead()) {
+                if (pipe.unstreamed() == null) {
+                    pipe.cancel();
+                    return RelayAnswer.json(502, JsonNodeFactory.instance.objectNode()
+                            .put("error", "proxy to " + proxy.target() + " failed: the call gave no result")
+                            .put("route", proxy.id()).put("reason", "internal"));
+                }
                 return RelayAnswer.of(proxy, pipe.unstreamed(), deadline.expired());
             }
         } catch (InterruptedException e) { // the client went away: the call is cancelled with it

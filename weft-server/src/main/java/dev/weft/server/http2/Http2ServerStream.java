@@ -101,9 +101,16 @@ final class Http2ServerStream {
         }
     }
 
+    /** The streamed answer being written, if any: a reset cancels it even while this stream's thread writes. */
+    private volatile BodySource streamingSource;
+
     /** Reset or connection gone: the handler is interrupted (unless in socket I/O), its answer dropped. */
     void cancel() {
         cancelled = true;
+        BodySource source = streamingSource;
+        if (source != null) {
+            source.cancel(); // its next() ends at once: the thread does not wait for the backend's next bytes
+        }
         lock.lock();
         try {
             arrived.signalAll();
@@ -372,7 +379,7 @@ final class Http2ServerStream {
         }
         // one deadline for the whole body from its first byte: a peer that opens its window a byte at a time, just
         // before each wait would end, cannot hold the stream's thread for ever
-        writeData(body, trailers, true, System.nanoTime() + c.limits().writeTimeout().toNanos());
+        writeData(body, trailers, true, System.nanoTime() + c.limits().writeTimeout().toNanos(), false);
     }
 
     /**
@@ -382,7 +389,11 @@ final class Http2ServerStream {
      */
     private void answerStreamed(MetaData.Response meta, BodySource source) throws IOException, InterruptedException {
         boolean finished = false;
+        streamingSource = source;
         try {
+            if (cancelled) {
+                return; // reset before the field was set: its cancel() did not see the source
+            }
             c.writeLock.lock();
             try {
                 if (!startWriting()) {
@@ -399,6 +410,9 @@ final class Http2ServerStream {
             }
             while (true) {
                 byte[] run;
+                if (cancelled) {
+                    return;
+                }
                 try {
                     run = source.next();
                 } catch (IOException e) {
@@ -411,7 +425,7 @@ final class Http2ServerStream {
                     break;
                 }
                 if (run.length > 0 && !writeData(run, null, false,
-                        System.nanoTime() + c.limits().writeTimeout().toNanos())) {
+                        System.nanoTime() + c.limits().writeTimeout().toNanos(), true)) {
                     return;
                 }
             }
@@ -426,7 +440,7 @@ final class Http2ServerStream {
                 return;
             }
             finished = writeData(new byte[0], t.isEmpty() ? null : trailers(t), true,
-                    System.nanoTime() + c.limits().writeTimeout().toNanos());
+                    System.nanoTime() + c.limits().writeTimeout().toNanos(), true);
         } finally {
             if (!finished) {
                 source.cancel();
@@ -437,9 +451,11 @@ final class Http2ServerStream {
     /**
      * Writes {@code body} in DATA frames within the windows by {@code deadline}; when {@code end}, the last frame ends
      * the stream, or {@code trailers} after it do (an empty body then sends only them, or an empty DATA). False when
-     * it stopped: the stream was reset, the connection closed, or the client took nothing until the deadline.
+     * it stopped: the stream was reset, the connection closed, or the client took nothing until the deadline. A
+     * client that takes nothing of a whole answer until then loses the connection (a slow reader); of a streamed run,
+     * only this stream (RST_STREAM CANCEL): a paused stream is flow control at work, not an attack on the others.
      */
-    private boolean writeData(byte[] body, MetaData trailers, boolean end, long deadline)
+    private boolean writeData(byte[] body, MetaData trailers, boolean end, long deadline, boolean streamed)
             throws IOException, InterruptedException {
         if (body.length == 0) {
             if (!end) {
@@ -475,6 +491,12 @@ final class Http2ServerStream {
                 while (!cancelled && !c.closed() && Math.min(sendWindow, c.connectionSendWindow) <= 0) {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
+                        if (streamed) {
+                            discard = true;
+                            c.endedEarly(id);
+                            c.resetFromStream(id, Http2Error.CANCEL); // under the write lock, which is reentrant
+                            return false;
+                        }
                         c.slowReader();
                         return false;
                     }
