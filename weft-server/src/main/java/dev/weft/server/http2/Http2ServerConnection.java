@@ -74,8 +74,8 @@ public final class Http2ServerConnection {
      * values plus 32 bytes a field): what weft-client takes; lower when the client's SETTINGS_MAX_HEADER_LIST_SIZE is.
      */
     static final int MAX_ANSWER_HEADER_LIST = 64 * 1024;
-    /** The client's SETTINGS_MAX_HEADER_LIST_SIZE (unlimited until it sends one); under the write lock. */
-    private long peerMaxHeaderList = Long.MAX_VALUE;
+    /** The client's SETTINGS_MAX_HEADER_LIST_SIZE (unlimited until it sends one): read by every answer, unlocked. */
+    private volatile long peerMaxHeaderList = Long.MAX_VALUE;
 
     /** Guards every write, the send windows, the peer's settings and {@link #openStreams}. */
     final ReentrantLock writeLock = new ReentrantLock();
@@ -889,12 +889,7 @@ public final class Http2ServerConnection {
 
     /** The largest header block an answer may send on this connection (see {@link #MAX_ANSWER_HEADER_LIST}). */
     long answerHeaderLimit() {
-        writeLock.lock();
-        try {
-            return Math.min(MAX_ANSWER_HEADER_LIST, peerMaxHeaderList);
-        } finally {
-            writeLock.unlock();
-        }
+        return Math.min(MAX_ANSWER_HEADER_LIST, peerMaxHeaderList); // not under the write lock every stream contends for
     }
 
     OutputStream out() {
