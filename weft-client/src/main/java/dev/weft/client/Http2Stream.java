@@ -20,8 +20,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>What a server sends on a stream is checked here as RFC 9113 section 8.1 asks (Jetty's parser has checked
  * the frames and the header block): a final answer before any DATA, 1xx answers without END_STREAM and never
- * 101, trailers only with END_STREAM and without a status, DATA adding up to {@code content-length}, no CR, LF
- * or NUL in a value. A stream that breaks these fails with {@code protocol-error} and is reset; the connection
+ * 101, trailers only with END_STREAM and without a status, DATA adding up to {@code content-length}, no control
+ * character in a value (CR, LF, NUL, nor the others HTTP/1.1 refuses). A stream that breaks these fails with {@code protocol-error} and is reset; the connection
  * goes on serving the others.
  */
 final class Http2Stream extends Lease {
@@ -447,8 +447,9 @@ final class Http2Stream extends Lease {
             "proxy-connection", "transfer-encoding", "upgrade");
 
     /**
-     * A value with CR, LF or NUL (RFC 9113 section 8.2.1), or a connection-specific field (section 8.2.2):
-     * malformed. Jetty's decoder has refused upper-case and non-token names already.
+     * A value with a control character (CR, LF and NUL are malformed, RFC 9113 section 8.2.1; the others are refused as
+     * the HTTP/1.1 reader refuses them, so that what passes here can be passed on), or a connection-specific field
+     * (section 8.2.2): malformed. Jetty's decoder has refused upper-case and non-token names already.
      */
     private static String badField(MetaData meta) {
         for (HttpField f : meta.getHttpFields()) {
@@ -456,14 +457,8 @@ final class Http2Stream extends Lease {
                 return "the connection-specific field '" + f.getName() + "'";
             }
             String v = f.getValue();
-            if (v == null) {
-                continue;
-            }
-            for (int i = 0; i < v.length(); i++) {
-                char c = v.charAt(i);
-                if (c == '\r' || c == '\n' || c == 0) {
-                    return "the value of '" + f.getName() + "' has a CR, LF or NUL";
-                }
+            if (v != null && !dev.weft.http.Http1.isFieldValue(v)) {
+                return "the value of '" + f.getName() + "' has a control character (CR, LF, NUL or another)";
             }
         }
         return null;

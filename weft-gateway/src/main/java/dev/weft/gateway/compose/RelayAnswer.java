@@ -23,14 +23,6 @@ public final class RelayAnswer {
 
     public static ServerResponse of(ProxyRoute route, CallResult r, boolean deadlinePassed) {
         boolean answered = r.status() > 0 && (r.ok() || r.failure().isStatus());
-        String invalid = answered ? invalidField(r) : null;
-        if (invalid != null) { // the front door would refuse to write it and answer 500: the backend's fault, a 502
-            String destination = r.destination() == null ? route.target().toString() : r.destination().key();
-            return json(502, JsonNodeFactory.instance.objectNode()
-                    .put("error", "proxy to " + destination + " failed: protocol-error").put("route", route.id())
-                    .put("destination", destination).put("reason", "protocol-error")
-                    .put("message", "the answer has " + invalid + " that cannot be passed on"));
-        }
         if (answered && r.body().length <= route.maxBody()) {
             return new ServerResponse(r.status(), Relay.endToEnd(r.headers()), r.body(),
                     r.trailers().isEmpty() ? null : Relay.endToEnd(r.trailers()));
@@ -67,36 +59,11 @@ public final class RelayAnswer {
     }
 
     /**
-     * The first header or trailer field of the backend's answer that the front door would not write (a name that is
-     * not a token, a value with a control character: HTTP/2 lets through more than HTTP/1.1 takes), or null.
+     * A streamed answer's head, its body and trailers to come from {@code pipe}. weft-client checked its fields as the
+     * HTTP/1.1 reader checks them (a control character fails the call protocol-error, a 502 before any head).
      */
-    private static String invalidField(CallResult r) {
-        for (dev.weft.http.Headers fields : new dev.weft.http.Headers[] {r.headers(), r.trailers()}) {
-            for (java.util.Map.Entry<String, String> f : fields) {
-                if (!dev.weft.http.Http1.isToken(f.getKey()) || f.getValue() == null
-                        || !dev.weft.http.Http1.isFieldValue(f.getValue())) {
-                    return (fields == r.headers() ? "a header" : "a trailer") + " field '"
-                            + dev.weft.http.Http1.printable(f.getKey()) + "'";
-                }
-            }
-        }
-        return null;
-    }
-
-    /** A streamed answer's head, its body and trailers to come from {@code pipe}; a head the door would not write: 502. */
     public static ServerResponse streamed(ProxyRoute route, dev.weft.gateway.plan.RelayStream pipe) {
-        dev.weft.http.Headers headers = Relay.endToEnd(pipe.headers());
-        for (java.util.Map.Entry<String, String> f : headers) {
-            if (!dev.weft.http.Http1.isToken(f.getKey()) || f.getValue() == null
-                    || !dev.weft.http.Http1.isFieldValue(f.getValue())) {
-                pipe.cancel();
-                return json(502, JsonNodeFactory.instance.objectNode()
-                        .put("error", "proxy to " + route.target() + " failed: protocol-error").put("route", route.id())
-                        .put("reason", "protocol-error").put("message", "the answer has a header field '"
-                                + dev.weft.http.Http1.printable(f.getKey()) + "' that cannot be passed on"));
-            }
-        }
-        return ServerResponse.streamed(pipe.status(), headers, pipe);
+        return ServerResponse.streamed(pipe.status(), Relay.endToEnd(pipe.headers()), pipe);
     }
 
     /** The gateway's JSON error shape: {@code {"error": ..., "route": ...}}. */
