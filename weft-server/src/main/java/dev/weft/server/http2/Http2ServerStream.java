@@ -354,27 +354,16 @@ final class Http2ServerStream {
             answerStreamed(meta, source);
             return;
         }
-        c.writeLock.lock();
-        try {
-            if (!startWriting()) {
-                return;
+        boolean written = writeLocked(() -> {
+            if (noData && remoteClosed) {
+                c.releasePlace(this); // the last frame: the client may open the next stream once it has read it
             }
-            try {
-                if (noData && remoteClosed) {
-                    c.releasePlace(this); // the last frame: the client may open the next stream once it has read it
-                }
-                c.writeHeadersLocked(id, meta, noData && trailers == null);
-                if (noData && trailers != null) {
-                    c.writeHeadersLocked(id, trailers, true);
-                }
-                c.flushLocked();
-            } finally {
-                stopWriting();
+            c.writeHeadersLocked(id, meta, noData && trailers == null);
+            if (noData && trailers != null) {
+                c.writeHeadersLocked(id, trailers, true);
             }
-        } finally {
-            c.writeLock.unlock();
-        }
-        if (noData) {
+        });
+        if (noData || !written) {
             return;
         }
         // one deadline for the whole body from its first byte: a peer that opens its window a byte at a time, just
@@ -394,19 +383,8 @@ final class Http2ServerStream {
             if (cancelled) {
                 return; // reset before the field was set: its cancel() did not see the source
             }
-            c.writeLock.lock();
-            try {
-                if (!startWriting()) {
-                    return;
-                }
-                try {
-                    c.writeHeadersLocked(id, meta, false);
-                    c.flushLocked();
-                } finally {
-                    stopWriting();
-                }
-            } finally {
-                c.writeLock.unlock();
+            if (!writeLocked(() -> c.writeHeadersLocked(id, meta, false))) {
+                return;
             }
             while (true) {
                 byte[] run;
@@ -461,28 +439,16 @@ final class Http2ServerStream {
             if (!end) {
                 return true;
             }
-            c.writeLock.lock();
-            try {
-                if (!startWriting()) {
-                    return false;
+            return writeLocked(() -> {
+                if (remoteClosed) {
+                    c.releasePlace(this);
                 }
-                try {
-                    if (remoteClosed) {
-                        c.releasePlace(this);
-                    }
-                    if (trailers != null) {
-                        c.writeHeadersLocked(id, trailers, true);
-                    } else {
-                        Http2FrameWriter.data(c.out(), id, true, body, 0, 0);
-                    }
-                    c.flushLocked();
-                } finally {
-                    stopWriting();
+                if (trailers != null) {
+                    c.writeHeadersLocked(id, trailers, true);
+                } else {
+                    Http2FrameWriter.data(c.out(), id, true, body, 0, 0);
                 }
-            } finally {
-                c.writeLock.unlock();
-            }
-            return true;
+            });
         }
         int off = 0;
         while (off < body.length) {
@@ -530,6 +496,33 @@ final class Http2ServerStream {
             }
         }
         return true;
+    }
+
+    /** Frames written under the connection's write lock. */
+    private interface LockedWrite {
+        void write() throws IOException;
+    }
+
+    /**
+     * {@code w} under the connection's write lock as this stream's writer (a reset meanwhile does not interrupt it),
+     * then a flush; false, writing nothing, when the stream was reset or the connection closed already.
+     */
+    private boolean writeLocked(LockedWrite w) throws IOException {
+        c.writeLock.lock();
+        try {
+            if (!startWriting()) {
+                return false;
+            }
+            try {
+                w.write();
+                c.flushLocked();
+            } finally {
+                stopWriting();
+            }
+            return true;
+        } finally {
+            c.writeLock.unlock();
+        }
     }
 
     /** A header list's size as RFC 9113 section 6.5.2 counts it: each name and value, plus 32 bytes a field. */
