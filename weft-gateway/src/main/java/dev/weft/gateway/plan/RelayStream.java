@@ -43,6 +43,8 @@ public final class RelayStream implements AnswerSink, BodySource {
     private boolean ended;
     private boolean cancelled;
     private String failure;
+    /** Whether the call failed by its deadline (a gRPC answer then ends with DEADLINE_EXCEEDED). */
+    private boolean failedByDeadline;
     /** The call's result when it ended before a head was streamed (then the answer is the usual one). */
     private CallResult unstreamed;
 
@@ -149,6 +151,8 @@ public final class RelayStream implements AnswerSink, BodySource {
             } else if (!ended) {
                 failure = r == null ? "the call failed" : r.ok() || r.failure() == null ? "the backend's answer stopped"
                         : r.failure().label() + ": " + r.failure().message();
+                failedByDeadline = r != null && r.failure() != null
+                        && r.failure().reason() == dev.weft.client.Reason.DEADLINE;
             }
             changed.signalAll();
         } finally {
@@ -204,6 +208,15 @@ public final class RelayStream implements AnswerSink, BodySource {
                 changed.signalAll();
                 return run;
             }
+            if (failure != null && !cancelled && isGrpc()) {
+                // a gRPC client reads its call's end from trailers: a status it can act on, not a reset stream
+                trailers = Headers.of("grpc-status", failedByDeadline ? "4" : "14", "grpc-message",
+                        grpcMessage((failedByDeadline ? "the gateway's deadline for the route passed while the answer"
+                                + " streamed" : "the backend's answer stopped part way") + " (" + failure + ")"));
+                ended = true;
+                failure = null;
+                return null;
+            }
             if (failure != null || cancelled) {
                 throw new IOException(failure != null ? failure : "cancelled");
             }
@@ -211,6 +224,24 @@ public final class RelayStream implements AnswerSink, BodySource {
         } finally {
             lock.unlock();
         }
+    }
+
+    private boolean isGrpc() {
+        String type = headers == null ? null : headers.first("content-type");
+        return type != null && type.regionMatches(true, 0, "application/grpc", 0, 16);
+    }
+
+    /** {@code grpc-message} as gRPC over HTTP/2 asks: percent-encoded outside printable ASCII and '%'. */
+    static String grpcMessage(String text) {
+        StringBuilder sb = new StringBuilder(text.length());
+        for (byte b : text.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            if (b >= 0x20 && b < 0x7f && b != '%') {
+                sb.append((char) b);
+            } else {
+                sb.append('%').append(String.format("%02X", b & 0xff));
+            }
+        }
+        return sb.toString();
     }
 
     @Override
