@@ -126,14 +126,22 @@ final class Exchange {
         boolean reusable = false;
         try {
             boolean headRequest = call.method().equals("HEAD");
+            RequestStream requestStream = call.tag(RequestStream.class);
             Connection.Head answer;
             boolean fresh = false;
             boolean again = false;
             while (true) {
                 c = lease(pool, fresh);
                 try {
-                    if (c instanceof Http2Stream s) {
+                    if (c instanceof Http2Stream s && requestStream != null) {
+                        s.sendHead(http2Request(dest), headRequest, limits.maxBodyBytes());
+                        pump = pump(s, requestStream);
+                    } else if (c instanceof Http2Stream s) {
                         s.send(http2Request(dest), call.body(), headRequest, limits.maxBodyBytes());
+                    } else if (requestStream != null) {
+                        byte[] whole = drain(requestStream, limits.maxBodyBytes());
+                        ((Connection) c).send(Http1Writer.requestHead(call.method(), target(), dest.hostHeader(),
+                                call.headers(), dest.userAgent(), whole.length), whole);
                     } else {
                         ((Connection) c).send(head, call.body());
                     }
@@ -141,8 +149,8 @@ final class Exchange {
                     break;
                 } catch (Http2Stream.NotProcessedException e) {
                     // Refused by the server (REFUSED_STREAM, GOAWAY) before it processed it: any request may go
-                    // once more, on another connection (RFC 9113 section 8.7).
-                    if (again || timedOut || cancelled) {
+                    // once more, on another connection (RFC 9113 section 8.7); not one whose body was streamed
+                    if (again || timedOut || cancelled || requestStream != null) {
                         throw e;
                     }
                     pool.release(c, false);
@@ -152,7 +160,7 @@ final class Exchange {
                 } catch (Connection.ClosedException e) {
                     // A keep-alive connection the peer closed while it sat in the pool: nothing reached the
                     // application, so an idempotent request goes once more, on a new connection.
-                    if (!c.reused || !e.nothingReceived || fresh || timedOut || cancelled
+                    if (!c.reused || !e.nothingReceived || fresh || timedOut || cancelled || requestStream != null
                             || !RetryPolicy.isIdempotent(call.method())) {
                         throw e;
                     }
@@ -188,6 +196,9 @@ final class Exchange {
         } catch (IOException | RuntimeException e) {
             return classify(e);
         } finally {
+            if (pump != null) {
+                call.tag(RequestStream.class).cancel(); // the pump's wait for the next run ends; its sends fail
+            }
             watchdog.unwatch(this);
             // Forgotten before it is given back: a cancel that comes later (a hedge's winner is cancelled with the
             // losers) must not abort the connection under the call that takes it next. One that came before has
@@ -197,6 +208,50 @@ final class Exchange {
                 pool.release(c, reusable && !timedOut && !cancelled);
             }
         }
+    }
+
+    /** The thread that sends a streamed request body, or null. */
+    private Thread pump;
+
+    /**
+     * Sends {@code body}'s runs on {@code s} from a virtual thread of its own while this one reads the answer; a run
+     * that cannot be read or sent stops the call.
+     */
+    private Thread pump(Http2Stream s, RequestStream body) {
+        return Thread.ofVirtual().name("weft-request-pump").start(() -> {
+            try {
+                byte[] run;
+                while ((run = body.next()) != null) {
+                    s.sendRun(run, false);
+                }
+                s.sendRun(CallResult.NO_BODY, true);
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                if (!s.ended()) { // an answer that ended first stands: the server did not need the rest
+                    cancel();
+                }
+                body.cancel();
+            }
+        });
+    }
+
+    /** A streamed request body read whole, for HTTP/1.1: at most {@code max} bytes. */
+    private static byte[] drain(RequestStream body, long max) throws IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try {
+            byte[] run;
+            while ((run = body.next()) != null) {
+                if (out.size() + (long) run.length > max) {
+                    body.cancel();
+                    throw new IOException("the request body is over " + max + " bytes");
+                }
+                out.write(run, 0, run.length);
+            }
+        } catch (InterruptedException e) {
+            body.cancel();
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while reading the request body");
+        }
+        return out.toByteArray();
     }
 
     /**

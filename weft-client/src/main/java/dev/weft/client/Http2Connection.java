@@ -355,7 +355,12 @@ final class Http2Connection {
 
     /** Sends {@code s}'s HEADERS (and its body as DATA): called once, by the exchange's thread. */
     void start(Http2Stream s, MetaData.Request request, byte[] body) throws IOException {
-        boolean endStream = body == null || body.length == 0;
+        start(s, request, body, false);
+    }
+
+    /** As {@link #start(Http2Stream, MetaData.Request, byte[])}; {@code more}: the body follows by {@link #sendData}. */
+    void start(Http2Stream s, MetaData.Request request, byte[] body, boolean more) throws IOException {
+        boolean endStream = !more && (body == null || body.length == 0);
         lockWrites(s);
         try {
             if (closed || goingAway) {
@@ -414,13 +419,45 @@ final class Http2Connection {
         } finally {
             writeLock.unlock();
         }
-        if (!endStream) {
-            sendBody(s, body);
+        if (!endStream && body != null && body.length > 0) {
+            sendBody(s, body, !more);
         }
     }
 
-    /** The body as DATA frames, each within the connection's and the stream's windows (waiting for credit). */
-    private void sendBody(Http2Stream s, byte[] body) throws IOException {
+    /**
+     * A run of a streamed request body ({@link RequestStream}), and with {@code end} the body's end (an empty run then
+     * sends an empty DATA frame that ends the stream).
+     */
+    void sendData(Http2Stream s, byte[] run, boolean end) throws IOException {
+        if (run.length > 0) {
+            sendBody(s, run, end);
+            return;
+        }
+        if (!end) {
+            return;
+        }
+        lockWrites(s);
+        try {
+            if (s.isAborted() || s.ended() && s.closedByPeer) {
+                throw new IOException("the stream ended while sending the request body");
+            }
+            if (closed) {
+                throw new Connection.ClosedException("the HTTP/2 connection to " + key + " closed while sending"
+                        + " the request body (" + closeReason + ")", false);
+            }
+            generator.data(frames, new DataFrame(s.id, ByteBuffer.allocate(0), true), 0);
+            flush(s, 0, 0);
+            s.requestEnded = true;
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /**
+     * The body as DATA frames, each within the connection's and the stream's windows (waiting for credit); the last
+     * ends the stream when {@code end}.
+     */
+    private void sendBody(Http2Stream s, byte[] body, boolean end) throws IOException {
         int off = 0;
         while (off < body.length) {
             int chunk;
@@ -454,7 +491,7 @@ final class Http2Connection {
             } finally {
                 windowLock.unlock();
             }
-            boolean last = off + chunk == body.length;
+            boolean last = end && off + chunk == body.length;
             try {
                 lockWrites(s);
             } catch (IOException e) {

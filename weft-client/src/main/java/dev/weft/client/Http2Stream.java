@@ -112,6 +112,19 @@ final class Http2Stream extends Lease {
         connection.start(this, request, requestBody);
     }
 
+    /** Sends the request's HEADERS without ending the stream: its body follows by {@link #sendRun}. */
+    void sendHead(MetaData.Request request, boolean head, long max) throws IOException {
+        this.waiter = Thread.currentThread();
+        this.headRequest = head;
+        this.maxBody = max;
+        connection.start(this, request, null, true);
+    }
+
+    /** A run of a streamed request body, from the thread that pumps it; {@code end}: the body's last. */
+    void sendRun(byte[] run, boolean end) throws IOException {
+        connection.sendData(this, run, end);
+    }
+
     @Override
     Connection.Head readHead(boolean headRequest) throws IOException {
         waiter = Thread.currentThread();

@@ -83,7 +83,8 @@ interface Interceptor {
             this.destination = destination;
             this.startNanos = startNanos;
             DestinationConfig cfg = destination.config();
-            boolean streamed = request.tag(AnswerSink.class) != null; // its sink may have seen part of an answer
+            // a sink may have seen part of an answer; a request stream's runs cannot be read again
+            boolean streamed = request.tag(AnswerSink.class) != null || request.tag(RequestStream.class) != null;
             this.retry = streamed ? RetryPolicy.NONE : request.retry() != null ? request.retry() : cfg.retry();
             HedgePolicy h = streamed ? null : request.hedge() != null ? request.hedge() : cfg.hedge();
             this.hedge = h != null && h.allows(request.method()) ? h : null;

@@ -93,6 +93,21 @@ public final class HttpServer implements AutoCloseable {
     private volatile boolean draining;
     private volatile boolean closed;
 
+    private java.util.function.Predicate<dev.weft.http.RequestHead> streamedBodies = head -> false;
+    /** What an HTTP/2 connection hands its requests to. */
+    private final dev.weft.server.http2.Http2ServerConnection.Requests h2Requests =
+            new dev.weft.server.http2.Http2ServerConnection.Requests() {
+                @Override
+                public ServerResponse handle(ServerRequest request) {
+                    return admitAndHandle(request);
+                }
+
+                @Override
+                public boolean streamsBody(dev.weft.http.RequestHead head) {
+                    return streamedBodies.test(head);
+                }
+            };
+
     private HttpServer(ServerLimits limits, ExecutorModel model, HttpHandler handler, Admission admission) {
         this.limits = limits;
         this.model = model;
@@ -131,6 +146,7 @@ public final class HttpServer implements AutoCloseable {
         private Admission admission;
         private Refusals refusals;
         private dev.weft.server.http2.Http2Limits http2 = dev.weft.server.http2.Http2Limits.DEFAULT;
+        private java.util.function.Predicate<dev.weft.http.RequestHead> streamedBodies = head -> false;
 
         private Builder(HttpHandler handler) {
             this.handler = java.util.Objects.requireNonNull(handler, "handler");
@@ -148,6 +164,15 @@ public final class HttpServer implements AutoCloseable {
         /** One address to bind. Default: an ephemeral port of the loopback address. */
         public Builder listen(InetSocketAddress address) {
             return listen(List.of(address));
+        }
+
+        /**
+         * Which HTTP/2 requests the handler gets before their body has come, reading it as it comes
+         * ({@link ServerRequest#bodyStream()}): default none (every handler gets the whole body, bounded).
+         */
+        public Builder streamedBodies(java.util.function.Predicate<dev.weft.http.RequestHead> which) {
+            this.streamedBodies = java.util.Objects.requireNonNull(which);
+            return this;
         }
 
         /** Default {@link ServerLimits#DEFAULT} (its Javadoc gives each limit's default). */
@@ -204,6 +229,7 @@ public final class HttpServer implements AutoCloseable {
         public HttpServer start() throws IOException {
             Admission a = admission != null ? admission : new FixedAdmission(limits.maxConcurrent(), limits.maxWait());
             HttpServer s = new HttpServer(limits, executor, handler, a);
+            s.streamedBodies = streamedBodies;
             s.tls = tls;
             s.http2 = http2.enabled() ? new dev.weft.server.http2.Http2Front(http2) : null;
             s.h2cUpgrades = s.http2 != null && tls == null && http2.upgrade() ? s.http2 : null;
@@ -280,7 +306,7 @@ public final class HttpServer implements AutoCloseable {
             }
             if (http2 != null && "h2".equals(((javax.net.ssl.SSLSocket) socket).getApplicationProtocol())) {
                 http2.serve(socket, socket.getInputStream(), false, activity, limits.maxBodyBytes(), limits.bodyTimeout(),
-                        this::admitAndHandle);
+                        h2Requests);
                 return;
             }
         }
@@ -297,7 +323,7 @@ public final class HttpServer implements AutoCloseable {
             fresh = back.fresh();
         }
         if (http2 != null && tls == null && fresh) { // the preface only as a connection's first bytes (RFC 9113 3.4)
-            raw = http2.h2cOrHttp1(socket, raw, activity, limits.maxBodyBytes(), limits.bodyTimeout(), this::admitAndHandle);
+            raw = http2.h2cOrHttp1(socket, raw, activity, limits.maxBodyBytes(), limits.bodyTimeout(), h2Requests);
             if (raw == null) {
                 return; // it was h2c, and is over
             }
@@ -351,7 +377,7 @@ public final class HttpServer implements AutoCloseable {
             if (h2cUpgrades != null && h2cUpgrades.upgrades(read)) { // Upgrade: h2c, where http2.upgrade asks for it
                 activity.writing(limits.idleTimeout());
                 h2cUpgrades.serveUpgraded(socket, reader.rest(), head, body, activity, limits.maxBodyBytes(),
-                        limits.bodyTimeout(), this::admitAndHandle);
+                        limits.bodyTimeout(), h2Requests);
                 return;
             }
             ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));

@@ -37,10 +37,18 @@ public final class Relay {
     /**
      * What the gateway knows about the inbound request besides its head.
      *
-     * @param http2 whether it came over HTTP/2, whose answers carry trailers (HTTP/1.1 answers are written without)
+     * @param http2      whether it came over HTTP/2, whose answers carry trailers (HTTP/1.1 answers are written without)
+     * @param bodyStream null, or the request's body as it comes (a streamed gRPC request; {@code body} is empty)
      */
     public record Inbound(String method, String rawPath, String rawQuery, Headers headers,
-                          byte[] body, InetSocketAddress remote, boolean tls, boolean http2) {
+                          byte[] body, InetSocketAddress remote, boolean tls, boolean http2,
+                          dev.weft.server.BodySource bodyStream) {
+    }
+
+    /** Whether {@code headers} say gRPC ({@code content-type: application/grpc...}). */
+    public static boolean isGrpc(Headers headers) {
+        String type = headers.first("content-type");
+        return type != null && type.regionMatches(true, 0, "application/grpc", 0, 16);
     }
 
     /** Calls the backend; blocks until its answer, a failure or the deadline. Never throws for network failures. */
@@ -57,8 +65,7 @@ public final class Relay {
         if (!in.http2()) {
             return false;
         }
-        String type = in.headers().first("content-type");
-        if (type != null && type.regionMatches(true, 0, "application/grpc", 0, 16)) {
+        if (isGrpc(in.headers())) {
             return true;
         }
         String accept = in.headers().joined("accept");
@@ -98,7 +105,20 @@ public final class Relay {
             String mine = "1.1 " + route.via();
             b.header("Via", prior == null ? mine : prior + ", " + mine);
         }
-        if (in.body() != null && in.body().length > 0) {
+        if (in.bodyStream() != null) {
+            dev.weft.server.BodySource source = in.bodyStream();
+            b.tag(dev.weft.client.RequestStream.class, new dev.weft.client.RequestStream() {
+                @Override
+                public byte[] next() throws java.io.IOException, InterruptedException {
+                    return source.next();
+                }
+
+                @Override
+                public void cancel() {
+                    source.cancel();
+                }
+            });
+        } else if (in.body() != null && in.body().length > 0) {
             b.body(in.body(), null);
         }
         if (route.retry() != null) {

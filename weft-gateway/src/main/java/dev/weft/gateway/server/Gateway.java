@@ -124,7 +124,8 @@ public final class Gateway implements AutoCloseable {
             }
             g.server = HttpServer.builder(g::handle).listen(main).limits(config.limits())
                     .executor(executor != null ? executor : config.executor()).tls(g.tls).log(log)
-                    .admission(GatewayAdmission.create(config, g.registry, g::routeOf)).refusals(g::refused).http2(config.http2()).start();
+                    .admission(GatewayAdmission.create(config, g.registry, g::routeOf)).refusals(g::refused).http2(config.http2())
+                    .streamedBodies(g::streamsBody).start();
             Listeners.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.os.Descriptors.limit());
             if (budget != null) {
@@ -275,7 +276,7 @@ public final class Gateway implements AutoCloseable {
         } else {
             Deadline deadline = Deadline.in(proxy.timeout());
             Relay.Inbound in = new Relay.Inbound(r.method(), r.path(), r.query(), r.head().headers(), r.body(),
-                    r.remote(), tls != null, r.http2());
+                    r.remote(), tls != null, r.http2(), r.bodyStream());
             if (Relay.streams(in)) {
                 resp = relayStreamed(s, proxy, in, deadline);
             } else {
@@ -284,6 +285,23 @@ public final class Gateway implements AutoCloseable {
         }
         count(proxy.id(), resp, t0);
         return resp;
+    }
+
+    /**
+     * Whether an HTTP/2 request's body is handed over as it comes: a gRPC request that a {@code proxy:} route relays
+     * (no {@code calls:} route takes its method and path), so that client and bidirectional streams relay.
+     */
+    private boolean streamsBody(dev.weft.http.RequestHead head) {
+        if (!Relay.isGrpc(head.headers()) || head.path().startsWith("/-/")) {
+            return false;
+        }
+        Snapshot s = current;
+        for (RoutePlan p : s.config().routes()) {
+            if (p.method().equals(head.method()) && p.path().match(head.path()) != null) {
+                return false;
+            }
+        }
+        return s.config().proxyFor(head.path()) != null;
     }
 
     /**

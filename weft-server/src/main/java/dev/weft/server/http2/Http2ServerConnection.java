@@ -54,6 +54,11 @@ public final class Http2ServerConnection {
     @FunctionalInterface
     public interface Requests {
         ServerResponse handle(ServerRequest request);
+
+        /** Whether {@code head}'s request is handed over before its body, which the handler reads as it comes. */
+        default boolean streamsBody(dev.weft.http.RequestHead head) {
+            return false;
+        }
     }
 
     private final Socket socket;

@@ -168,15 +168,17 @@ final class Http2ServerStream {
 
     private void run() {
         try {
-            if (request.contentLength() > c.maxBodyBytes()) {
+            boolean streamed = preloaded == null && c.requests().streamsBody(request.head());
+            if (!streamed && request.contentLength() > c.maxBodyBytes()) {
                 answerEarly(413, "request body over " + c.maxBodyBytes() + " bytes");
                 return;
             }
-            byte[] body = readBody();
+            byte[] body = streamed ? NO_BODY : readBody();
             if (body == null) {
                 return;
             }
-            ServerResponse response = c.requests().handle(new ServerRequest(request.head(), body, remote, startedNanos, true));
+            ServerResponse response = c.requests().handle(new ServerRequest(request.head(), body, remote, startedNanos,
+                    true, streamed ? new BodyStream() : null));
             if (cancelled) {
                 if (response != null && response.stream() != null) {
                     response.stream().cancel();
@@ -184,6 +186,9 @@ final class Http2ServerStream {
                 return;
             }
             answer(response);
+            if (streamed) {
+                endStreamedRequest();
+            }
         } catch (InterruptedException e) {
             // reset, or the connection ended
         } catch (IOException | RuntimeException e) {
@@ -208,6 +213,106 @@ final class Http2ServerStream {
                 c.streamEnded(this);
             } finally {
                 c.metrics().onStreamThread(-1);
+            }
+        }
+    }
+
+    /**
+     * After a streamed request's answer ended: a client still sending a body nobody will read is told to stop
+     * (RST_STREAM NO_ERROR, RFC 9113 section 8.1), and its bytes are dropped.
+     */
+    private void endStreamedRequest() {
+        if (!remoteClosed && !cancelled) {
+            discard = true;
+            c.endedEarly(id);
+            io(() -> c.resetFromStream(id, Http2Error.NO_ERROR));
+        }
+    }
+
+    /**
+     * A streamed request's body as it comes ({@link ServerRequest#bodyStream()}): each run taken from the stream's
+     * buffer and given back to the client's windows, waiting at most body_timeout for each.
+     */
+    private final class BodyStream implements BodySource {
+        private volatile boolean over;
+
+        @Override
+        public byte[] next() throws IOException, InterruptedException {
+            if (over) {
+                return null;
+            }
+            long deadline = System.nanoTime() + c.bodyTimeout().toNanos();
+            byte[] run;
+            boolean end;
+            lock.lock();
+            try {
+                while (buffered == 0 && !ended && !cancelled && !discard && !over) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    arrived.awaitNanos(left);
+                }
+                if (cancelled || discard || over) {
+                    over = true;
+                    throw new IOException(cancelled || discard ? "the client reset the stream" : "the body was dropped");
+                }
+                if (buffered == 0 && !ended) {
+                    run = null;
+                    end = false;
+                } else {
+                    run = java.util.Arrays.copyOf(buffer, buffered);
+                    buffered = 0;
+                    end = ended;
+                }
+            } finally {
+                lock.unlock();
+            }
+            // Not this stream's thread (the handler's reader of the body, a relay's pump, say): its writes go through the
+            // connection directly, never through io(), whose writing flag belongs to the stream's own thread
+            if (run == null) { // no byte for body_timeout
+                over = true;
+                c.metrics().onBodyTimeout();
+                discard = true;
+                c.endedEarly(id);
+                if (!cancelled) {
+                    c.resetFromStream(id, Http2Error.CANCEL);
+                }
+                throw new IOException("no request body bytes for body_timeout (" + c.bodyTimeout().toMillis() + " ms)");
+            }
+            if (run.length > 0) {
+                if (cancelled) {
+                    lock.lock();
+                    try {
+                        untaken += run.length; // given back as the stream's thread ends
+                    } finally {
+                        lock.unlock();
+                    }
+                    over = true;
+                    throw new IOException("the client reset the stream");
+                }
+                c.credit(Http2ServerStream.this, run.length);
+            }
+            if (end) {
+                over = true;
+                return run.length > 0 ? run : null;
+            }
+            return run;
+        }
+
+        @Override
+        public dev.weft.http.Headers trailers() {
+            return dev.weft.http.Headers.EMPTY; // a request's trailers are read, checked and dropped
+        }
+
+        @Override
+        public void cancel() {
+            over = true;
+            lock.lock();
+            try {
+                arrived.signalAll(); // a reader waiting for the next run returns at once
+            } finally {
+                lock.unlock();
             }
         }
     }
