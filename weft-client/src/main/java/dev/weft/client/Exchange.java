@@ -197,6 +197,11 @@ final class Exchange {
             return classify(e);
         } finally {
             if (pump != null) {
+                if (c instanceof Http2Stream st && !st.requestEnded) {
+                    // stopped before its body's end: the pump must send nothing more, END_STREAM least of all (a
+                    // partial upload would read as whole), and leave any wait for window at once
+                    st.abort();
+                }
                 call.tag(RequestStream.class).cancel(); // the pump's wait for the next run ends; its sends fail
             }
             watchdog.unwatch(this);

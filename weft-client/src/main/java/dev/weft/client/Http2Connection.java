@@ -438,7 +438,7 @@ final class Http2Connection {
         }
         lockWrites(s);
         try {
-            if (s.isAborted() || s.ended() && s.closedByPeer) {
+            if (s.isAborted() || s.closedByPeer) {
                 throw new IOException("the stream ended while sending the request body");
             }
             if (closed) {

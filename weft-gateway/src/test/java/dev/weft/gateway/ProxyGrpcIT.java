@@ -88,6 +88,10 @@ class ProxyGrpcIT {
     private static final MethodDescriptor<byte[], byte[]> SUM = MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.CLIENT_STREAMING).setFullMethodName("weft.test.Streams/Sum")
             .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+    /** SUM under a route whose deadline is 1 s (its prefix is rewritten to SUM's path). */
+    private static final MethodDescriptor<byte[], byte[]> SUM_QUICK = MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.CLIENT_STREAMING).setFullMethodName("weft.test.Quick/Sum")
+            .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
     private static final MethodDescriptor<byte[], byte[]> FLOOD = MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.SERVER_STREAMING).setFullMethodName("weft.test.Streams/Flood")
             .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
@@ -244,6 +248,10 @@ class ProxyGrpcIT {
                   - prefix: /weft.test.Streams/Sum
                     proxy: "TARGET/weft.test.Streams/Sum"
                     timeout: 30s
+                    max_body: 1MiB
+                  - prefix: /weft.test.Quick/Sum
+                    proxy: "TARGET/weft.test.Streams/Sum"
+                    timeout: 1s
                   - prefix: /weft.test.Streams/Flood
                     proxy: "TARGET/weft.test.Streams/Flood"
                     timeout: 30s
@@ -315,6 +323,11 @@ class ProxyGrpcIT {
     /** FLOOD's messages handed to grpc-java while it said the stream was ready. */
     private final java.util.concurrent.atomic.AtomicInteger flooded = new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.CountDownLatch chatCancelled = new java.util.concurrent.CountDownLatch(1);
+    /** SUM calls the backend saw end: completed (the whole upload) or cancelled. */
+    private final java.util.concurrent.atomic.AtomicInteger sumCompleted = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.CountDownLatch sumCancelled = new java.util.concurrent.CountDownLatch(1);
+    /** Messages of SUM calls the backend received. */
+    private final java.util.concurrent.atomic.AtomicInteger sumReceived = new java.util.concurrent.atomic.AtomicInteger();
     private final java.util.concurrent.atomic.AtomicInteger floodCancelled = new java.util.concurrent.atomic.AtomicInteger();
 
     private static final int FLOOD_MESSAGES = 300;
@@ -346,23 +359,28 @@ class ProxyGrpcIT {
                         }
                     };
                 }))
-                .addMethod(SUM, ServerCalls.asyncClientStreamingCall(out -> new io.grpc.stub.StreamObserver<byte[]>() {
-                    int n;
+                .addMethod(SUM, ServerCalls.asyncClientStreamingCall(out -> {
+                    ((io.grpc.stub.ServerCallStreamObserver<byte[]>) out).setOnCancelHandler(t.sumCancelled::countDown);
+                    return new io.grpc.stub.StreamObserver<byte[]>() {
+                        int n;
 
-                    @Override
-                    public void onNext(byte[] m) {
-                        n++;
-                    }
+                        @Override
+                        public void onNext(byte[] m) {
+                            n++;
+                            t.sumReceived.incrementAndGet();
+                        }
 
-                    @Override
-                    public void onError(Throwable e) {
-                    }
+                        @Override
+                        public void onError(Throwable e) {
+                        }
 
-                    @Override
-                    public void onCompleted() {
-                        out.onNext(utf8(n + " messages"));
-                        out.onCompleted();
-                    }
+                        @Override
+                        public void onCompleted() {
+                            t.sumCompleted.incrementAndGet();
+                            out.onNext(utf8(n + " messages"));
+                            out.onCompleted();
+                        }
+                    };
                 }))
                 .addMethod(WATCH, ServerCalls.asyncServerStreamingCall((req, out) -> {
                     var o = (io.grpc.stub.ServerCallStreamObserver<byte[]>) out;
@@ -579,11 +597,55 @@ class ProxyGrpcIT {
                     public void onCompleted() {
                     }
                 });
-        for (int i = 0; i < 200; i++) {
-            out.onNext(new byte[4096]); // 800 KB in all: more than the door's and the backend's first windows
+        for (int i = 0; i < 640; i++) {
+            // 2.5 MiB in all: past the route's max_body (1 MiB, which bounds held bodies) and every window on the way
+            out.onNext(new byte[4096]);
         }
         out.onCompleted();
-        assertThat(new String(answer.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("200 messages");
+        assertThat(new String(answer.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8)).isEqualTo("640 messages");
+    }
+
+    @Test
+    void anUploadStillGoingAtTheRoutesDeadlineNeverReachesTheBackendAsWhole() throws Exception {
+        // the gateway's call ends at the route's deadline while the client is still uploading: the part sent must not
+        // be closed with END_STREAM (the backend would take it for the whole upload); the backend sees a cancel
+        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(SUM_QUICK, CallOptions.DEFAULT.withDeadlineAfter(20,
+                TimeUnit.SECONDS));
+        java.util.concurrent.CompletableFuture<Status> closed = new java.util.concurrent.CompletableFuture<>();
+        c.start(new io.grpc.ClientCall.Listener<>() {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+            }
+        }, new Metadata());
+        c.request(1);
+        for (int i = 0; i < 10; i++) {
+            c.sendMessage(new byte[4096]);
+        }
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> sumReceived.get() >= 10);
+        assertThat(closed.get(10, TimeUnit.SECONDS).getCode()).isNotEqualTo(Status.Code.OK);
+        assertThat(sumCancelled.await(3, TimeUnit.SECONDS)).as("the backend saw its call cancelled").isTrue();
+        assertThat(sumCompleted.get()).as("uploads the backend saw end whole").isZero();
+        c.cancel("done", null);
+    }
+
+    @Test
+    void anUploadTheClientCancelsNeverReachesTheBackendAsWhole() throws Exception {
+        // the client sends part of a client stream and cancels it: the backend must see its call cancelled, and never
+        // an end of the stream that would make the part read as the whole upload
+        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(SUM, CallOptions.DEFAULT.withDeadlineAfter(20,
+                TimeUnit.SECONDS));
+        c.start(new io.grpc.ClientCall.Listener<>() {
+        }, new Metadata());
+        c.request(1);
+        for (int i = 0; i < 50; i++) {
+            c.sendMessage(new byte[4096]);
+        }
+        // part of it has reached the backend through the relay: the upload is under way, not yet whole
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> sumReceived.get() >= 10);
+        c.cancel("the upload is abandoned", null);
+        assertThat(sumCancelled.await(3, TimeUnit.SECONDS)).as("the backend saw its call cancelled").isTrue();
+        assertThat(sumCompleted.get()).as("uploads the backend saw end whole").isZero();
     }
 
     @Test

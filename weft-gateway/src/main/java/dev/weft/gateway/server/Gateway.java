@@ -289,7 +289,9 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Whether an HTTP/2 request's body is handed over as it comes: a gRPC request that a {@code proxy:} route relays
-     * (no {@code calls:} route takes its method and path), so that client and bidirectional streams relay.
+     * (no {@code calls:} route takes its method and path) to a destination spoken to with {@code http2: h2c}, so that
+     * client and bidirectional streams relay. Not to https: ALPN may choose HTTP/1.1, where the body would be read
+     * whole on the call's thread while the client waits for an answer.
      */
     private boolean streamsBody(dev.weft.http.RequestHead head) {
         if (!Relay.isGrpc(head.headers()) || head.path().startsWith("/-/")) {
@@ -301,7 +303,13 @@ public final class Gateway implements AutoCloseable {
                 return false;
             }
         }
-        return s.config().proxyFor(head.path()) != null;
+        ProxyRoute proxy = s.config().proxyFor(head.path());
+        if (proxy == null || !"http".equals(proxy.target().getScheme())) {
+            return false;
+        }
+        dev.weft.client.DestinationConfig d = s.config().destinations().getOrDefault(
+                dev.weft.client.Destination.of(proxy.target()).key(), s.config().destinationDefaults());
+        return d.tls().h2c();
     }
 
     /**

@@ -582,7 +582,7 @@ public final class Http2ServerConnection {
         if (h.endStream()) {
             s.offer(null, 0, 0, true); // no body will come, whatever its content-length (0) says
         }
-        if (request.contentLength() > maxBodyBytes) {
+        if (request.contentLength() > maxBodyBytes && !requests.streamsBody(request.head())) {
             resetHere(id); // answered 413 at once: the body it still sends is dropped
             s.discard = true;
         }

@@ -231,70 +231,44 @@ final class Http2ServerStream {
 
     /**
      * A streamed request's body as it comes ({@link ServerRequest#bodyStream()}): each run taken from the stream's
-     * buffer and given back to the client's windows, waiting at most body_timeout for each.
+     * buffer and given back to the client's windows. No timeout of its own: its reader's deadline (the relay's route
+     * timeout) bounds the wait, and the reader's cancel ends it. Read by a thread that is not this stream's (a
+     * relay's pump): it writes nothing but WINDOW_UPDATEs, through the connection, and never resets the stream.
      */
     private final class BodyStream implements BodySource {
-        private volatile boolean over;
+        /** The reader gave up (cancel): the next read fails, never reads as the body's end. */
+        private volatile boolean dropped;
+        /** The body's end was handed out: every later read is the end too. */
+        private volatile boolean endDelivered;
 
         @Override
         public byte[] next() throws IOException, InterruptedException {
-            if (over) {
+            if (endDelivered) {
                 return null;
             }
-            long deadline = System.nanoTime() + c.bodyTimeout().toNanos();
             byte[] run;
             boolean end;
             lock.lock();
             try {
-                while (buffered == 0 && !ended && !cancelled && !discard && !over) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        break;
-                    }
-                    arrived.awaitNanos(left);
+                while (buffered == 0 && !ended && !cancelled && !discard && !dropped) {
+                    arrived.await();
                 }
-                if (cancelled || discard || over) {
-                    over = true;
-                    throw new IOException(cancelled || discard ? "the client reset the stream" : "the body was dropped");
+                if (cancelled || discard || dropped) {
+                    throw new IOException(dropped ? "the body was dropped" : "the client reset the stream");
                 }
-                if (buffered == 0 && !ended) {
-                    run = null;
-                    end = false;
-                } else {
-                    run = java.util.Arrays.copyOf(buffer, buffered);
-                    buffered = 0;
-                    end = ended;
-                }
+                run = java.util.Arrays.copyOf(buffer, buffered);
+                buffered = 0;
+                end = ended;
             } finally {
                 lock.unlock();
             }
-            // Not this stream's thread (the handler's reader of the body, a relay's pump, say): its writes go through the
-            // connection directly, never through io(), whose writing flag belongs to the stream's own thread
-            if (run == null) { // no byte for body_timeout
-                over = true;
-                c.metrics().onBodyTimeout();
-                discard = true;
-                c.endedEarly(id);
-                if (!cancelled) {
-                    c.resetFromStream(id, Http2Error.CANCEL);
-                }
-                throw new IOException("no request body bytes for body_timeout (" + c.bodyTimeout().toMillis() + " ms)");
-            }
             if (run.length > 0) {
-                if (cancelled) {
-                    lock.lock();
-                    try {
-                        untaken += run.length; // given back as the stream's thread ends
-                    } finally {
-                        lock.unlock();
-                    }
-                    over = true;
-                    throw new IOException("the client reset the stream");
-                }
-                c.credit(Http2ServerStream.this, run.length);
+                // the connection's window always comes back; the stream's only while it lives (no WINDOW_UPDATE
+                // for a stream reset meanwhile)
+                c.credit(cancelled || discard ? null : Http2ServerStream.this, run.length);
             }
             if (end) {
-                over = true;
+                endDelivered = true;
                 return run.length > 0 ? run : null;
             }
             return run;
@@ -307,7 +281,7 @@ final class Http2ServerStream {
 
         @Override
         public void cancel() {
-            over = true;
+            dropped = true;
             lock.lock();
             try {
                 arrived.signalAll(); // a reader waiting for the next run returns at once
