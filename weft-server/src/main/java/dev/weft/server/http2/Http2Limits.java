@@ -33,9 +33,9 @@ import java.time.Duration;
  * @param emptyDataPerSecond    DATA frames without payload nor END_STREAM per second (default 100)
  * @param continuationsPerSecond CONTINUATION frames per second (default 100)
  * @param prioritiesPerSecond   PRIORITY frames per second (default 100)
- * @param windowUpdatesPerSecond WINDOW_UPDATE frames per second, connection and streams together: each wakes the
- *                              waiting writers, and +1 increments would have answers cut into 1-byte DATA frames
- *                              (default 1,000)
+ * @param windowUpdatesPerSecond WINDOW_UPDATE frames with an increment under 4 KiB per second, connection and
+ *                              streams together: +1 increments would have answers cut into 1-byte DATA frames, each
+ *                              waking the writers (default 1,000); frames of any increment: ten times that
  * @param unknownFramesPerSecond frames of extension types (ignored, RFC 9113 section 5.5) per second (default 100)
  * @param writeTimeout          an answer whose stream or connection window stays shut, or whose bytes the socket
  *                              takes none of, for this long: the peer is a slow reader, the connection is closed

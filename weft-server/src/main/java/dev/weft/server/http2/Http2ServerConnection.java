@@ -137,6 +137,8 @@ public final class Http2ServerConnection {
     private final Rate continuationRate;
     private final Rate priorityRate;
     private final Rate windowUpdateRate;
+    /** Every WINDOW_UPDATE, whatever its increment: {@link #LARGE_WINDOW_UPDATES} times the small ones' bound. */
+    private final Rate anyWindowUpdateRate;
     private final Rate unknownRate;
 
     /** Written under {@link #writeLock}: a drain's GOAWAY is only set once it is. */
@@ -176,6 +178,8 @@ public final class Http2ServerConnection {
         this.continuationRate = new Rate(limits.continuationsPerSecond());
         this.priorityRate = new Rate(limits.prioritiesPerSecond());
         this.windowUpdateRate = new Rate(limits.windowUpdatesPerSecond());
+        this.anyWindowUpdateRate = new Rate((int) Math.min(Integer.MAX_VALUE,
+                (long) limits.windowUpdatesPerSecond() * LARGE_WINDOW_UPDATES));
         this.unknownRate = new Rate(limits.unknownFramesPerSecond());
     }
 
@@ -702,8 +706,21 @@ public final class Http2ServerConnection {
         }
     }
 
+    /**
+     * An increment below this is "small" and counts against {@code window_updates_per_second}: tiny increments are the
+     * attack (answers cut into tiny DATA frames, a wake-up per byte). A client that reads a fast stream through a small
+     * window sends many larger ones (grpc-java at 16 KiB: half its window each, some 5,000 a second for 19 MiB): those
+     * count only against {@link #LARGE_WINDOW_UPDATES} times that bound.
+     */
+    static final int SMALL_WINDOW_UPDATE = 4096;
+    static final int LARGE_WINDOW_UPDATES = 10;
+
     private void onWindowUpdate(Http2Frame.WindowUpdate w) throws Http2Exception {
-        limit(windowUpdateRate, Http2Metrics.Hostile.WINDOW_UPDATE_FLOOD, "WINDOW_UPDATE");
+        if (w.increment() < SMALL_WINDOW_UPDATE) {
+            limit(windowUpdateRate, Http2Metrics.Hostile.WINDOW_UPDATE_FLOOD, "WINDOW_UPDATE (increments under "
+                    + SMALL_WINDOW_UPDATE + " bytes)");
+        }
+        limit(anyWindowUpdateRate, Http2Metrics.Hostile.WINDOW_UPDATE_FLOOD, "WINDOW_UPDATE");
         int id = w.streamId();
         if (id > lastStreamId) {
             throw Http2Exception.connection(Http2Error.PROTOCOL_ERROR, "WINDOW_UPDATE on idle stream " + id);

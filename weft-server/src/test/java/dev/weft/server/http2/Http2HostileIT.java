@@ -151,6 +151,12 @@ class Http2HostileIT {
                                 c.frame(Http2Frame.TYPE_WINDOW_UPDATE, 0, 0, new byte[]{0, 0, 0, 1});
                             }
                         }),
+                row("WINDOW_UPDATE flood of large increments: ten times the small ones' bound",
+                        Http2Metrics.Hostile.WINDOW_UPDATE_FLOOD, Http2Error.ENHANCE_YOUR_CALM, c -> {
+                            for (int i = 0; i < 12_000; i++) { // +16 KiB each: 12,000 of them stay under 2^31-1
+                                c.frame(Http2Frame.TYPE_WINDOW_UPDATE, 0, 0, new byte[]{0, 0, 0x40, 0});
+                            }
+                        }),
                 row("extension frame flood (ignored frames cost a read each)", Http2Metrics.Hostile.UNKNOWN_FRAME_FLOOD,
                         Http2Error.ENHANCE_YOUR_CALM, c -> {
                             for (int i = 0; i < 2000; i++) {
