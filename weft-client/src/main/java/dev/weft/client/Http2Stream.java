@@ -21,7 +21,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>What a server sends on a stream is checked here as RFC 9113 section 8.1 asks (Jetty's parser has checked
  * the frames and the header block): a final answer before any DATA, 1xx answers without END_STREAM and never
  * 101, trailers only with END_STREAM and without a status, DATA adding up to {@code content-length}, no control
- * character in a value (CR, LF, NUL, nor the others HTTP/1.1 refuses). A stream that breaks these fails with {@code protocol-error} and is reset; the connection
+ * character in a value (CR, LF, NUL, nor the others HTTP/1.1 refuses). A stream that breaks these fails with
+ * {@code protocol-error} and is reset; the connection
  * goes on serving the others.
  */
 final class Http2Stream extends Lease {
@@ -169,9 +170,9 @@ final class Http2Stream extends Lease {
     }
 
     /**
-     * The body read since the last call, waiting for it when there is none: null once the stream ended and all was
-     * taken. Throws as {@link #readBody} does (a failure, an abort, the deadline); a body over max_body waiting to be
-     * taken fails {@code too-large}.
+     * The body read since the last call (at most {@link #MAX_CHUNK}), waiting for it when there is none: null once the
+     * stream ended and all was taken. Throws as {@link #readBody} does (a failure, an abort, the deadline). What waits
+     * to be taken is bounded by the stream's window, which opens only as bytes are taken, not by max_body.
      */
     byte[] takeChunk() throws IOException {
         waiter = Thread.currentThread();
@@ -201,7 +202,7 @@ final class Http2Stream extends Lease {
         }
     }
 
-    /** Credit for bytes taken: sent once a quarter of the stream's window is owed, or now when {@code flush}. */
+    /** Credit for bytes taken: sent once an eighth of the stream's window is owed, or now when {@code flush}. */
     private void owe(int n, boolean flush) {
         creditOwed += n;
         if (creditOwed > 0 && !ended && (flush || creditOwed >= Http2Connection.STREAM_WINDOW / 8)) {
