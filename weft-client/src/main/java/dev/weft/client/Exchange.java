@@ -189,10 +189,7 @@ final class Exchange {
                         "body is over the limit of " + limits.maxBodyBytes() + " bytes"));
             }
             reusable = answer.keepAlive();
-            CallResult r = answer(status, headers, body, status >= 400 ? CallFailure.status(status) : null);
-            Headers trailers = c.trailers();
-            return trailers.size() == 0 ? r : new CallResult(r.destination(), status, headers, body, r.failure(),
-                    r.timings(), r.attempts(), trailers);
+            return answer(status, headers, body, status >= 400 ? CallFailure.status(status) : null, c.trailers());
         } catch (IOException | RuntimeException e) {
             return classify(e);
         } finally {
@@ -295,9 +292,8 @@ final class Exchange {
         } catch (IOException e) {
             return failure(Reason.CANCELLED, "the answer's taker stopped it: " + e.getMessage());
         }
-        CallResult r = answer(status, headers, CallResult.NO_BODY, status >= 400 ? CallFailure.status(status) : null);
-        return new CallResult(r.destination(), status, headers, CallResult.NO_BODY, r.failure(), r.timings(),
-                r.attempts(), trailers);
+        return answer(status, headers, CallResult.NO_BODY, status >= 400 ? CallFailure.status(status) : null,
+                trailers);
     }
 
     private Lease lease(ConnectionPool pool, boolean fresh) throws IOException {
@@ -409,8 +405,13 @@ final class Exchange {
     }
 
     private CallResult answer(int status, Headers headers, byte[] body, CallFailure failure) {
+        return answer(status, headers, body, failure, Headers.EMPTY);
+    }
+
+    private CallResult answer(int status, Headers headers, byte[] body, CallFailure failure, Headers trailers) {
         return new CallResult(destination, status, headers, body, failure,
-                new CallResult.Timings(System.nanoTime() - startNanos, 0, connectedNanos, headersNanos), List.of());
+                new CallResult.Timings(System.nanoTime() - startNanos, 0, connectedNanos, headersNanos), List.of(),
+                trailers);
     }
 
     private CallResult failure(Reason reason, String message) {

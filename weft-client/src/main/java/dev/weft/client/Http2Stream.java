@@ -63,8 +63,13 @@ final class Http2Stream extends Lease {
     /** The trailer section, when one ended the stream (written by the reader before {@link #ended}). */
     private Headers trailers = Headers.EMPTY;
     /**
-     * The body read and not yet taken: written by the reader, read by the exchange after {@link #ended}; while the
-     * exchange streams it ({@link #takeChunk}) both sides hold this stream's monitor.
+     * Guards the body buffer and the credit the taker sent while the exchange streams the answer ({@link #takeChunk});
+     * a java.util.concurrent lock, not a monitor: the reader takes it for every DATA frame (house rule 3).
+     */
+    private final java.util.concurrent.locks.ReentrantLock bodyLock = new java.util.concurrent.locks.ReentrantLock();
+    /**
+     * The body read and not yet taken: written by the reader, read by the exchange after {@link #ended}, or under
+     * {@link #bodyLock} while the exchange streams it.
      */
     private byte[] body = new byte[0];
     private int bodyLength;
@@ -76,7 +81,7 @@ final class Http2Stream extends Lease {
     private volatile boolean streaming;
     /** Whether the last DATA's bytes were buffered while streaming (reader only): their credit waits for the taker. */
     boolean lastDataStreamed;
-    /** Credit the taker has sent and the reader has not yet added to {@link #receiveWindow}; under the monitor. */
+    /** Credit the taker has sent and the reader has not yet added to {@link #receiveWindow}; under bodyLock. */
     private long creditSent;
     /** Credit the taker owes the server and has not sent yet (sent in batches); exchange thread only. */
     private int creditOwed;
@@ -164,8 +169,11 @@ final class Http2Stream extends Lease {
      * larger by at most what was buffered, once, rather than a share of it never given back.
      */
     void startStreaming() {
-        synchronized (this) {
+        bodyLock.lock();
+        try {
             streaming = true;
+        } finally {
+            bodyLock.unlock();
         }
     }
 
@@ -179,7 +187,8 @@ final class Http2Stream extends Lease {
         while (true) {
             boolean end = ended; // read before the buffer: bytes that came with END_STREAM are in it by then
             byte[] chunk = null;
-            synchronized (this) {
+            bodyLock.lock();
+            try {
                 int n = Math.min(MAX_CHUNK, bodyLength - bodyStart);
                 if (n > 0) {
                     chunk = Arrays.copyOfRange(body, bodyStart, bodyStart + n);
@@ -189,6 +198,8 @@ final class Http2Stream extends Lease {
                         bodyLength = 0;
                     }
                 }
+            } finally {
+                bodyLock.unlock();
             }
             if (chunk != null) {
                 owe(chunk.length, false);
@@ -208,18 +219,26 @@ final class Http2Stream extends Lease {
         if (creditOwed > 0 && !ended && (flush || creditOwed >= Http2Connection.STREAM_WINDOW / 8)) {
             int c = creditOwed;
             creditOwed = 0;
-            synchronized (this) {
+            bodyLock.lock();
+            try {
                 creditSent += c; // counted before the server can see it: its next DATA may use it
+            } finally {
+                bodyLock.unlock();
             }
             connection.streamCredit(this, c);
         }
     }
 
     /** The reader, before it counts a DATA frame against the window: the credit the taker sent meanwhile. */
-    synchronized long takeCreditSent() {
-        long c = creditSent;
-        creditSent = 0;
-        return c;
+    long takeCreditSent() {
+        bodyLock.lock();
+        try {
+            long c = creditSent;
+            creditSent = 0;
+            return c;
+        } finally {
+            bodyLock.unlock();
+        }
     }
 
     /**
@@ -394,7 +413,8 @@ final class Http2Stream extends Lease {
             if (declaredLength >= 0 && received > declaredLength) {
                 return "more DATA than its content-length of " + declaredLength;
             }
-            synchronized (this) {
+            bodyLock.lock();
+            try {
                 // held whole: bounded by max_body in all; streamed: by the stream's window, which opens only as the
                 // exchange takes the bytes
                 if (!streaming && received > maxBody) {
@@ -414,6 +434,8 @@ final class Http2Stream extends Lease {
                     bodyLength = (int) total;
                     lastDataStreamed = streaming;
                 }
+            } finally {
+                bodyLock.unlock();
             }
             if (tooLarge || streaming) {
                 wake();

@@ -30,9 +30,7 @@ public final class RelayAnswer {
         if (!answered && r.failure().reason() == dev.weft.client.Reason.CANCELLED) {
             // the client went away (stream reset, connection closed): nobody reads this answer; 499 keeps it out of
             // the backend's 502s in the metrics and the access log
-            return json(CLIENT_CLOSED, JsonNodeFactory.instance.objectNode()
-                    .put("error", "the client closed the request before " + route.target() + " answered")
-                    .put("route", route.id()).put("reason", "cancelled"));
+            return clientClosed(route);
         }
         String reason;
         String message;
@@ -64,6 +62,13 @@ public final class RelayAnswer {
      */
     public static ServerResponse streamed(ProxyRoute route, dev.weft.gateway.plan.RelayStream pipe) {
         return ServerResponse.streamed(pipe.status(), Relay.endToEnd(pipe.headers()), pipe);
+    }
+
+    /** A request whose client went away before the backend answered: counted with 499, never sent. */
+    public static ServerResponse clientClosed(ProxyRoute route) {
+        return json(CLIENT_CLOSED, JsonNodeFactory.instance.objectNode()
+                .put("error", "the client closed the request before " + route.target() + " answered")
+                .put("route", route.id()).put("reason", "cancelled"));
     }
 
     /** The gateway's JSON error shape: {@code {"error": ..., "route": ...}}. */

@@ -47,8 +47,12 @@ public final class Relay {
 
     /** Whether {@code headers} say gRPC ({@code content-type: application/grpc...}). */
     public static boolean isGrpc(Headers headers) {
-        String type = headers.first("content-type");
-        return type != null && type.regionMatches(true, 0, "application/grpc", 0, 16);
+        return isGrpcType(headers.first("content-type"));
+    }
+
+    /** Whether a content-type is gRPC's ({@code application/grpc}, {@code application/grpc+proto}, ...). */
+    static boolean isGrpcType(String contentType) {
+        return contentType != null && contentType.regionMatches(true, 0, "application/grpc", 0, 16);
     }
 
     /** Calls the backend; blocks until its answer, a failure or the deadline. Never throws for network failures. */

@@ -95,8 +95,8 @@ public final class RelayStream implements AnswerSink, BodySource {
 
     /** {@code application/grpc...} or {@code text/event-stream}: the content types whose answers are streams. */
     public static boolean isStream(String contentType) {
-        return contentType != null && (contentType.regionMatches(true, 0, "application/grpc", 0, 16)
-                || contentType.regionMatches(true, 0, "text/event-stream", 0, 17));
+        return Relay.isGrpcType(contentType)
+                || contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
     }
 
     @Override
@@ -208,7 +208,7 @@ public final class RelayStream implements AnswerSink, BodySource {
                 changed.signalAll();
                 return run;
             }
-            if (failure != null && !cancelled && isGrpc()) {
+            if (failure != null && !cancelled && Relay.isGrpc(headers)) {
                 // a gRPC client reads its call's end from trailers: a status it can act on, not a reset stream
                 trailers = Headers.of("grpc-status", failedByDeadline ? "4" : "14", "grpc-message",
                         grpcMessage((failedByDeadline ? "the gateway's deadline for the route passed while the answer"
@@ -224,11 +224,6 @@ public final class RelayStream implements AnswerSink, BodySource {
         } finally {
             lock.unlock();
         }
-    }
-
-    private boolean isGrpc() {
-        String type = headers == null ? null : headers.first("content-type");
-        return type != null && type.regionMatches(true, 0, "application/grpc", 0, 16);
     }
 
     /** {@code grpc-message} as gRPC over HTTP/2 asks: percent-encoded outside printable ASCII and '%'. */

@@ -332,9 +332,7 @@ public final class Gateway implements AutoCloseable {
         } catch (InterruptedException e) { // the client went away: the call is cancelled with it
             pipe.cancel();
             Thread.currentThread().interrupt();
-            return RelayAnswer.json(RelayAnswer.CLIENT_CLOSED, JsonNodeFactory.instance.objectNode()
-                    .put("error", "the client closed the request before " + proxy.target() + " answered")
-                    .put("route", proxy.id()).put("reason", "cancelled"));
+            return RelayAnswer.clientClosed(proxy);
         }
         return RelayAnswer.streamed(proxy, pipe);
     }

@@ -384,9 +384,7 @@ final class Http2ServerStream {
 
     /** Writes the answer: its header block, then its body in DATA frames within the windows. */
     private void answer(ServerResponse r) throws IOException, InterruptedException {
-        if (r.stream() != null && (badField(r) != null || listSize(r.headers()) + 64 > c.answerHeaderLimit())) {
-            r.stream().cancel(); // answered 500 below instead
-        }
+        ServerResponse given = r;
         String bad = badField(r);
         if (bad != null) {
             // refused before the shared HPACK encoder sees it: a field it cannot encode would end the connection
@@ -407,6 +405,9 @@ final class Http2ServerStream {
                         + " connection takes (" + limit + " bytes)\"}");
             }
         }
+        if (r != given && given.stream() != null) {
+            given.stream().cancel(); // answered 500 instead: nothing of its stream is sent
+        }
         boolean head = "HEAD".equals(request.head().method());
         byte[] body = r.body() == null ? new byte[0] : r.body();
         boolean bodiless = r.status() == 204 || r.status() == 304;
@@ -417,7 +418,7 @@ final class Http2ServerStream {
         }
         boolean noData = source == null && (head || bodiless || body.length == 0);
         // trailers (gRPC's grpc-status) end the stream in a HEADERS frame of their own after the body; none for HEAD
-        MetaData trailers = head || r.trailers().isEmpty() ? null : trailers(r);
+        MetaData trailers = head || r.trailers().isEmpty() ? null : trailers(r.trailers());
         HttpFields.Mutable fields = HttpFields.build(r.headers().size() + 1);
         for (Map.Entry<String, String> h : r.headers()) {
             String name = h.getKey().toLowerCase(Locale.ROOT);
@@ -613,11 +614,7 @@ final class Http2ServerStream {
         return n;
     }
 
-    /** The answer's trailer section as HTTP/2 fields: lower-case names, without connection-specific ones. */
-    private static MetaData trailers(ServerResponse r) {
-        return trailers(r.trailers());
-    }
-
+    /** A trailer section as HTTP/2 fields: lower-case names, without connection-specific ones. */
     private static MetaData trailers(dev.weft.http.Headers t) {
         HttpFields.Mutable fields = HttpFields.build(t.size());
         for (Map.Entry<String, String> h : t) {
