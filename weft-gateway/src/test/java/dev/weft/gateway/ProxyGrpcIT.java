@@ -419,19 +419,21 @@ class ProxyGrpcIT {
                 .build();
     }
 
-    /** A call whose messages the test takes one by one ({@code request} asks for more). */
+    /** How a call ended, as its listener saw it, with the messages that came before. */
+    private record Closed(Status status, Metadata trailers, List<byte[]> messages) {
+    }
+
+    /** A started call: its messages as they come ({@code request} asks for more), and how it ended. */
     private record Open(io.grpc.ClientCall<byte[], byte[]> call, java.util.concurrent.BlockingQueue<byte[]> messages,
-                        java.util.concurrent.CompletableFuture<Status> closed) {
+                        java.util.concurrent.CompletableFuture<Closed> closed) {
     }
 
-    private Open open(MethodDescriptor<byte[], byte[]> m, int firstRequest) {
-        return open(channel, m, firstRequest);
-    }
-
-    private Open open(io.grpc.Channel channel, MethodDescriptor<byte[], byte[]> m, int firstRequest) {
+    /** Starts a call of {@code m} and asks for {@code firstRequest} messages; sends nothing. */
+    private static Open start(io.grpc.Channel channel, MethodDescriptor<byte[], byte[]> m, int firstRequest,
+                              int deadlineSeconds) {
         java.util.concurrent.BlockingQueue<byte[]> messages = new java.util.concurrent.LinkedBlockingQueue<>();
-        java.util.concurrent.CompletableFuture<Status> closed = new java.util.concurrent.CompletableFuture<>();
-        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(m, CallOptions.DEFAULT.withDeadlineAfter(20,
+        java.util.concurrent.CompletableFuture<Closed> closed = new java.util.concurrent.CompletableFuture<>();
+        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(m, CallOptions.DEFAULT.withDeadlineAfter(deadlineSeconds,
                 TimeUnit.SECONDS));
         c.start(new io.grpc.ClientCall.Listener<>() {
             @Override
@@ -441,13 +443,23 @@ class ProxyGrpcIT {
 
             @Override
             public void onClose(Status status, Metadata trailers) {
-                closed.complete(status);
+                closed.complete(new Closed(status, trailers, List.copyOf(messages)));
             }
         }, new Metadata());
         c.request(firstRequest);
-        c.sendMessage(utf8("go"));
-        c.halfClose();
         return new Open(c, messages, closed);
+    }
+
+    private Open open(MethodDescriptor<byte[], byte[]> m, int firstRequest) {
+        return open(channel, m, firstRequest);
+    }
+
+    /** A server-streaming call started with one request message, "go". */
+    private Open open(io.grpc.Channel channel, MethodDescriptor<byte[], byte[]> m, int firstRequest) {
+        Open o = start(channel, m, firstRequest, 20);
+        o.call().sendMessage(utf8("go"));
+        o.call().halfClose();
+        return o;
     }
 
     @Test
@@ -460,7 +472,7 @@ class ProxyGrpcIT {
         byte[] second = o.messages().poll(5, TimeUnit.SECONDS);
         assertThat(second).isNotNull();
         assertThat(new String(second, StandardCharsets.UTF_8)).isEqualTo("second");
-        assertThat(o.closed().get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
     }
 
     @Test
@@ -487,7 +499,7 @@ class ProxyGrpcIT {
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5))
                     .until(() -> floodCancelled.get() == 1);
             b.call().request(FLOOD_MESSAGES);
-            assertThat(b.closed().get(20, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+            assertThat(b.closed().get(20, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
             assertThat(b.messages()).hasSize(FLOOD_MESSAGES - 1).allSatisfy(m -> assertThat(m).hasSize(FLOOD_SIZE));
             assertThat(backendConnections.get()).as("the backend connection served on").isEqualTo(connections);
             assertThat(floodCancelled.get()).as("only the cancelled stream was cancelled at the backend").isEqualTo(1);
@@ -501,7 +513,7 @@ class ProxyGrpcIT {
         long t0 = System.nanoTime();
         Open o = open(WATCH, 10); // the route's timeout is 1 s; WATCH waits 20 s for its second message
         assertThat(o.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
-        Status end = o.closed().get(10, TimeUnit.SECONDS);
+        Status end = o.closed().get(10, TimeUnit.SECONDS).status();
         assertThat(end.getCode()).as("a gRPC status in trailers, not a reset stream").isEqualTo(
                 Status.Code.DEADLINE_EXCEEDED);
         assertThat(end.getDescription()).contains("deadline");
@@ -533,7 +545,7 @@ class ProxyGrpcIT {
         int held = flooded.get();
         assertThat(held).as("messages the backend could send while the client read one").isLessThan(60);
         o.call().request(FLOOD_MESSAGES); // and now all of them, through every window again
-        assertThat(o.closed().get(20, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        assertThat(o.closed().get(20, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
         assertThat(o.messages()).hasSize(FLOOD_MESSAGES - 1);
     }
 
@@ -541,30 +553,15 @@ class ProxyGrpcIT {
     void aBidirectionalStreamRelaysEachMessageBothWaysAsItComes() throws Exception {
         // each echo comes back before the client sends its next message: the request streams to the backend, and
         // the answer to the client, at once
-        java.util.concurrent.BlockingQueue<byte[]> got = new java.util.concurrent.LinkedBlockingQueue<>();
-        java.util.concurrent.CompletableFuture<Status> closed = new java.util.concurrent.CompletableFuture<>();
-        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(CHAT, CallOptions.DEFAULT.withDeadlineAfter(20,
-                TimeUnit.SECONDS));
-        c.start(new io.grpc.ClientCall.Listener<>() {
-            @Override
-            public void onMessage(byte[] message) {
-                got.add(message);
-            }
-
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                closed.complete(status);
-            }
-        }, new Metadata());
-        c.request(10);
+        Open o = start(channel, CHAT, 10, 20);
         for (String m : List.of("one", "two", "three")) {
-            c.sendMessage(utf8(m));
-            byte[] echo = got.poll(5, TimeUnit.SECONDS);
+            o.call().sendMessage(utf8(m));
+            byte[] echo = o.messages().poll(5, TimeUnit.SECONDS);
             assertThat(echo).as("the echo of '%s' while the stream is open both ways", m).isNotNull();
             assertThat(new String(echo, StandardCharsets.UTF_8)).isEqualTo("echo:" + m);
         }
-        c.halfClose();
-        assertThat(closed.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+        o.call().halfClose();
+        assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
     }
 
     @Test
@@ -599,88 +596,47 @@ class ProxyGrpcIT {
     void anUploadStillGoingAtTheRoutesDeadlineNeverReachesTheBackendAsWhole() throws Exception {
         // the gateway's call ends at the route's deadline while the client is still uploading: the part sent must not
         // be closed with END_STREAM (the backend would take it for the whole upload); the backend sees a cancel
-        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(SUM_QUICK, CallOptions.DEFAULT.withDeadlineAfter(20,
-                TimeUnit.SECONDS));
-        java.util.concurrent.CompletableFuture<Status> closed = new java.util.concurrent.CompletableFuture<>();
-        c.start(new io.grpc.ClientCall.Listener<>() {
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                closed.complete(status);
-            }
-        }, new Metadata());
-        c.request(1);
+        Open o = start(channel, SUM_QUICK, 1, 20);
         for (int i = 0; i < 10; i++) {
-            c.sendMessage(new byte[4096]);
+            o.call().sendMessage(new byte[4096]);
         }
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> sumReceived.get() >= 10);
-        assertThat(closed.get(10, TimeUnit.SECONDS).getCode()).isNotEqualTo(Status.Code.OK);
+        assertThat(o.closed().get(10, TimeUnit.SECONDS).status().getCode()).isNotEqualTo(Status.Code.OK);
         assertThat(sumCancelled.await(3, TimeUnit.SECONDS)).as("the backend saw its call cancelled").isTrue();
         assertThat(sumCompleted.get()).as("uploads the backend saw end whole").isZero();
-        c.cancel("done", null);
+        o.call().cancel("done", null);
     }
 
     @Test
     void anUploadTheClientCancelsNeverReachesTheBackendAsWhole() throws Exception {
         // the client sends part of a client stream and cancels it: the backend must see its call cancelled, and never
         // an end of the stream that would make the part read as the whole upload
-        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(SUM, CallOptions.DEFAULT.withDeadlineAfter(20,
-                TimeUnit.SECONDS));
-        c.start(new io.grpc.ClientCall.Listener<>() {
-        }, new Metadata());
-        c.request(1);
+        Open o = start(channel, SUM, 1, 20);
         for (int i = 0; i < 50; i++) {
-            c.sendMessage(new byte[4096]);
+            o.call().sendMessage(new byte[4096]);
         }
         // part of it has reached the backend through the relay: the upload is under way, not yet whole
         org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).until(() -> sumReceived.get() >= 10);
-        c.cancel("the upload is abandoned", null);
+        o.call().cancel("the upload is abandoned", null);
         assertThat(sumCancelled.await(3, TimeUnit.SECONDS)).as("the backend saw its call cancelled").isTrue();
         assertThat(sumCompleted.get()).as("uploads the backend saw end whole").isZero();
     }
 
     @Test
     void aClientThatCancelsABidirectionalStreamCancelsTheBackendsStream() throws Exception {
-        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(CHAT, CallOptions.DEFAULT.withDeadlineAfter(20,
-                TimeUnit.SECONDS));
-        java.util.concurrent.BlockingQueue<byte[]> got = new java.util.concurrent.LinkedBlockingQueue<>();
-        c.start(new io.grpc.ClientCall.Listener<>() {
-            @Override
-            public void onMessage(byte[] message) {
-                got.add(message);
-            }
-        }, new Metadata());
-        c.request(10);
-        c.sendMessage(utf8("hello"));
-        assertThat(got.poll(5, TimeUnit.SECONDS)).isNotNull();
-        c.cancel("the test is done with it", null);
+        Open o = start(channel, CHAT, 10, 20);
+        o.call().sendMessage(utf8("hello"));
+        assertThat(o.messages().poll(5, TimeUnit.SECONDS)).isNotNull();
+        o.call().cancel("the test is done with it", null);
         assertThat(chatCancelled.await(3, TimeUnit.SECONDS)).as("the backend saw its stream cancelled").isTrue();
     }
 
-    /** How a call ended, as its listener saw it. */
-    private record Closed(Status status, Metadata trailers, List<byte[]> messages) {
-    }
-
+    /** A call of {@code m} with one request message, to its end (a 5 s deadline). */
     private Closed call(MethodDescriptor<byte[], byte[]> m, byte[] request) throws Exception {
-        java.util.concurrent.CompletableFuture<Closed> done = new java.util.concurrent.CompletableFuture<>();
-        List<byte[]> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
-        io.grpc.ClientCall<byte[], byte[]> c = channel.newCall(m, CallOptions.DEFAULT.withDeadlineAfter(5,
-                TimeUnit.SECONDS));
-        c.start(new io.grpc.ClientCall.Listener<>() {
-            @Override
-            public void onMessage(byte[] message) {
-                messages.add(message);
-                c.request(1);
-            }
-
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                done.complete(new Closed(status, trailers, messages));
-            }
-        }, new Metadata());
-        c.request(1);
-        c.sendMessage(request);
-        c.halfClose();
-        return done.get(10, TimeUnit.SECONDS);
+        Open o = start(channel, m, 1000, 5);
+        o.call().sendMessage(request);
+        o.call().halfClose();
+        return o.closed().get(10, TimeUnit.SECONDS);
     }
 
     @Test
