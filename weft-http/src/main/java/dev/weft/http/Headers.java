@@ -82,6 +82,24 @@ public final class Headers implements Iterable<Map.Entry<String, String>> {
         return s == null ? null : s.toString();
     }
 
+    /**
+     * Whether the list field {@code name} (every line of it) has the element {@code token}, any case, its parameters
+     * ({@code ;q=...}) aside: {@code TE: trailers}, {@code Accept: text/event-stream}.
+     */
+    public boolean lists(String name, String token) {
+        String all = joined(name);
+        if (all == null) {
+            return false;
+        }
+        for (String element : all.split(",")) {
+            int semi = element.indexOf(';');
+            if ((semi < 0 ? element : element.substring(0, semi)).strip().equalsIgnoreCase(token)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The fields in order (unmodifiable). */
     public List<Map.Entry<String, String>> fields() {
         return fields;

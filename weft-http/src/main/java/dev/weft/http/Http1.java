@@ -529,35 +529,165 @@ public final class Http1 {
 
     private static Body readChunked(Http1Input in, long max, boolean keep) throws IOException {
         byte[] body = keep ? new byte[256] : null;
-        long total = 0;
-        long overhead = 0;
-        byte[] crlf = new byte[2];
+        Chunks chunks = new Chunks();
         while (true) {
+            long size = chunks.nextSize(in);
+            if (size == 0) {
+                chunks.trailers(in).list.clear(); // read, checked and dropped
+                return new Body(keep ? Arrays.copyOf(body, (int) chunks.total) : Body.EMPTY.bytes(), chunks.total);
+            }
+            if (chunks.total + size > max) {
+                throw new HttpCodecException.BodyTooLarge("a chunked body over the limit of " + max + " bytes");
+            }
+            if (keep) {
+                body = readGrowing(in, body, (int) chunks.total, (int) size, max, "chunk");
+            } else {
+                in.skip(size, "chunk");
+            }
+            chunks.total += size;
+            chunks.endOfData(in);
+        }
+    }
+
+    /** The framing of a chunked body as it is read: the data so far and what the size lines added to it. */
+    private static final class Chunks {
+        long total;
+        long overhead;
+        private final byte[] crlf = new byte[2];
+
+        /** Reads a chunk-size line: the chunk's size, 0 for the last chunk. */
+        long nextSize(Http1Input in) throws IOException {
             in.nextLine(MAX_CHUNK_LINE, false, 400, "chunk size line", MAX_CHUNK_LINE);
             overhead += in.lineEnd - in.lineStart + 2;
             if (overhead > CHUNK_OVERHEAD_ALLOWANCE + total) {
                 throw new HttpCodecException(400, "chunk size lines and extensions far larger than the data they frame");
             }
-            long size = chunkSize(in.buffer(), in.lineStart, in.lineEnd);
-            if (size == 0) {
-                Fields trailers = readFields(in, MAX_TRAILER_BYTES, MAX_REQUEST_FIELDS, false, 400, "trailer section",
-                        MAX_TRAILER_BYTES);
-                trailers.list.clear(); // read, checked and dropped
-                return new Body(keep ? Arrays.copyOf(body, (int) total) : Body.EMPTY.bytes(), total);
-            }
-            if (total + size > max) {
-                throw new HttpCodecException.BodyTooLarge("a chunked body over the limit of " + max + " bytes");
-            }
-            if (keep) {
-                body = readGrowing(in, body, (int) total, (int) size, max, "chunk");
-            } else {
-                in.skip(size, "chunk");
-            }
-            total += size;
+            return chunkSize(in.buffer(), in.lineStart, in.lineEnd);
+        }
+
+        /** The CRLF after a chunk's data. */
+        void endOfData(Http1Input in) throws IOException {
             in.readFully(crlf, 0, 2, "chunk");
             if (crlf[0] != '\r' || crlf[1] != '\n') {
                 throw new HttpCodecException(400, "chunk data not followed by CRLF");
             }
+        }
+
+        /** The trailer section after the last chunk, checked as a head's fields are. */
+        Fields trailers(Http1Input in) throws IOException {
+            return readFields(in, MAX_TRAILER_BYTES, MAX_REQUEST_FIELDS, false, 400, "trailer section",
+                    MAX_TRAILER_BYTES);
+        }
+    }
+
+    /**
+     * A body read run by run as it arrives, for a relay that passes it on as it comes (an event stream), with the
+     * checks {@link #readBody} makes: each {@link #next} hands over what one read of the connection gave (at most
+     * {@code maxRun} bytes, never past the body's end), so the caller holds one run, not the body. A chunked body's
+     * trailer fields are kept ({@link #trailers}).
+     */
+    public static final class BodyRuns {
+        private final Http1Input in;
+        private final Framing framing;
+        private final int maxRun;
+        private final Chunks chunks = new Chunks();
+        /** Bytes left of the body (LENGTH) or of the current chunk (CHUNKED); unused for UNTIL_CLOSE. */
+        private long left;
+        private boolean started;
+        private boolean done;
+        private Headers trailers = Headers.EMPTY;
+        private byte[] scratch;
+
+        /**
+         * @param framing how the body is delimited (NONE: an empty body)
+         * @param maxRun  the most one run holds
+         */
+        public BodyRuns(Http1Input in, Framing framing, int maxRun) {
+            if (maxRun <= 0) {
+                throw new IllegalArgumentException("maxRun " + maxRun);
+            }
+            this.in = in;
+            this.framing = framing;
+            this.maxRun = maxRun;
+            this.left = framing.kind() == Framing.Kind.LENGTH ? framing.length() : 0;
+        }
+
+        /**
+         * The next run, waiting for it; null at the end of the body.
+         *
+         * @throws HttpCodecException for malformed chunked framing
+         * @throws java.io.EOFException when the connection closed before the body's end
+         */
+        public byte[] next() throws IOException {
+            if (done) {
+                return null;
+            }
+            switch (framing.kind()) {
+                case NONE -> {
+                    done = true;
+                    return null;
+                }
+                case LENGTH -> {
+                    if (left == 0) {
+                        done = true;
+                        return null;
+                    }
+                    return read(left, "body");
+                }
+                case UNTIL_CLOSE -> {
+                    int r = in.read(scratch(), 0, maxRun);
+                    if (r < 0) {
+                        done = true;
+                        return null;
+                    }
+                    return Arrays.copyOf(scratch, r);
+                }
+                default -> {
+                    if (left == 0) {
+                        if (started) {
+                            chunks.endOfData(in);
+                        }
+                        started = true;
+                        long size = chunks.nextSize(in);
+                        if (size == 0) {
+                            trailers = Headers.read(chunks.trailers(in).list);
+                            done = true;
+                            return null;
+                        }
+                        left = size;
+                        chunks.total += size;
+                    }
+                    return read(left, "chunk");
+                }
+            }
+        }
+
+        /** Up to {@code min(left, maxRun)} bytes, as one read gives them. */
+        private byte[] read(long most, String what) throws IOException {
+            int r = in.read(scratch(), 0, (int) Math.min(most, maxRun));
+            if (r < 0) {
+                throw new java.io.EOFException("connection closed in the middle of the " + what);
+            }
+            left -= r;
+            return Arrays.copyOf(scratch, r);
+        }
+
+        /** One buffer per body that reads land in: a run is then exactly what came (an event is small). */
+        private byte[] scratch() {
+            if (scratch == null) {
+                scratch = new byte[maxRun];
+            }
+            return scratch;
+        }
+
+        /** Whether the body has ended (then the connection may carry the next message). */
+        public boolean ended() {
+            return done;
+        }
+
+        /** A chunked body's trailer fields, once {@link #next} returned null (else empty). */
+        public Headers trailers() {
+            return trailers;
         }
     }
 

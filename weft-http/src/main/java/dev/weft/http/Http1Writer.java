@@ -266,6 +266,90 @@ public final class Http1Writer {
         return out;
     }
 
+    // ---- chunked answers (a body written as it comes) ------------------------------------------------
+
+    private static final byte[] CHUNKED = ascii("Transfer-Encoding: chunked\r\n");
+
+    /**
+     * The head of an answer whose body follows in chunks (RFC 9112 section 7.1): the status line, the fields in order
+     * less those {@link #isConnectionField} names (a {@code Content-Length} beside the chunked coding would frame the
+     * body twice), {@code Transfer-Encoding: chunked}, {@code Connection: close} when the connection closes after
+     * it, and the empty line. Only for an HTTP/1.1 request (an HTTP/1.0 client does not read chunks).
+     *
+     * @throws IllegalArgumentException for a field {@link #checkField} refuses
+     */
+    public static byte[] chunkedResponseHead(Status status, Headers fields, boolean keepAlive) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(256);
+        out.writeBytes(status.http1Line());
+        for (Map.Entry<String, String> f : fields) {
+            if (isConnectionField(f.getKey())) {
+                continue;
+            }
+            field(out, f.getKey(), f.getValue());
+        }
+        out.writeBytes(CHUNKED);
+        if (!keepAlive) {
+            out.writeBytes(CONNECTION_CLOSE);
+        }
+        out.write('\r');
+        out.write('\n');
+        return out.toByteArray();
+    }
+
+    /** One chunk: its size in hex, CRLF, the data, CRLF. Never empty (an empty chunk is the last one). */
+    public static byte[] chunk(byte[] data) {
+        if (data.length == 0) {
+            throw new IllegalArgumentException("an empty chunk would end the body");
+        }
+        byte[] size = ascii(Integer.toHexString(data.length));
+        byte[] out = new byte[size.length + 2 + data.length + 2];
+        int p = put(out, 0, size);
+        out[p++] = '\r';
+        out[p++] = '\n';
+        System.arraycopy(data, 0, out, p, data.length);
+        p += data.length;
+        out[p++] = '\r';
+        out[p] = '\n';
+        return out;
+    }
+
+    /**
+     * The last chunk and the trailer section: {@code 0}, CRLF, the trailer fields less those a trailer may not carry
+     * (RFC 9110 section 6.5.1: framing, routing and the ones that describe the content, here {@link
+     * #isConnectionField} ones, {@code Trailer}, {@code Content-Type}, {@code Content-Encoding}, {@code
+     * Content-Range}), CRLF.
+     *
+     * @throws IllegalArgumentException for a field {@link #checkField} refuses
+     */
+    public static byte[] lastChunk(Headers trailers) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(64);
+        out.write('0');
+        out.write('\r');
+        out.write('\n');
+        for (Map.Entry<String, String> f : trailers) {
+            String n = f.getKey();
+            if (isConnectionField(n) || n.equalsIgnoreCase("trailer") || n.equalsIgnoreCase("content-type")
+                    || n.equalsIgnoreCase("content-encoding") || n.equalsIgnoreCase("content-range")) {
+                continue;
+            }
+            field(out, n, f.getValue());
+        }
+        out.write('\r');
+        out.write('\n');
+        return out.toByteArray();
+    }
+
+    /** {@code name: value} CRLF, checked, as ISO-8859-1. */
+    private static void field(java.io.ByteArrayOutputStream out, String name, String value) {
+        checkField(name, value);
+        out.writeBytes(name.getBytes(StandardCharsets.ISO_8859_1));
+        out.write(':');
+        out.write(' ');
+        out.writeBytes(value.getBytes(StandardCharsets.ISO_8859_1));
+        out.write('\r');
+        out.write('\n');
+    }
+
     /** {@code v >= 0} in its {@code digits} decimal digits at {@code out[p]}, written in place: no string. */
     private static int putDigits(byte[] out, int p, long v, int digits) {
         for (int i = p + digits - 1; i >= p; i--) {

@@ -113,6 +113,55 @@ class Http1FuzzTest {
         }
     }
 
+    /**
+     * A body read run by run (a relay's streamed answer) holds the same bytes as the body read whole, or fails the same
+     * way; no run is empty or longer than asked, and none runs past the body's end.
+     */
+    @Property(tries = 3000)
+    void aBodyReadRunByRunIsTheBodyReadWhole(@ForAll("mutatedResponses") byte[] bytes,
+                                             @ForAll @net.jqwik.api.constraints.IntRange(min = 1, max = 40) int maxRun) {
+        Http1Response read;
+        Http1Input whole = new Http1Input(new CountingStream(bytes), 64);
+        try {
+            read = Http1.readResponseHead(whole, false, 1024, 20);
+        } catch (IOException e) {
+            return; // the head is refused: no body to read
+        }
+        Object expected;
+        try {
+            expected = new String(Http1.readBody(whole, read.framing(), Integer.MAX_VALUE, true).bytes(),
+                    StandardCharsets.ISO_8859_1);
+        } catch (HttpCodecException e) {
+            expected = "codec " + e.status();
+        } catch (IOException e) {
+            expected = e.getClass().getSimpleName();
+        }
+        Http1Input runs = new Http1Input(new CountingStream(bytes), 64);
+        Object got;
+        try {
+            assertThat(Http1.readResponseHead(runs, false, 1024, 20).head()).isEqualTo(read.head());
+            Http1.BodyRuns body = new Http1.BodyRuns(runs, read.framing(), maxRun);
+            StringBuilder sb = new StringBuilder();
+            byte[] run;
+            while ((run = body.next()) != null) {
+                assertThat(run.length).isBetween(1, maxRun);
+                sb.append(new String(run, StandardCharsets.ISO_8859_1));
+            }
+            assertThat(body.ended()).isTrue();
+            assertThat(body.next()).as("the end stays the end").isNull();
+            got = sb.toString();
+        } catch (HttpCodecException e) {
+            got = "codec " + e.status();
+        } catch (IOException e) {
+            got = e.getClass().getSimpleName();
+        }
+        assertThat(got).isEqualTo(expected);
+        if (expected instanceof String && !((String) expected).startsWith("codec ")
+                && read.framing().kind() != Framing.Kind.UNTIL_CLOSE && !expected.equals("EOFException")) {
+            assertThat(runs.consumed()).as("nothing read past the body").isEqualTo(whole.consumed());
+        }
+    }
+
     @Provide
     Arbitrary<byte[]> randomBytes() {
         return Arbitraries.bytes().array(byte[].class).ofMaxSize(300);

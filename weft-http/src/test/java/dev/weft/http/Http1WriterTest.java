@@ -53,6 +53,59 @@ class Http1WriterTest {
     }
 
     @Example
+    void aChunkedAnswerRefusesAFieldThatWouldSplitItInItsHeadAndItsTrailers() {
+        for (List<String> c : REFUSED) {
+            Headers fields = Headers.of(List.of(Map.entry("Content-Type", "text/plain"), Map.entry(c.get(0), c.get(1))));
+            assertThatThrownBy(() -> Http1Writer.chunkedResponseHead(Status.of(200), fields, true)).as(c.toString())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(c.get(2));
+            assertThatThrownBy(() -> Http1Writer.lastChunk(fields)).as(c.toString())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(c.get(2));
+        }
+    }
+
+    /**
+     * A chunked answer, byte for byte: the handler's own framing fields are left out (a Content-Length beside the
+     * chunked coding would frame the body twice), as are trailers no trailer section may carry; what the writer
+     * writes, weft-http's reader reads back as the same body and trailers.
+     */
+    @Example
+    void aChunkedAnswerFramesItsBodyOnceAndReadsBackWhole() throws IOException {
+        Headers head = Headers.of("Content-Type", "text/event-stream", "Content-Length", "5", "Transfer-Encoding", "gzip",
+                "Connection", "keep-alive", "X-A", "b");
+        byte[] h = Http1Writer.chunkedResponseHead(Status.of(200), head, false);
+        assertThat(new String(h, StandardCharsets.ISO_8859_1)).isEqualTo("HTTP/1.1 200 OK\r\nContent-Type: "
+                + "text/event-stream\r\nX-A: b\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+        assertThat(new String(Http1Writer.chunkedResponseHead(Status.of(204), Headers.EMPTY, true),
+                StandardCharsets.ISO_8859_1)).isEqualTo("HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n");
+        byte[] big = new byte[70_000];
+        java.util.Arrays.fill(big, (byte) 'x');
+        Headers trailers = Headers.of("grpc-status", "0", "Content-Length", "9", "Trailer", "x", "content-type", "a/b",
+                "Content-Encoding", "gzip", "Content-Range", "bytes 0-1/2", "Host", "h", "X-Sum", "abc");
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        all.writeBytes(h);
+        all.writeBytes(Http1Writer.chunk("data: 1\n\n".getBytes(StandardCharsets.US_ASCII)));
+        all.writeBytes(Http1Writer.chunk(big));
+        byte[] last = Http1Writer.lastChunk(trailers);
+        assertThat(new String(last, StandardCharsets.ISO_8859_1)).isEqualTo("0\r\ngrpc-status: 0\r\nX-Sum: abc\r\n\r\n");
+        all.writeBytes(last);
+        Http1Input in = new Http1Input(new ByteArrayInputStream(all.toByteArray()), 64);
+        Http1Response r = Http1.readResponseHead(in, false, 4096, 20);
+        assertThat(r.framing()).isEqualTo(Framing.CHUNKED);
+        Http1.BodyRuns runs = new Http1.BodyRuns(in, r.framing(), 1 << 20);
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        byte[] run;
+        while ((run = runs.next()) != null) {
+            body.writeBytes(run);
+        }
+        assertThat(body.size()).isEqualTo(9 + big.length);
+        assertThat(runs.trailers()).isEqualTo(Headers.of("grpc-status", "0", "X-Sum", "abc"));
+        assertThat(in.hasBuffered()).as("nothing after the trailer section").isFalse();
+        assertThatThrownBy(() -> Http1Writer.chunk(new byte[0])).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty chunk");
+        assertThat(Http1Writer.lastChunk(Headers.EMPTY)).isEqualTo("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    }
+
+    @Example
     void theRequestWriterRefusesAFieldThatWouldSplitTheRequest() {
         for (List<String> c : REFUSED) {
             List<Map.Entry<String, String>> fields = List.of(Map.entry(c.get(0), c.get(1)));
