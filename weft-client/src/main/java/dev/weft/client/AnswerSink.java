@@ -6,11 +6,13 @@ import java.io.IOException;
 
 /**
  * Takes an answer as it arrives instead of whole: attach one to a call with
- * {@code CallRequest.Builder.tag(AnswerSink.class, sink)}. Over HTTP/2 the exchange then gives the sink the answer's
- * head, each run of its body as it is read, and its trailers; the server's stream window is opened only as the sink
- * takes the bytes, so a sink that blocks holds the server back instead of filling memory. The call's
- * {@link CallResult} comes when the answer has ended, with an empty body. Over HTTP/1.1, and for an answer that
- * ended with its head, the sink is not used and the call reads the body whole as usual.
+ * {@code CallRequest.Builder.tag(AnswerSink.class, sink)}. The exchange then gives the sink the answer's head, each run
+ * of its body as it is read, and its trailers. Over HTTP/2 the server's stream window is opened only as the sink takes
+ * the bytes; over HTTP/1.1 each run is what one read of the socket gave (a chunked body's trailers come at its end),
+ * and TCP holds the server back meanwhile; so a sink that blocks holds the server back instead of filling memory. An
+ * HTTP/1.1 connection that streamed an answer is closed after it, not reused. The call's {@link CallResult} comes when
+ * the answer has ended, with an empty body. For a HEAD, and for an answer that ended with its head, the sink is not
+ * used and the call reads the body whole as usual.
  *
  * <p>A call with a sink is never retried or hedged (the sink may have seen part of an answer). Its deadline bounds
  * the whole answer: a stream still open when it passes fails the call with {@code deadline} (not counted against the

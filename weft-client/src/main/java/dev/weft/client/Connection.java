@@ -236,6 +236,7 @@ final class Connection extends Lease {
      */
     @Override
     Head readHead(boolean headRequest) throws IOException {
+        runs = null;
         Http1Response h;
         try {
             h = Http1.readResponseHead(input, headRequest, MAX_HEAD_BYTES, MAX_HEADERS);
@@ -261,11 +262,8 @@ final class Connection extends Lease {
      */
     @Override
     byte[] readBody(Head head, long max) throws IOException {
-        Framing framing = head.chunked() ? Framing.CHUNKED
-                : head.contentLength() == Head.UNTIL_CLOSE ? Framing.UNTIL_CLOSE
-                : Framing.length(head.contentLength());
         try {
-            return Http1.readBody(input, framing, max, true).bytes();
+            return Http1.readBody(input, framing(head), max, true).bytes();
         } catch (HttpCodecException.BodyTooLarge e) {
             return null;
         } catch (HttpCodecException e) {
@@ -273,6 +271,42 @@ final class Connection extends Lease {
         } catch (EOFException e) {
             throw new ClosedException("closed the connection in the middle of the body", false);
         }
+    }
+
+    private static Framing framing(Head head) {
+        return head.chunked() ? Framing.CHUNKED
+                : head.contentLength() == Head.UNTIL_CLOSE ? Framing.UNTIL_CLOSE
+                : Framing.length(head.contentLength());
+    }
+
+    /** The body being streamed ({@link #startStreaming}), or null. */
+    private Http1.BodyRuns runs;
+
+    @Override
+    void startStreaming(Head head) {
+        runs = new Http1.BodyRuns(input, framing(head), Http2Stream.MAX_CHUNK);
+    }
+
+    /**
+     * What one read of the socket gave of the body (at most {@link Http2Stream#MAX_CHUNK}), waiting for it: a run as
+     * the server sent it, so an event the server flushed is passed on as it came. Nothing of the body is held here
+     * beyond the one read; the server is held back by TCP while the exchange's taker does not take.
+     */
+    @Override
+    byte[] takeChunk() throws IOException {
+        try {
+            return runs.next();
+        } catch (HttpCodecException e) {
+            throw new ProtocolException(e.getMessage());
+        } catch (EOFException e) {
+            throw new ClosedException("closed the connection in the middle of the body", false);
+        }
+    }
+
+    /** A streamed answer's chunked trailers, once its body ended; else none (a held body's are dropped). */
+    @Override
+    Headers trailers() {
+        return runs != null && runs.ended() ? runs.trailers() : Headers.EMPTY;
     }
 
     private ClosedException closed() {

@@ -179,9 +179,11 @@ final class Exchange {
                         + answer.contentLength() + " bytes is over the limit of " + limits.maxBodyBytes()));
             }
             AnswerSink sink = call.tag(AnswerSink.class);
-            if (sink != null && c instanceof Http2Stream st && !headRequest && !st.ended()
+            if (sink != null && !headRequest && (c instanceof Http2Stream st ? !st.ended() : answer.contentLength() != 0)
                     && sink.head(status, headers, this::cancel)) {
-                return stream(st, sink, status, headers);
+                // an HTTP/1.1 connection is not reused after a streamed answer: a stream's length would skew the
+                // pool's estimate of how long an exchange holds a connection (docs/gateway.md, Proxy routes)
+                return stream(c, answer, sink, status, headers);
             }
             byte[] body = answer.contentLength() == 0 ? CallResult.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
             if (body == null) {
@@ -260,22 +262,21 @@ final class Exchange {
      * The body to {@code sink} as it comes, then the trailers; the sink's refusal stops the call ({@code cancelled}),
      * and the stream is reset as it is released.
      */
-    private CallResult stream(Http2Stream st, AnswerSink sink, int status, Headers headers) {
-        st.startStreaming();
+    private CallResult stream(Lease st, Connection.Head head, AnswerSink sink, int status, Headers headers) {
+        st.startStreaming(head);
         byte[] chunk;
         while (true) {
             try {
                 chunk = st.takeChunk();
             } catch (IOException e) {
-                // once the answer streams, its deadline or a stop is the caller's doing, not the backend's failure:
-                // neither counts against the breaker (a watch stream outliving its deadline must not open it)
-                if (cancelled || Thread.currentThread().isInterrupted()) {
-                    return failure(Reason.CANCELLED, "the streamed answer was stopped");
-                }
-                if (timedOut) {
-                    return failure(Reason.DEADLINE, "the deadline passed while the answer streamed");
-                }
-                return classify(e); // the server reset the stream, the connection was lost
+                CallResult stopped = stopped(true);
+                return stopped != null ? stopped : classify(e); // the server reset the stream, the connection was lost
+            }
+            // Bytes read after the deadline or a stop are not passed on: the JDK's close of a socket a virtual thread
+            // reads lets a read that races it return what came meanwhile (a server that answers the close at once)
+            CallResult stopped = stopped(false);
+            if (stopped != null) {
+                return stopped;
             }
             if (chunk == null) {
                 break;
@@ -294,6 +295,23 @@ final class Exchange {
         }
         return answer(status, headers, CallResult.NO_BODY, status >= 400 ? CallFailure.status(status) : null,
                 trailers);
+    }
+
+    /**
+     * Why a streamed answer stopped, when its deadline or a stop did, else null. Once the answer streams, either is the
+     * caller's doing, not the backend's failure: neither counts against the breaker (a watch stream outliving its
+     * deadline must not open it).
+     *
+     * @param interrupted whether an interrupt of this thread counts as a stop (after a read that failed)
+     */
+    private CallResult stopped(boolean interrupted) {
+        if (cancelled || interrupted && Thread.currentThread().isInterrupted()) {
+            return failure(Reason.CANCELLED, "the streamed answer was stopped");
+        }
+        if (timedOut) {
+            return failure(Reason.DEADLINE, "the deadline passed while the answer streamed");
+        }
+        return null;
     }
 
     private Lease lease(ConnectionPool pool, boolean fresh) throws IOException {

@@ -168,7 +168,8 @@ final class Http2Stream extends Lease {
      * buffered already are credited again as they are taken, though the reader credited some of them: a window
      * larger by at most what was buffered, once, rather than a share of it never given back.
      */
-    void startStreaming() {
+    @Override
+    void startStreaming(Connection.Head head) {
         bodyLock.lock();
         try {
             streaming = true;
@@ -182,6 +183,7 @@ final class Http2Stream extends Lease {
      * stream ended and all was taken. Throws as {@link #readBody} does (a failure, an abort, the deadline). What waits
      * to be taken is bounded by the stream's window, which opens only as bytes are taken, not by max_body.
      */
+    @Override
     byte[] takeChunk() throws IOException {
         waiter = Thread.currentThread();
         while (true) {

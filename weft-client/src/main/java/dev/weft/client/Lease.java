@@ -30,10 +30,19 @@ abstract sealed class Lease permits Connection, Http2Stream {
      */
     abstract byte[] readBody(Connection.Head head, long max) throws IOException;
 
-    /** The answer's trailer fields, read with its body (empty when none came, and always over HTTP/1.1). */
+    /** The answer's trailer fields, read with its body (empty when none came, and over HTTP/1.1 unless streamed). */
     dev.weft.http.Headers trailers() {
         return dev.weft.http.Headers.EMPTY;
     }
+
+    /** From now on the exchange takes the body that {@code head} frames as it comes ({@link #takeChunk}). */
+    abstract void startStreaming(Connection.Head head);
+
+    /**
+     * The next run of the body as it came (at most {@link Http2Stream#MAX_CHUNK} bytes), waiting for it: null at its
+     * end, after which {@link #trailers} are the answer's. Throws as {@link #readBody} does.
+     */
+    abstract byte[] takeChunk() throws IOException;
 
     /** Stops the exchange from any thread: a blocked read or write fails at once. */
     abstract void abort();

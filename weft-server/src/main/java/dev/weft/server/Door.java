@@ -133,6 +133,14 @@ final class Door implements AutoCloseable {
         /** Set by that virtual thread: the answer and whether the connection stays open after it. */
         volatile byte[] answer;
         volatile boolean answerKeepsOpen;
+        /** Set by that virtual thread in place of {@link #answer}: a streamed answer, which the connection's thread writes. */
+        volatile ServerResponse streamed;
+        /** Whether the request being answered was HTTP/1.0 (the door's thread writes it before the request runs). */
+        boolean http10;
+        /** Whether the streamed answer's request listed trailers in its {@code TE} (set with {@link #streamed}). */
+        volatile boolean takesTrailers;
+        /** The connection's thread no longer waits in {@link #serve} (it was interrupted): nobody writes a stream. */
+        volatile boolean abandoned;
 
         Conn(SocketChannel channel, ConnectionListener.Activity activity, InetSocketAddress remote) {
             this.channel = channel;
@@ -204,12 +212,18 @@ final class Door implements AutoCloseable {
     /**
      * A connection the door hands back to the blocking path.
      *
+     * @param streamed null, or a streamed answer to write ({@link HttpServer#streamsOverHttp1}) before the connection
+     *                 closes (then {@code read} is left unread), with the source's trailers when {@code trailers}
+     *
      * @param read  the bytes read so far, to be read before the socket's own
      * @param fresh the door served no request of it: its first bytes are {@code read}'s first (only then may they be
      *              the HTTP/2 client preface, RFC 9113 section 3.4; after an HTTP/1.1 request they are an HTTP/1.1
      *              request line, {@code PRI * HTTP/2.0}, answered 505, never a switch to HTTP/2)
      */
-    record HandedBack(byte[] read, boolean fresh) {
+    record HandedBack(byte[] read, boolean fresh, ServerResponse streamed, boolean trailers) {
+        HandedBack(byte[] read, boolean fresh) {
+            this(read, fresh, null, false);
+        }
     }
 
     /**
@@ -225,9 +239,14 @@ final class Door implements AutoCloseable {
         }
         try {
             byte[] read = c.result.get();
-            return read == null ? null : new HandedBack(read, c.served == 0);
+            return read == null ? null : new HandedBack(read, c.served == 0, c.streamed, c.takesTrailers);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            c.abandoned = true; // a streamed answer that comes later is cancelled by the door ({@link #written})
+            ServerResponse streamed = c.streamed;
+            if (streamed != null) {
+                streamed.stream().cancel();
+            }
             return null;
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IOException(e.getCause());
@@ -406,7 +425,13 @@ final class Door implements AutoCloseable {
             }
             queued.clear();
             for (Conn h : held) {
-                h.result.complete(null);
+                ended(h);
+            }
+            Conn a;
+            while ((a = answered.poll()) != null) {
+                if (a.streamed != null) {
+                    a.streamed.stream().cancel(); // answered as the door stopped: never handed back
+                }
             }
             Conn c;
             while ((c = arriving.poll()) != null) {
@@ -480,7 +505,10 @@ final class Door implements AutoCloseable {
         if (c.key != null) {
             c.key.cancel();
         }
-        c.result.complete(null);
+        ServerResponse streamed = c.streamed;
+        if (c.result.complete(null) && streamed != null) {
+            streamed.stream().cancel(); // it will not be written: its backend call stops, its place comes back
+        }
     }
 
     private void handBack(Conn c) {
@@ -556,8 +584,9 @@ final class Door implements AutoCloseable {
             c.searched = 0;
             c.served++;
             c.activity.busy();
-            ServerRequest r = new ServerRequest(head.head(), EMPTY, c.remote, System.nanoTime());
+            ServerRequest r = ServerRequest.http1(head.head(), EMPTY, c.remote, System.nanoTime(), head.http10());
             boolean keepsOpen = head.keepAlive();
+            c.http10 = head.http10();
             requestsRead++; // only this thread writes it
             Admission.Decision decision;
             try {
@@ -702,10 +731,18 @@ final class Door implements AutoCloseable {
                 response = HttpServer.error(500, "internal error: " + e);
             }
             boolean open = keepsOpen && keepAlive.getAsBoolean();
-            c.answer = HttpServer.http1(response, open);
+            if (HttpServer.streamsOverHttp1(response, c.http10, r.method())) {
+                c.takesTrailers = r.head().headers().lists("te", "trailers");
+                c.streamed = response; // the connection's own thread writes it, as the body comes
+            } else {
+                c.answer = HttpServer.http1(response, open);
+            }
             c.answerKeepsOpen = open;
             answered.add(c);
             selector.wakeup();
+            if (closed && answered.remove(c) && c.streamed != null) {
+                c.streamed.stream().cancel(); // the door stopped: nobody hands it to the connection's thread
+            }
         });
     }
 
@@ -736,9 +773,21 @@ final class Door implements AutoCloseable {
     /** A request's virtual thread is done: write its answer. */
     private void written(Conn c) {
         if (!held.contains(c) || !c.key.isValid()) {
-            return; // closed meanwhile
+            if (c.streamed != null) {
+                c.streamed.stream().cancel(); // nobody is there for it: its backend call stops, its place comes back
+            }
+            return; // closed meanwhile (ended before its answer came)
         }
         c.running = false;
+        if (c.streamed != null) {
+            if (c.abandoned) {
+                c.streamed.stream().cancel();
+                end(c);
+            } else {
+                handBack(c); // its thread writes it (blocking, as the body comes), then closes the connection
+            }
+            return;
+        }
         c.out = ByteBuffer.wrap(c.answer);
         c.closeAfterOut = !c.answerKeepsOpen;
         c.answer = null;

@@ -317,6 +317,18 @@ public final class HttpServer implements AutoCloseable {
             if (back == null) {
                 return; // done: the listener closes the socket
             }
+            if (back.streamed() != null) { // a streamed answer the door leaves to this thread; the connection ends with it
+                OutputStream o;
+                try {
+                    socket.getChannel().configureBlocking(true);
+                    o = socket.getOutputStream();
+                } catch (IOException | RuntimeException e) {
+                    back.streamed().stream().cancel(); // closed meanwhile: its backend call stops, its place comes back
+                    throw e;
+                }
+                writeStreamed(socket, o, back.streamed(), back.trailers(), activity);
+                return;
+            }
             // handed back (a body, or input the door leaves to this path): read on here, starting with its bytes
             socket.getChannel().configureBlocking(true);
             raw = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(back.read()), raw);
@@ -380,7 +392,12 @@ public final class HttpServer implements AutoCloseable {
                         limits.bodyTimeout(), h2Requests);
                 return;
             }
-            ServerResponse response = admitAndHandle(new ServerRequest(head, body, remote, System.nanoTime()));
+            ServerResponse response = admitAndHandle(ServerRequest.http1(head, body, remote, System.nanoTime(),
+                    read.http10()));
+            if (streamsOverHttp1(response, read.http10(), head.method())) { // (a 204 or 304 has no body: held)
+                writeStreamed(socket, out, response, head.headers().lists("te", "trailers"), activity);
+                return;
+            }
             boolean keepAlive = read.keepAlive() && !draining && !closed;
             activity.writing(limits.idleTimeout()); // a peer that does not take its answer does not hold the connection
             write(out, response, keepAlive);
@@ -540,6 +557,108 @@ public final class HttpServer implements AutoCloseable {
 
     static ServerResponse error(int status, String message) {
         return ServerResponse.json(status, "{\"error\":" + JsonText.quote(message) + "}");
+    }
+
+    /**
+     * Whether {@code r} is written as it comes over HTTP/1.1 ({@link #writeStreamed}): a streamed answer to an
+     * HTTP/1.1 request other than HEAD, with a status that has a body. An HTTP/1.0 client reads no chunks, and a HEAD's,
+     * a 204's and a 304's answer has no body (RFC 9112 section 6.3): theirs are held ({@link #held}).
+     */
+    static boolean streamsOverHttp1(ServerResponse r, boolean http10, String method) {
+        return r.stream() != null && !http10 && !method.equals("HEAD") && r.status() != 204 && r.status() != 304;
+    }
+
+    /**
+     * A streamed answer over HTTP/1.1 (docs/gateway.md, Proxy routes): its head with {@code Transfer-Encoding:
+     * chunked} and {@code Connection: close}, each run as a chunk flushed as it comes, then the last chunk, with the
+     * source's trailers when the client's {@code TE} lists {@code trailers}. The connection closes after it: while
+     * the stream runs a virtual thread reads the socket, so a client that goes away while the stream is quiet stops
+     * it at once (as over HTTP/2), and what it reads is no request to answer. A source that fails part way, or a
+     * client that takes nothing for {@code idle_timeout}, ends the connection without the last chunk: the client sees
+     * an answer cut short, never a whole one. Waiting for the source's next run has no timeout of the server's (the
+     * handler's deadline bounds it).
+     */
+    private void writeStreamed(Socket socket, OutputStream out, ServerResponse r, boolean trailers,
+                               ConnectionListener.Activity activity) {
+        BodySource source = r.stream();
+        byte[] head;
+        try {
+            head = Http1Writer.chunkedResponseHead(Status.of(r.status()), r.headers(), false);
+        } catch (IllegalArgumentException e) {
+            source.cancel();
+            LOG.log(System.Logger.Level.WARNING, "the handler's answer was not written (" + e.getMessage()
+                    + "); answered 500");
+            try {
+                activity.writing(limits.idleTimeout());
+                write(out, error(500, "internal error: the answer could not be written: " + e.getMessage()), false);
+            } catch (IOException gone) {
+                // the client went away: nothing to tell it
+            }
+            return;
+        }
+        java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread.ofVirtual().name("weft-stream-watch").start(() -> watchForLeaving(socket, source, over));
+        try {
+            activity.writing(limits.idleTimeout());
+            out.write(head);
+            out.flush();
+            byte[] run;
+            while (true) {
+                activity.busy(); // waiting for the source: the handler's time, not the client's
+                run = source.next();
+                if (run == null) {
+                    break;
+                }
+                if (run.length > 0) {
+                    activity.writing(limits.idleTimeout()); // a client that takes nothing for that long is closed
+                    out.write(Http1Writer.chunk(run));
+                    out.flush();
+                }
+            }
+            byte[] last = Http1Writer.lastChunk(trailers ? source.trailers() : dev.weft.http.Headers.EMPTY);
+            activity.writing(limits.idleTimeout());
+            out.write(last);
+            out.flush();
+            over.set(true);
+        } catch (IllegalArgumentException e) {
+            LOG.log(System.Logger.Level.WARNING, "a streamed answer's trailers were not written (" + e.getMessage()
+                    + "); its connection is closed without the last chunk");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "a streamed answer stopped part way: " + e);
+        } finally {
+            if (over.compareAndSet(false, true)) {
+                source.cancel(); // after a failure: the backend call stops, its admission place comes back
+            }
+        }
+    }
+
+    /**
+     * Reads {@code socket} while its streamed answer is written: the client closing or resetting it cancels the
+     * stream (unless it is {@code over}). Bytes it sends meanwhile are dropped (the connection closes after the stream,
+     * so they are no request); more than 64 KiB of them cancel the stream too (no client has that much to say to an
+     * answer it waits for). Ends when the socket is closed.
+     */
+    private static void watchForLeaving(Socket socket, BodySource source,
+                                        java.util.concurrent.atomic.AtomicBoolean over) {
+        byte[] drop = new byte[1024];
+        long left = 64 * 1024;
+        try {
+            InputStream in = socket.getInputStream();
+            while (left > 0) {
+                int n = in.read(drop);
+                if (n < 0) {
+                    break;
+                }
+                left -= n;
+            }
+        } catch (IOException e) {
+            // reset by the client, or closed by this server once the answer was written: over either way
+        }
+        if (over.compareAndSet(false, true)) {
+            source.cancel();
+        }
     }
 
     private static void write(OutputStream out, ServerResponse r, boolean keepAlive) throws IOException {

@@ -12,17 +12,39 @@ import java.net.InetSocketAddress;
  *                   was told to stream ({@code HttpServer.Builder.streamedBodies}). Its runs are given back to the
  *                   client's window as they are taken; {@code next()} waits at most the server's body_timeout for
  *                   each, and throws when the client resets the stream
+ * @param http10     whether it came over HTTP/1.0, whose client reads no chunked answer
  */
 public record ServerRequest(RequestHead head, byte[] body, InetSocketAddress remote, long receivedNanos,
-                            boolean http2, BodySource bodyStream) {
-    /** A request over HTTP/1.x. */
+                            boolean http2, BodySource bodyStream, boolean http10) {
+    /** A request over HTTP/1.1. */
     public ServerRequest(RequestHead head, byte[] body, InetSocketAddress remote, long receivedNanos) {
-        this(head, body, remote, receivedNanos, false, null);
+        this(head, body, remote, receivedNanos, false, null, false);
     }
 
     /** A request with its whole body. */
     public ServerRequest(RequestHead head, byte[] body, InetSocketAddress remote, long receivedNanos, boolean http2) {
-        this(head, body, remote, receivedNanos, http2, null);
+        this(head, body, remote, receivedNanos, http2, null, false);
+    }
+
+    /** A request over HTTP/1.1 or HTTP/2 ({@code http2}), its body whole or streamed. */
+    public ServerRequest(RequestHead head, byte[] body, InetSocketAddress remote, long receivedNanos, boolean http2,
+                         BodySource bodyStream) {
+        this(head, body, remote, receivedNanos, http2, bodyStream, false);
+    }
+
+    /** A request over HTTP/1.x, with its whole body. */
+    public static ServerRequest http1(RequestHead head, byte[] body, InetSocketAddress remote, long receivedNanos,
+                                      boolean http10) {
+        return new ServerRequest(head, body, remote, receivedNanos, false, null, http10);
+    }
+
+    /**
+     * Whether an answer to it is written as it comes when the handler answers with a stream
+     * ({@link ServerResponse#stream()}): over HTTP/2, or over HTTP/1.1 but for a HEAD. An HTTP/1.0 client's is held
+     * whole (the server reads the stream first, within 16 MiB), so a handler that can answer whole had better do so.
+     */
+    public boolean streamable() {
+        return http2 || !http10 && !head.method().equals("HEAD");
     }
 
     public String method() {

@@ -8,7 +8,8 @@ import java.nio.charset.StandardCharsets;
  * What a {@link HttpHandler} answers. Content-Length and Connection are written by the server.
  *
  * @param trailers fields sent after the body (empty: none). HTTP/2 sends them as a trailing HEADERS frame; HTTP/1.1
- *                 answers are written with Content-Length and leave them out (docs/gateway.md, Proxy routes).
+ *                 answers with a whole body are written with Content-Length and leave them out (a streamed one's
+ *                 come from its {@link BodySource}; docs/gateway.md, Proxy routes).
  * @param stream   null, or a body written as it comes in place of {@code body} (empty then), with its own trailers
  */
 public record ServerResponse(int status, Headers headers, byte[] body, Headers trailers, BodySource stream) {

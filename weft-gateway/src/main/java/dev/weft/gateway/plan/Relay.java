@@ -37,11 +37,10 @@ public final class Relay {
     /**
      * What the gateway knows about the inbound request besides its head.
      *
-     * @param http2      whether it came over HTTP/2, whose answers carry trailers (HTTP/1.1 answers are written without)
      * @param bodyStream null, or the request's body as it comes (a streamed gRPC request; {@code body} is empty)
      */
     public record Inbound(String method, String rawPath, String rawQuery, Headers headers,
-                          byte[] body, InetSocketAddress remote, boolean tls, boolean http2,
+                          byte[] body, InetSocketAddress remote, boolean tls,
                           dev.weft.server.BodySource bodyStream) {
     }
 
@@ -61,19 +60,14 @@ public final class Relay {
     }
 
     /**
-     * Whether the answer to {@code in} may stream (docs/gateway.md, Proxy routes): an HTTP/2 request for gRPC
-     * ({@code content-type: application/grpc...}) or for server-sent events ({@code accept: text/event-stream}). It
-     * streams only if the backend's answer says it is one of those ({@link RelayStream#head}).
+     * Whether the answer to {@code in} may stream (docs/gateway.md, Proxy routes): a request for gRPC
+     * ({@code content-type: application/grpc...}) or for server-sent events ({@code accept: text/event-stream}), that
+     * the server can answer as it comes ({@code ServerRequest.streamable()}: not HTTP/1.0, not HEAD; the caller asks).
+     * It streams only if the backend's answer says it is one of those ({@link RelayStream#head}); the call is neither
+     * retried nor hedged either way.
      */
     public static boolean streams(Inbound in) {
-        if (!in.http2()) {
-            return false;
-        }
-        if (isGrpc(in.headers())) {
-            return true;
-        }
-        String accept = in.headers().joined("accept");
-        return accept != null && accept.toLowerCase(Locale.ROOT).contains("text/event-stream");
+        return isGrpc(in.headers()) || in.headers().lists("accept", "text/event-stream");
     }
 
     /**
@@ -90,8 +84,8 @@ public final class Relay {
         for (Map.Entry<String, String> f : endToEnd(in.headers())) {
             b.addHeader(f.getKey(), f.getValue());
         }
-        if (in.http2() && takesTrailers(in.headers())) {
-            // the client takes trailers and its answer can carry them; weft-client sends it over HTTP/2 only
+        if (takesTrailers(in.headers())) {
+            // the client takes trailers (an HTTP/1.1 one in its chunked answer); weft-client sends it over HTTP/2 only
             b.header("TE", "trailers");
         }
         if (route.xForwarded()) {
@@ -136,17 +130,7 @@ public final class Relay {
 
     /** Whether the client's {@code TE} lists {@code trailers} (RFC 9110 section 10.1.4): it takes trailer fields. */
     public static boolean takesTrailers(Headers fields) {
-        String te = fields.joined("te");
-        if (te == null) {
-            return false;
-        }
-        for (String t : te.split(",")) {
-            int semi = t.indexOf(';');
-            if ((semi < 0 ? t : t.substring(0, semi)).strip().equalsIgnoreCase("trailers")) {
-                return true;
-            }
-        }
-        return false;
+        return fields.lists("te", "trailers");
     }
 
     /**

@@ -21,6 +21,13 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class RelayStream implements AnswerSink, BodySource {
     /** Bytes that may wait between the backend and the client. */
     static final int MAX_HELD = 256 * 1024;
+    /**
+     * What each run counts for besides its bytes (an array's header and its place in the queue): a backend that
+     * trickles one byte a run fills the pipe with a few thousand runs, not with 256 Ki of them.
+     */
+    static final int RUN_OVERHEAD = 64;
+    /** The most {@link #next} joins of the runs that wait into one (a run the client's write takes at once). */
+    static final int MAX_JOINED = 64 * 1024;
 
     private final dev.weft.core.Deadline deadline;
     private final ReentrantLock lock = new ReentrantLock();
@@ -75,8 +82,8 @@ public final class RelayStream implements AnswerSink, BodySource {
      */
     @Override
     public boolean head(int status, Headers headers, Runnable stop) {
-        if (!isStream(headers.first("content-type"))) {
-            return false;
+        if (!isStream(headers.first("content-type")) || status == 204 || status == 304) {
+            return false; // (a 204 or 304 has no body to stream, RFC 9110 sections 15.3.5 and 15.4.5)
         }
         lock.lock();
         try {
@@ -103,7 +110,8 @@ public final class RelayStream implements AnswerSink, BodySource {
     public void data(byte[] bytes) throws IOException {
         lock.lock();
         try {
-            while (held > 0 && held + bytes.length > MAX_HELD && !cancelled) {
+            int cost = bytes.length + RUN_OVERHEAD;
+            while (held > 0 && held + cost > MAX_HELD && !cancelled) {
                 long left = deadline.remainingNanos();
                 if (left <= 0) {
                     throw new IOException("the deadline passed while the client took the answer slowly");
@@ -119,7 +127,7 @@ public final class RelayStream implements AnswerSink, BodySource {
                 throw new IOException("the client is gone");
             }
             runs.add(bytes);
-            held += bytes.length;
+            held += cost;
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -204,7 +212,8 @@ public final class RelayStream implements AnswerSink, BodySource {
             }
             byte[] run = runs.poll();
             if (run != null) {
-                held -= run.length;
+                held -= run.length + RUN_OVERHEAD;
+                run = joined(run);
                 changed.signalAll();
                 return run;
             }
@@ -224,6 +233,33 @@ public final class RelayStream implements AnswerSink, BodySource {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * {@code first} and the runs that wait behind it, joined up to {@link #MAX_JOINED} bytes (the lock held): many small
+     * runs from a backend that trickles go to the client in one write, not a write (and an HTTP/1.1 chunk) each.
+     */
+    private byte[] joined(byte[] first) {
+        byte[] next = runs.peek();
+        if (next == null || first.length + next.length > MAX_JOINED) {
+            return first;
+        }
+        int n = first.length;
+        for (byte[] r : runs) {
+            if (n + r.length > MAX_JOINED) {
+                break;
+            }
+            n += r.length;
+        }
+        byte[] out = java.util.Arrays.copyOf(first, n);
+        int at = first.length;
+        while (at < n) {
+            byte[] r = runs.poll();
+            System.arraycopy(r, 0, out, at, r.length);
+            at += r.length;
+            held -= r.length + RUN_OVERHEAD;
+        }
+        return out;
     }
 
     /** {@code grpc-message} as gRPC over HTTP/2 asks: percent-encoded outside printable ASCII and '%'. */

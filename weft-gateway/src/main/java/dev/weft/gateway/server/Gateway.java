@@ -276,8 +276,8 @@ public final class Gateway implements AutoCloseable {
         } else {
             Deadline deadline = Deadline.in(proxy.timeout());
             Relay.Inbound in = new Relay.Inbound(r.method(), r.path(), r.query(), r.head().headers(), r.body(),
-                    r.remote(), tls != null, r.http2(), r.bodyStream());
-            if (Relay.streams(in)) {
+                    r.remote(), tls != null, r.bodyStream());
+            if (r.streamable() && Relay.streams(in)) {
                 resp = relayStreamed(s, proxy, in, deadline);
             } else {
                 resp = RelayAnswer.of(proxy, s.relay().call(proxy, in, deadline), deadline.expired());
@@ -314,7 +314,7 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * A streamed relay: the answer's head as soon as the backend sends it, its body as it comes. Before a head, the
-     * usual answer (an error, or an answer that ended with its head or came over HTTP/1.1).
+     * usual answer (an error, an answer that ended with its head, one that is not a stream).
      */
     private static ServerResponse relayStreamed(Snapshot s, ProxyRoute proxy, Relay.Inbound in, Deadline deadline) {
         dev.weft.gateway.plan.RelayStream pipe = new dev.weft.gateway.plan.RelayStream(deadline);
