@@ -75,6 +75,7 @@ class ProxyEventStreamIT {
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, """
                 http2: { upgrade: true }
+                access_log: LOG
                 routes:
                   - prefix: /sse/
                     proxy: "http://127.0.0.1:PORT/"
@@ -83,7 +84,7 @@ class ProxyEventStreamIT {
                   - prefix: /short/
                     proxy: "http://127.0.0.1:PORT/"
                     timeout: 2s
-                """.replace("PORT", Integer.toString(backend.getLocalPort())));
+                """.replace("PORT", Integer.toString(backend.getLocalPort())).replace("LOG", dir.resolve("access.log").toString()));
         gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
     }
 
@@ -283,6 +284,16 @@ class ProxyEventStreamIT {
             }
             assertThat(in.read()).as("the connection closes after a streamed answer").isEqualTo(-1);
         }
+        com.fasterxml.jackson.databind.JsonNode line = accessLine(key);
+        assertThat(line.get("streamed").asBoolean()).isTrue();
+        assertThat(line.get("bytes").asLong()).as("the body's bytes, counted as they went out")
+                .isEqualTo(FIRST.length() + SECOND.length());
+        assertThat(line.get("completed").asBoolean()).isTrue();
+        assertThat(line.get("status").asInt()).isEqualTo(200);
+    }
+
+    private com.fasterxml.jackson.databind.JsonNode accessLine(String key) {
+        return AccessLogLines.of(dir.resolve("access.log"), "/" + key);
     }
 
     /** A backend that dies part way through a chunk cuts the client's answer short: no last chunk, the connection closed. */
@@ -389,6 +400,10 @@ class ProxyEventStreamIT {
         }
         waitFor(() -> closedByGateway.get() == 1, "the gateway closed the backend's connection");
         waitFor(() -> admissionInFlight() == 0, "the admission place came back");
+        com.fasterxml.jackson.databind.JsonNode line = accessLine(key);
+        assertThat(line.get("streamed").asBoolean()).isTrue();
+        assertThat(line.get("bytes").asLong()).isEqualTo(FIRST.length());
+        assertThat(line.get("completed").asBoolean()).as("the client left before the end").isFalse();
     }
 
     /**

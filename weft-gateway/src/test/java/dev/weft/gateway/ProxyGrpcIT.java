@@ -228,6 +228,7 @@ class ProxyGrpcIT {
         String target = "http://127.0.0.1:" + backend.getPort();
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, """
+                access_log: LOG
                 destinations:
                   "TARGET":
                     http2: h2c
@@ -255,7 +256,7 @@ class ProxyGrpcIT {
                   - prefix: /weft.test.Streams/Flood
                     proxy: "TARGET/weft.test.Streams/Flood"
                     timeout: 30s
-                """.replace("TARGET", target));
+                """.replace("TARGET", target).replace("LOG", dir.resolve("access.log").toString()));
         gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
         // a 16 KiB window: the gateway's answers wait for WINDOW_UPDATEs, and trailers must still come last
         channel = NettyChannelBuilder.forAddress("127.0.0.1", gw.address().getPort()).usePlaintext()
@@ -290,6 +291,10 @@ class ProxyGrpcIT {
         assertThat(new String(answer, StandardCharsets.UTF_8)).isEqualTo("hello weft");
         assertThat(seen).as("the client's metadata reached the backend").containsEntry("x-tenant", "acme");
         assertThat(grpcWarnings).as("TE: trailers reached the backend").noneMatch(m -> m.contains("TE"));
+        // streamed or held (a unary answer may have ended before its head was read), its line is the same
+        com.fasterxml.jackson.databind.JsonNode line = AccessLogLines.of(dir.resolve("access.log"), "/Say");
+        assertThat(line.get("bytes").asLong()).as("the message's frame: 5 bytes and 'hello weft'").isEqualTo(15);
+        assertThat(line.get("completed").asBoolean()).isTrue();
     }
 
     @Test
@@ -519,6 +524,11 @@ class ProxyGrpcIT {
         assertThat(end.getDescription()).contains("deadline");
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(5_000);
         assertThat(watchCancelled.await(5, TimeUnit.SECONDS)).as("the backend saw its stream cancelled").isTrue();
+        com.fasterxml.jackson.databind.JsonNode line = AccessLogLines.of(dir.resolve("access.log"), "/Watch");
+        assertThat(line.get("streamed").asBoolean()).isTrue();
+        assertThat(line.get("completed").asBoolean()).as("grpc-status 4 at the end").isFalse();
+        assertThat(line.get("duration_ms").asDouble()).as("the time to the end, past the route's 1 s")
+                .isGreaterThanOrEqualTo(1000);
     }
 
     @Test

@@ -71,6 +71,65 @@ public final class GatewayObserver implements AutoCloseable {
         }
     }
 
+    /**
+     * A streamed answer ({@link ServerResponse#stream()}) whose head is out: its span and access-log line wait for its
+     * end. Returns the answer with its stream wrapped, which ends them when the body ends ({@code completed} as the
+     * status and calls say, and not when the answer's {@code grpc-status} trailer is other than 0), fails or is
+     * cancelled ({@code completed: false}); the line then has the body's bytes and the time to its end, and
+     * {@code "streamed": true}.
+     */
+    public ServerResponse endWhenStreamed(ServerRequest r, Observed o, ServerResponse resp, long startNanos) {
+        dev.weft.server.BodySource inner = resp.stream();
+        dev.weft.server.BodySource observed = new dev.weft.server.BodySource() {
+            private final java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
+            private volatile long bytes;
+
+            @Override
+            public byte[] next() throws IOException, InterruptedException {
+                byte[] run;
+                try {
+                    run = inner.next();
+                } catch (IOException | InterruptedException | RuntimeException e) {
+                    finish(false);
+                    throw e;
+                }
+                if (run == null) {
+                    String grpc = inner.trailers().first("grpc-status");
+                    finish(grpc == null || grpc.equals("0"));
+                } else {
+                    bytes += run.length; // one thread takes the runs
+                }
+                return run;
+            }
+
+            @Override
+            public dev.weft.http.Headers trailers() {
+                return inner.trailers();
+            }
+
+            @Override
+            public void cancel() {
+                try {
+                    inner.cancel();
+                } finally {
+                    finish(false);
+                }
+            }
+
+            private void finish(boolean whole) {
+                if (!over.compareAndSet(false, true)) {
+                    return;
+                }
+                o.trace.end(o.route, resp.status());
+                if (accessLog != null) {
+                    accessLog.offer(line(r.method(), r.path(), o.route, resp, System.nanoTime() - startNanos,
+                            r.remote(), o.trace.traceId(), o.outcomes.values(), null, bytes, whole));
+                }
+            }
+        };
+        return new ServerResponse(resp.status(), resp.headers(), resp.body(), resp.trailers(), observed);
+    }
+
     /** Whether there is an access log to write to. */
     public boolean logsAccess() {
         return accessLog != null;
@@ -97,10 +156,21 @@ public final class GatewayObserver implements AutoCloseable {
                 null);
     }
 
-    /** @param nanos negative: unknown (written as null); @param refusedBy null for a request the handler answered */
     private static byte[] line(String method, String path, String route, ServerResponse resp, long nanos,
                                InetSocketAddress remote, String traceId, Collection<CallOutcome> outcomes,
                                dev.weft.server.HttpServer.RefusedBy refusedBy) {
+        return line(method, path, route, resp, nanos, remote, traceId, outcomes, refusedBy, -1, true);
+    }
+
+    /**
+     * @param nanos       negative: unknown (written as null)
+     * @param refusedBy   null for a request the handler answered
+     * @param streamed    a streamed answer's body bytes, or -1 for an answer with a whole body
+     * @param streamWhole whether a streamed answer ended whole
+     */
+    private static byte[] line(String method, String path, String route, ServerResponse resp, long nanos,
+                               InetSocketAddress remote, String traceId, Collection<CallOutcome> outcomes,
+                               dev.weft.server.HttpServer.RefusedBy refusedBy, long streamed, boolean streamWhole) {
         ByteArrayBuilder buf = new ByteArrayBuilder(256);
         try (JsonGenerator g = JSON.createGenerator(buf)) {
             g.writeStartObject();
@@ -114,17 +184,20 @@ public final class GatewayObserver implements AutoCloseable {
             } else {
                 g.writeNumberField("duration_ms", Math.round(nanos / 1000.0) / 1000.0);
             }
-            g.writeNumberField("bytes", resp.body() == null ? 0 : resp.body().length);
+            g.writeNumberField("bytes", streamed >= 0 ? streamed : resp.body() == null ? 0 : resp.body().length);
             g.writeStringField("remote", remote == null || remote.getAddress() == null ? null
                     : remote.getAddress().getHostAddress() + ":" + remote.getPort());
             g.writeStringField("trace_id", traceId);
-            boolean completed = resp.status() < 500 && refusedBy == null;
+            boolean completed = resp.status() < 500 && refusedBy == null && streamWhole;
             for (CallOutcome c : outcomes) {
                 completed &= c.ok();
             }
             g.writeBooleanField("completed", completed);
             if (refusedBy != null) {
                 g.writeStringField("refused_by", refusedBy.label());
+            }
+            if (streamed >= 0) {
+                g.writeBooleanField("streamed", true);
             }
             g.writeArrayFieldStart("failed");
             for (CallOutcome c : outcomes) {

@@ -206,12 +206,19 @@ public final class Gateway implements AutoCloseable {
         long t0 = System.nanoTime();
         Observed o = observer.begin(r);
         ServerResponse resp = null;
+        boolean streamed = false;
         try {
             resp = answer(r, o);
+            if (resp != null && resp.stream() != null) {
+                streamed = true; // its span and line end with its body
+                return observer.endWhenStreamed(r, o, resp, t0);
+            }
             return resp;
         } finally {
-            // a handler that threw is answered 500 by the server: logged and traced as such
-            observer.end(r, o, resp != null ? resp : ServerResponse.json(500, new byte[0]), t0);
+            if (!streamed) {
+                // a handler that threw is answered 500 by the server: logged and traced as such
+                observer.end(r, o, resp != null ? resp : ServerResponse.json(500, new byte[0]), t0);
+            }
         }
     }
 
