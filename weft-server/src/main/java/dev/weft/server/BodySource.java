@@ -23,4 +23,61 @@ public interface BodySource {
 
     /** Nobody will read the rest (the client reset its stream or went away, a write failed): stop making it. */
     void cancel();
+
+    /** What {@link #watched} tells, once, when a body ends. */
+    interface End {
+        /**
+         * @param whole whether {@link #next} came to the end (else it threw, or the body was cancelled first)
+         * @param bytes the bytes {@link #next} handed out
+         */
+        void ended(boolean whole, long bytes);
+    }
+
+    /**
+     * {@code inner}, telling {@code end} once when it ends (to give back what the body holds, to log it), whichever
+     * way it ends; {@code end} runs on the thread that ended it and must not throw.
+     */
+    static BodySource watched(BodySource inner, End end) {
+        return new BodySource() {
+            private final java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
+            private volatile long bytes;
+
+            @Override
+            public byte[] next() throws IOException, InterruptedException {
+                byte[] run;
+                try {
+                    run = inner.next();
+                } catch (IOException | InterruptedException | RuntimeException e) {
+                    ended(false);
+                    throw e;
+                }
+                if (run == null) {
+                    ended(true);
+                } else {
+                    bytes += run.length; // one thread takes the runs
+                }
+                return run;
+            }
+
+            @Override
+            public Headers trailers() {
+                return inner.trailers();
+            }
+
+            @Override
+            public void cancel() {
+                try {
+                    inner.cancel();
+                } finally {
+                    ended(false);
+                }
+            }
+
+            private void ended(boolean whole) {
+                if (over.compareAndSet(false, true)) {
+                    end.ended(whole, bytes);
+                }
+            }
+        };
+    }
 }

@@ -504,43 +504,10 @@ public final class HttpServer implements AutoCloseable {
             return r;
         }
         handedOn[0] = true;
-        java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
-        Runnable done = () -> {
-            if (over.compareAndSet(false, true)) {
-                inFlight.decrementAndGet();
-                ticket.exit();
-            }
-        };
-        BodySource inner = r.stream();
-        BodySource held = new BodySource() {
-            @Override
-            public byte[] next() throws java.io.IOException, InterruptedException {
-                try {
-                    byte[] run = inner.next();
-                    if (run == null) {
-                        done.run();
-                    }
-                    return run;
-                } catch (java.io.IOException | InterruptedException | RuntimeException e) {
-                    done.run();
-                    throw e;
-                }
-            }
-
-            @Override
-            public dev.weft.http.Headers trailers() {
-                return inner.trailers();
-            }
-
-            @Override
-            public void cancel() {
-                try {
-                    inner.cancel();
-                } finally {
-                    done.run();
-                }
-            }
-        };
+        BodySource held = BodySource.watched(r.stream(), (whole, bytes) -> {
+            inFlight.decrementAndGet();
+            ticket.exit();
+        });
         return new ServerResponse(r.status(), r.headers(), r.body(), r.trailers(), held);
     }
 

@@ -80,53 +80,14 @@ public final class GatewayObserver implements AutoCloseable {
      */
     public ServerResponse endWhenStreamed(ServerRequest r, Observed o, ServerResponse resp, long startNanos) {
         dev.weft.server.BodySource inner = resp.stream();
-        dev.weft.server.BodySource observed = new dev.weft.server.BodySource() {
-            private final java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
-            private volatile long bytes;
-
-            @Override
-            public byte[] next() throws IOException, InterruptedException {
-                byte[] run;
-                try {
-                    run = inner.next();
-                } catch (IOException | InterruptedException | RuntimeException e) {
-                    finish(false);
-                    throw e;
-                }
-                if (run == null) {
-                    String grpc = inner.trailers().first("grpc-status");
-                    finish(grpc == null || grpc.equals("0"));
-                } else {
-                    bytes += run.length; // one thread takes the runs
-                }
-                return run;
+        dev.weft.server.BodySource observed = dev.weft.server.BodySource.watched(inner, (whole, bytes) -> {
+            String grpc = whole ? inner.trailers().first("grpc-status") : null;
+            o.trace.end(o.route, resp.status());
+            if (accessLog != null) {
+                accessLog.offer(line(r.method(), r.path(), o.route, resp, System.nanoTime() - startNanos, r.remote(),
+                        o.trace.traceId(), o.outcomes.values(), null, bytes, whole && (grpc == null || grpc.equals("0"))));
             }
-
-            @Override
-            public dev.weft.http.Headers trailers() {
-                return inner.trailers();
-            }
-
-            @Override
-            public void cancel() {
-                try {
-                    inner.cancel();
-                } finally {
-                    finish(false);
-                }
-            }
-
-            private void finish(boolean whole) {
-                if (!over.compareAndSet(false, true)) {
-                    return;
-                }
-                o.trace.end(o.route, resp.status());
-                if (accessLog != null) {
-                    accessLog.offer(line(r.method(), r.path(), o.route, resp, System.nanoTime() - startNanos,
-                            r.remote(), o.trace.traceId(), o.outcomes.values(), null, bytes, whole));
-                }
-            }
-        };
+        });
         return new ServerResponse(resp.status(), resp.headers(), resp.body(), resp.trailers(), observed);
     }
 
