@@ -157,11 +157,20 @@ public final class RelayLab {
         }
     }
 
+    /**
+     * JVM flags of the Weft relay: WEFT_LAB_RELAY_OPTS, else the service's ({@link SystemALab#serviceJvmFlags}), so
+     * that a flag of the relay's (its collector) can be measured with the service as it was.
+     */
+    static List<String> relayJvmFlags() {
+        String env = System.getenv("WEFT_LAB_RELAY_OPTS");
+        return env != null && !env.isBlank() ? List.of(env.strip().split("\\s+")) : SystemALab.serviceJvmFlags();
+    }
+
     /** The relay of {@code model} alone (null for direct); it prints its base URL (the routes are /b/, /c/, /d/). */
     static ChildProcess startRelay(String model, List<String> b, Path weftConfig, int maxStreams) throws Exception {
         return switch (model) {
             case "direct" -> null;
-            case "relay-weft" -> ChildProcess.startJvm(SystemALab.serviceJvmFlags(), GatewayProcess.class,
+            case "relay-weft" -> ChildProcess.startJvm(relayJvmFlags(), GatewayProcess.class,
                     List.of(weftConfig.toString(), "virtual"));
             case "relay-go" -> ChildProcess.start(List.of(GoPeers.build("go-relay").toString(), String.valueOf(maxStreams),
                     "/b/=" + b.get(0) + "/b/", "/c/=" + b.get(1) + "/c/", "/d/=" + b.get(2) + "/d/"), "go-relay");
@@ -179,8 +188,8 @@ public final class RelayLab {
                 new InetSocketAddress("127.0.0.3", 0), new InetSocketAddress("127.0.0.4", 0)))) {
             List<String> b = backends.urls();
             out.println("backends: B " + b.get(0) + ", C " + b.get(1) + ", D " + b.get(2) + " (weft-upstream, one JVM)");
-            out.println("service and Weft relay JVMs: " + String.join(" ", SystemALab.serviceJvmFlags())
-                    + "; relays' max_concurrent_streams " + o.maxStreams());
+            out.println("service JVM: " + String.join(" ", SystemALab.serviceJvmFlags()) + "; Weft relay JVM: "
+                    + String.join(" ", relayJvmFlags()) + "; relays' max_concurrent_streams " + o.maxStreams());
             for (String m : o.models()) {
                 out.println("  " + m + ": " + describe(m));
             }

@@ -35,6 +35,8 @@ import java.util.Locale;
                 "Prints the command, the machine, and per row: req/s, p50/p99, errors, the service's and the relay's",
                 "CPU seconds and the relay's CPU ms per 1,000 backend calls. A model that cannot run is reported",
                 "FAILED with the reason (the other rows still run) and the command then exits 1.",
+                "JVM flags: the service's are lab system-a's (WEFT_LAB_SERVICE_OPTS replaces them); the Weft relay's",
+                "are the same unless WEFT_LAB_RELAY_OPTS replaces them.",
                 ""})
 public final class LabRelayCommand implements Runnable {
     @Spec
