@@ -101,8 +101,9 @@ class ProxyEventStreamIT {
     /**
      * One backend exchange. The path says the framing ({@code /chunked/}, {@code /length/}, {@code /close/},
      * {@code /plain/}: an answer that is not an event stream; {@code /dies/}: chunked, cut mid-chunk after the latch;
-     * {@code /big/}: chunked, a second event of 2 KiB) and, last, the key of the latch it waits on between the two
-     * events. A HEAD gets the head alone.
+     * {@code /big/}: chunked, a second event of 2 KiB; {@code /grpc/}: chunked, {@code application/grpc}, ending with
+     * a {@code grpc-status: 14} trailer) and, last, the key of the latch it waits on between the two events. A HEAD
+     * gets the head alone.
      */
     private void serve(Socket s) {
         try (s) {
@@ -116,7 +117,8 @@ class ProxyEventStreamIT {
             CountDownLatch latch = release.computeIfAbsent(key, k -> new CountDownLatch(1));
             OutputStream out = s.getOutputStream();
             String framing = target.split("/")[1];
-            String type = framing.equals("plain") ? "text/plain" : "text/event-stream";
+            String type = framing.equals("plain") ? "text/plain" : framing.equals("grpc") ? "application/grpc"
+                    : "text/event-stream";
             if (head.startsWith("HEAD ")) {
                 out.write(("HTTP/1.1 200 OK\r\nContent-Type: " + type + "\r\nTransfer-Encoding: chunked\r\n\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
@@ -124,7 +126,7 @@ class ProxyEventStreamIT {
                 return;
             }
             switch (framing) {
-                case "chunked", "dies", "big" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: " + type
+                case "chunked", "dies", "big", "grpc" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: " + type
                         + "\r\nTransfer-Encoding: chunked\r\nX-Backend: raw\r\n\r\n" + chunk(FIRST)).getBytes(StandardCharsets.US_ASCII));
                 case "length", "plain" -> out.write(("HTTP/1.1 200 OK\r\nContent-Type: " + type + "\r\nContent-Length: "
                         + (FIRST.length() + SECOND.length()) + "\r\nX-Backend: raw\r\n\r\n" + FIRST).getBytes(StandardCharsets.US_ASCII));
@@ -152,6 +154,7 @@ class ProxyEventStreamIT {
                         .getBytes(StandardCharsets.US_ASCII));
                 case "big" -> out.write((chunk("data: " + "x".repeat(2048) + "\n\n") + "0\r\n\r\n")
                         .getBytes(StandardCharsets.US_ASCII));
+                case "grpc" -> out.write("0\r\ngrpc-status: 14\r\ngrpc-message: down\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                 case "dies" -> {
                     out.write("5\r\nda".getBytes(StandardCharsets.US_ASCII));
                     out.flush();
@@ -294,6 +297,35 @@ class ProxyEventStreamIT {
 
     private com.fasterxml.jackson.databind.JsonNode accessLine(String key) {
         return AccessLogLines.of(dir.resolve("access.log"), "/" + key);
+    }
+
+    /**
+     * A gRPC failure in trailers reaches an HTTP/1.1 client that takes trailers in the last chunk, and cuts the answer
+     * short for one that does not, which would read a whole answer otherwise.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aGrpcFailureInTrailersIsNeverReadAsAWholeAnswer(boolean te) throws Exception {
+        String key = "grpc" + te;
+        release.computeIfAbsent(key, k -> new CountDownLatch(1)).countDown();
+        try (Socket s = client()) {
+            s.getOutputStream().write(("POST /sse/grpc/" + key + " HTTP/1.1\r\nHost: gw\r\nContent-Type: application/grpc\r\n"
+                    + (te ? "TE: trailers\r\nConnection: TE\r\n" : "") + "Content-Length: 2\r\n\r\n{}")
+                    .getBytes(StandardCharsets.US_ASCII));
+            InputStream in = s.getInputStream();
+            assertThat(fields(readHead(in))).containsEntry("content-type", "application/grpc")
+                    .containsEntry("transfer-encoding", "chunked");
+            Map<String, String> trailers = new LinkedHashMap<>();
+            assertThat(readChunk(in, trailers)).isEqualTo(FIRST);
+            if (te) {
+                assertThat(readChunk(in, trailers)).as("the last chunk").isNull();
+                assertThat(trailers).containsEntry("grpc-status", "14").containsEntry("grpc-message", "down");
+            } else {
+                assertThatThrownBy(() -> readChunk(in, trailers)).as("no last chunk: the answer was cut short")
+                        .isInstanceOf(IOException.class).hasMessageContaining("closed mid-line");
+            }
+        }
+        assertThat(accessLine(key).get("completed").asBoolean()).isFalse();
     }
 
     /** A backend that dies part way through a chunk cuts the client's answer short: no last chunk, the connection closed. */

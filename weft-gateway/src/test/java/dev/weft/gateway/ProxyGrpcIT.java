@@ -721,6 +721,9 @@ class ProxyGrpcIT {
                     assertThat(e.getStatus().getDescription()).isEqualTo("no such book: dune");
                     assertThat(e.getTrailers().get(DETAIL)).isEqualTo("shelf 7");
                 });
+        com.fasterxml.jackson.databind.JsonNode line = AccessLogLines.of(dir.resolve("access.log"), "/Fail");
+        assertThat(line.get("status").asInt()).as("gRPC's failures are HTTP 200s").isEqualTo(200);
+        assertThat(line.get("completed").asBoolean()).as("grpc-status 5 in the Trailers-Only head").isFalse();
     }
 
     @Test

@@ -35,7 +35,9 @@ public interface BodySource {
 
     /**
      * {@code inner}, telling {@code end} once when it ends (to give back what the body holds, to log it), whichever
-     * way it ends; {@code end} runs on the thread that ended it and must not throw.
+     * way it ends, on the thread that ended it; what {@code end} throws is logged. The end is the source's: a run
+     * handed out counts, and {@code whole} is told when the source came to its end, before the writer wrote its last
+     * frame (a write that fails after it is the connection's).
      */
     static BodySource watched(BodySource inner, End end) {
         return new BodySource() {
@@ -75,7 +77,12 @@ public interface BodySource {
 
             private void ended(boolean whole) {
                 if (over.compareAndSet(false, true)) {
-                    end.ended(whole, bytes);
+                    try {
+                        end.ended(whole, bytes);
+                    } catch (RuntimeException e) { // never the body's failure: its stream or connection goes on
+                        System.getLogger("weft.server").log(System.Logger.Level.WARNING,
+                                "telling the end of a streamed answer failed", e);
+                    }
                 }
             }
         };

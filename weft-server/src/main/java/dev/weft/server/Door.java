@@ -212,13 +212,13 @@ final class Door implements AutoCloseable {
     /**
      * A connection the door hands back to the blocking path.
      *
+     * @param read     the bytes read so far, to be read before the socket's own
+     * @param fresh    the door served no request of it: its first bytes are {@code read}'s first (only then may they
+     *                 be the HTTP/2 client preface, RFC 9113 section 3.4; after an HTTP/1.1 request they are an HTTP/1.1
+     *                 request line, {@code PRI * HTTP/2.0}, answered 505, never a switch to HTTP/2)
      * @param streamed null, or a streamed answer to write ({@link HttpServer#streamsOverHttp1}) before the connection
-     *                 closes (then {@code read} is left unread), with the source's trailers when {@code trailers}
-     *
-     * @param read  the bytes read so far, to be read before the socket's own
-     * @param fresh the door served no request of it: its first bytes are {@code read}'s first (only then may they be
-     *              the HTTP/2 client preface, RFC 9113 section 3.4; after an HTTP/1.1 request they are an HTTP/1.1
-     *              request line, {@code PRI * HTTP/2.0}, answered 505, never a switch to HTTP/2)
+     *                 closes (then {@code read} is left unread)
+     * @param trailers whether that answer's request takes trailers (its {@code TE} lists them)
      */
     record HandedBack(byte[] read, boolean fresh, ServerResponse streamed, boolean trailers) {
         HandedBack(byte[] read, boolean fresh) {

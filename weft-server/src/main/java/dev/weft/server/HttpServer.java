@@ -468,8 +468,20 @@ public final class HttpServer implements AutoCloseable {
                 return holdWhileStreamed(handler.handle(r), ticket, handedOn);
             }
             Future<ServerResponse> f;
+            // 1: the handler returned first; 2: this thread gave up first (interrupted). Whichever comes second
+            // cancels a streamed answer nobody will write, or its backend call would run to its deadline
+            java.util.concurrent.atomic.AtomicInteger handshake = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicReference<ServerResponse> returned =
+                    new java.util.concurrent.atomic.AtomicReference<>();
             try {
-                f = pool.submit(() -> handler.handle(r));
+                f = pool.submit(() -> {
+                    ServerResponse x = handler.handle(r);
+                    returned.set(x);
+                    if (!handshake.compareAndSet(0, 1)) {
+                        cancelStream(x);
+                    }
+                    return x;
+                });
             } catch (RejectedExecutionException full) {
                 return tell(r, r.remote(), error(503, "over capacity: handler queue full").withHeader("Retry-After", "1"),
                         RefusedBy.HANDLER_QUEUE);
@@ -480,6 +492,9 @@ public final class HttpServer implements AutoCloseable {
                 throw e.getCause() instanceof Exception ex ? ex : new RuntimeException(e.getCause());
             } catch (InterruptedException e) {
                 f.cancel(true); // the handler's thread too; a streamed answer it still returns is not written
+                if (!handshake.compareAndSet(0, 2)) {
+                    cancelStream(returned.get());
+                }
                 throw e;
             }
         } catch (Exception e) {
@@ -492,6 +507,13 @@ public final class HttpServer implements AutoCloseable {
                 inFlight.decrementAndGet();
                 ticket.exit();
             }
+        }
+    }
+
+    /** Cancels {@code r}'s stream, if it has one (an answer that will not be written). */
+    private static void cancelStream(ServerResponse r) {
+        if (r != null && r.stream() != null) {
+            r.stream().cancel();
         }
     }
 
@@ -538,7 +560,8 @@ public final class HttpServer implements AutoCloseable {
     /**
      * A streamed answer over HTTP/1.1 (docs/gateway.md, Proxy routes): its head with {@code Transfer-Encoding:
      * chunked} and {@code Connection: close}, each run as a chunk flushed as it comes, then the last chunk, with the
-     * source's trailers when the client's {@code TE} lists {@code trailers}. The connection closes after it: while
+     * source's trailers when the client's {@code TE} lists {@code trailers} (a {@code grpc-status} other than 0 in
+     * trailers the client does not take ends it without the last chunk instead). The connection closes after it: while
      * the stream runs a virtual thread reads the socket, so a client that goes away while the stream is quiet stops
      * it at once (as over HTTP/2), and what it reads is no request to answer. A source that fails part way, or a
      * client that takes nothing for {@code idle_timeout}, ends the connection without the last chunk: the client sees
@@ -581,6 +604,13 @@ public final class HttpServer implements AutoCloseable {
                     out.write(Http1Writer.chunk(run));
                     out.flush();
                 }
+            }
+            String grpc = source.trailers().first("grpc-status");
+            if (!trailers && grpc != null && !grpc.equals("0")) {
+                // a gRPC failure in trailers the client does not take: cut short, so it is never read as whole
+                LOG.log(System.Logger.Level.DEBUG, "a streamed answer ended with grpc-status " + grpc
+                        + " to a client that takes no trailers: its connection is closed without the last chunk");
+                return;
             }
             byte[] last = Http1Writer.lastChunk(trailers ? source.trailers() : dev.weft.http.Headers.EMPTY);
             activity.writing(limits.idleTimeout());

@@ -75,17 +75,16 @@ public final class GatewayObserver implements AutoCloseable {
      * A streamed answer ({@link ServerResponse#stream()}) whose head is out: its span and access-log line wait for its
      * end. Returns the answer with its stream wrapped, which ends them when the body ends ({@code completed} as the
      * status and calls say, and not when the answer's {@code grpc-status} trailer is other than 0), fails or is
-     * cancelled ({@code completed: false}); the line then has the body's bytes and the time to its end, and
-     * {@code "streamed": true}.
+     * cancelled ({@code completed: false}); the line then has the bytes handed to the connection, the time to the end,
+     * and {@code "streamed": true}.
      */
     public ServerResponse endWhenStreamed(ServerRequest r, Observed o, ServerResponse resp, long startNanos) {
         dev.weft.server.BodySource inner = resp.stream();
         dev.weft.server.BodySource observed = dev.weft.server.BodySource.watched(inner, (whole, bytes) -> {
-            String grpc = whole ? inner.trailers().first("grpc-status") : null;
             o.trace.end(o.route, resp.status());
             if (accessLog != null) {
                 accessLog.offer(line(r.method(), r.path(), o.route, resp, System.nanoTime() - startNanos, r.remote(),
-                        o.trace.traceId(), o.outcomes.values(), null, bytes, whole && (grpc == null || grpc.equals("0"))));
+                        o.trace.traceId(), o.outcomes.values(), null, bytes, whole && grpcOk(inner.trailers())));
             }
         });
         return new ServerResponse(resp.status(), resp.headers(), resp.body(), resp.trailers(), observed);
@@ -113,8 +112,15 @@ public final class GatewayObserver implements AutoCloseable {
     }
 
     static byte[] line(ServerRequest r, Observed o, ServerResponse resp, long nanos) {
+        // a gRPC failure is an HTTP 200 whose grpc-status (in trailers, or in the head of a Trailers-Only answer) is not 0
         return line(r.method(), r.path(), o.route, resp, nanos, r.remote(), o.trace.traceId(), o.outcomes.values(),
-                null);
+                null, -1, grpcOk(resp.headers()) && grpcOk(resp.trailers()));
+    }
+
+    /** Whether {@code fields} say no gRPC failure: no {@code grpc-status}, or 0. */
+    private static boolean grpcOk(dev.weft.http.Headers fields) {
+        String s = fields.first("grpc-status");
+        return s == null || s.equals("0");
     }
 
     private static byte[] line(String method, String path, String route, ServerResponse resp, long nanos,
