@@ -40,11 +40,12 @@ public record ServerRequest(RequestHead head, byte[] body, InetSocketAddress rem
 
     /**
      * Whether an answer to it is written as it comes when the handler answers with a stream
-     * ({@link ServerResponse#stream()}): over HTTP/2, or over HTTP/1.1 but for a HEAD. An HTTP/1.0 client's is held
-     * whole (the server reads the stream first, within 16 MiB), so a handler that can answer whole had better do so.
+     * ({@link ServerResponse#stream()}): over HTTP/2 or HTTP/1.1, but not for a HEAD (its answer has no body). An
+     * HTTP/1.0 client's is held whole (the server reads the stream first, within 16 MiB), so a handler that can answer
+     * whole had better do so.
      */
     public boolean streamable() {
-        return http2 || !http10 && !head.method().equals("HEAD");
+        return (http2 || !http10) && !head.method().equals("HEAD");
     }
 
     public String method() {
