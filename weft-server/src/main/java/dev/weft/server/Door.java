@@ -135,8 +135,6 @@ final class Door implements AutoCloseable {
         volatile boolean answerKeepsOpen;
         /** Set by that virtual thread in place of {@link #answer}: a streamed answer, which the connection's thread writes. */
         volatile ServerResponse streamed;
-        /** Whether the request being answered was HTTP/1.0 (the door's thread writes it before the request runs). */
-        boolean http10;
         /** Whether the streamed answer's request listed trailers in its {@code TE} (set with {@link #streamed}). */
         volatile boolean takesTrailers;
         /** The connection's thread no longer waits in {@link #serve} (it was interrupted): nobody writes a stream. */
@@ -586,7 +584,6 @@ final class Door implements AutoCloseable {
             c.activity.busy();
             ServerRequest r = ServerRequest.http1(head.head(), EMPTY, c.remote, System.nanoTime(), head.http10());
             boolean keepsOpen = head.keepAlive();
-            c.http10 = head.http10();
             requestsRead++; // only this thread writes it
             Admission.Decision decision;
             try {
@@ -731,7 +728,7 @@ final class Door implements AutoCloseable {
                 response = HttpServer.error(500, "internal error: " + e);
             }
             boolean open = keepsOpen && keepAlive.getAsBoolean();
-            if (HttpServer.streamsOverHttp1(response, c.http10, r.method())) {
+            if (HttpServer.streamsOverHttp1(r, response)) {
                 c.takesTrailers = r.head().headers().lists("te", "trailers");
                 c.streamed = response; // the connection's own thread writes it, as the body comes
             } else {

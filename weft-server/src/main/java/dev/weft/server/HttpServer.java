@@ -392,9 +392,9 @@ public final class HttpServer implements AutoCloseable {
                         limits.bodyTimeout(), h2Requests);
                 return;
             }
-            ServerResponse response = admitAndHandle(ServerRequest.http1(head, body, remote, System.nanoTime(),
-                    read.http10()));
-            if (streamsOverHttp1(response, read.http10(), head.method())) { // (a 204 or 304 has no body: held)
+            ServerRequest request = ServerRequest.http1(head, body, remote, System.nanoTime(), read.http10());
+            ServerResponse response = admitAndHandle(request);
+            if (streamsOverHttp1(request, response)) {
                 writeStreamed(socket, out, response, head.headers().lists("te", "trailers"), activity);
                 return;
             }
@@ -549,12 +549,13 @@ public final class HttpServer implements AutoCloseable {
     }
 
     /**
-     * Whether {@code r} is written as it comes over HTTP/1.1 ({@link #writeStreamed}): a streamed answer to an
-     * HTTP/1.1 request other than HEAD, with a status that has a body. An HTTP/1.0 client reads no chunks, and a HEAD's,
-     * a 204's and a 304's answer has no body (RFC 9112 section 6.3): theirs are held ({@link #held}).
+     * Whether the answer {@code r} to an HTTP/1.x {@code request} is written as it comes ({@link #writeStreamed}): a
+     * streamed answer to a request that can take one ({@link ServerRequest#streamable}: not HTTP/1.0, which reads no
+     * chunks, not HEAD), with a status that has a body (not 204 or 304, RFC 9112 section 6.3). The others are held
+     * ({@link #held}).
      */
-    static boolean streamsOverHttp1(ServerResponse r, boolean http10, String method) {
-        return r.stream() != null && !http10 && !method.equals("HEAD") && r.status() != 204 && r.status() != 304;
+    static boolean streamsOverHttp1(ServerRequest request, ServerResponse r) {
+        return r.stream() != null && request.streamable() && r.status() != 204 && r.status() != 304;
     }
 
     /**
