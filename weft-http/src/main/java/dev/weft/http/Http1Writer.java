@@ -16,6 +16,8 @@ import java.util.Map;
  */
 public final class Http1Writer {
     private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
+    /** {@link #requestHead}'s body length for a body sent in chunks. */
+    public static final long CHUNKED_BODY = -2;
     private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
     private static final byte[] REQUEST_LINE_HOST = ascii(" HTTP/1.1\r\nHost: ");
     private static final byte[] USER_AGENT = ascii("User-Agent: ");
@@ -90,7 +92,9 @@ public final class Http1Writer {
      * @param host             the {@code Host} value
      * @param fields           the caller's fields, in order
      * @param defaultUserAgent written when {@code fields} have no {@code User-Agent}
-     * @param bodyLength       the body's length, or -1 when the request has no body
+     * @param bodyLength       the body's length, -1 when the request has no body, or {@link #CHUNKED_BODY} for a
+     *                         body sent in chunks ({@code Transfer-Encoding: chunked}, then {@link #chunk}s and a
+     *                         {@link #lastChunk})
      * @throws IllegalArgumentException for a field {@link #checkField} refuses
      */
     public static byte[] requestHead(String method, String target, String host, Headers fields,
@@ -116,10 +120,13 @@ public final class Http1Writer {
             bits |= orChars(defaultUserAgent);
             n += USER_AGENT.length + defaultUserAgent.length() + 2;
         }
-        long contentLength = bodyLength >= 0 ? bodyLength : Method.definesContent(method) ? 0 : -1;
+        boolean chunked = bodyLength == CHUNKED_BODY;
+        long contentLength = bodyLength >= 0 ? bodyLength : !chunked && Method.definesContent(method) ? 0 : -1;
         int digits = contentLength >= 0 ? digits(contentLength) : 0;
         if (contentLength >= 0) {
             n += CONTENT_LENGTH.length + digits + 2;
+        } else if (chunked) {
+            n += TRANSFER_CHUNKED.length;
         }
         n += 2;
         if (bits > 0x7f) {
@@ -155,6 +162,8 @@ public final class Http1Writer {
             p = putDigits(out, put(out, p, CONTENT_LENGTH), contentLength, digits);
             out[p++] = '\r';
             out[p++] = '\n';
+        } else if (chunked) {
+            p = put(out, p, TRANSFER_CHUNKED);
         }
         out[p++] = '\r';
         out[p++] = '\n';
@@ -182,6 +191,8 @@ public final class Http1Writer {
         }
         if (bodyLength >= 0) {
             b.append("Content-Length: ").append(bodyLength).append("\r\n");
+        } else if (bodyLength == CHUNKED_BODY) {
+            b.append("Transfer-Encoding: chunked\r\n");
         } else if (Method.definesContent(method)) {
             b.append("Content-Length: 0\r\n");
         }
@@ -268,7 +279,7 @@ public final class Http1Writer {
 
     // ---- chunked answers (a body written as it comes) ------------------------------------------------
 
-    private static final byte[] CHUNKED = ascii("Transfer-Encoding: chunked\r\n");
+    private static final byte[] TRANSFER_CHUNKED = ascii("Transfer-Encoding: chunked\r\n");
 
     /**
      * The head of an answer whose body follows in chunks (RFC 9112 section 7.1): the status line, the fields in order
@@ -287,7 +298,7 @@ public final class Http1Writer {
             }
             field(out, f.getKey(), f.getValue());
         }
-        out.writeBytes(CHUNKED);
+        out.writeBytes(TRANSFER_CHUNKED);
         if (!keepAlive) {
             out.writeBytes(CONNECTION_CLOSE);
         }

@@ -173,6 +173,19 @@ class Http1WriterTest {
     }
 
     @Example
+    void aChunkedRequestHeadSaysTransferEncodingAndNoLengthWhateverTheFieldsSay() {
+        List<Map.Entry<String, String>> fields = List.of(Map.entry("Content-Length", "5"),
+                Map.entry("transfer-encoding", "gzip"), Map.entry("X-A", "1"));
+        assertThat(new String(Http1Writer.requestHead("POST", "/u", "h", Headers.of(fields), "weft", Http1Writer.CHUNKED_BODY),
+                StandardCharsets.UTF_8)).isEqualTo(
+                "POST /u HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nUser-Agent: weft\r\nTransfer-Encoding: chunked\r\n\r\n");
+        List<Map.Entry<String, String>> utf8 = List.of(Map.entry("X-Name", "\u00e9"));
+        assertThat(new String(Http1Writer.requestHead("PUT", "/", "h", Headers.of(utf8), "ua", Http1Writer.CHUNKED_BODY),
+                StandardCharsets.UTF_8)).isEqualTo(
+                "PUT / HTTP/1.1\r\nHost: h\r\nX-Name: \u00e9\r\nUser-Agent: ua\r\nTransfer-Encoding: chunked\r\n\r\n");
+    }
+
+    @Example
     void aRequestHeadIsUtf8AndAResponseHeadIsoLatin1AsBefore() {
         List<Map.Entry<String, String>> fields = List.of(Map.entry("X-Name", "J\u00e9r\u00f4me \u20ac"));
         assertThat(Http1Writer.requestHead("GET", "/", "h", Headers.of(fields), "ua", -1)).isEqualTo(
