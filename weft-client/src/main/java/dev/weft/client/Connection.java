@@ -229,6 +229,16 @@ final class Connection extends Lease {
         }
     }
 
+    /** Writes part of a request sent in runs ({@code RequestStream}), flushed; the head first ({@link #send}). */
+    void write(byte[] bytes) throws IOException {
+        try {
+            out.write(bytes);
+            out.flush();
+        } catch (java.net.SocketException e) {
+            throw new ClosedException("connection lost while sending the request body: " + e.getMessage(), false);
+        }
+    }
+
     /**
      * Reads the answer's head with weft-http's strict codec, skipping interim (1xx) answers.
      *

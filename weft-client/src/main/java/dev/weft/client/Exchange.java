@@ -139,9 +139,11 @@ final class Exchange {
                     } else if (c instanceof Http2Stream s) {
                         s.send(http2Request(dest), call.body(), headRequest, limits.maxBodyBytes());
                     } else if (requestStream != null) {
-                        byte[] whole = drain(requestStream, limits.maxBodyBytes());
-                        ((Connection) c).send(Http1Writer.requestHead(call.method(), target(), dest.hostHeader(),
-                                call.headers(), dest.userAgent(), whole.length), whole);
+                        Connection conn = (Connection) c;
+                        long length = requestStream.length();
+                        conn.send(Http1Writer.requestHead(call.method(), target(), dest.hostHeader(), call.headers(),
+                                dest.userAgent(), length >= 0 ? length : Http1Writer.CHUNKED_BODY), null);
+                        pump = pump(conn, requestStream, length);
                     } else {
                         ((Connection) c).send(head, call.body());
                     }
@@ -190,7 +192,9 @@ final class Exchange {
                 return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status,
                         "body is over the limit of " + limits.maxBodyBytes() + " bytes"));
             }
-            reusable = answer.keepAlive();
+            answerRead = true;
+            // a streamed body not wholly sent yet (the server answered first) leaves the connection mid-request
+            reusable = answer.keepAlive() && (requestStream == null || requestSent);
             return answer(status, headers, body, status >= 400 ? CallFailure.status(status) : null, c.trailers());
         } catch (IOException | RuntimeException e) {
             return classify(e);
@@ -238,24 +242,47 @@ final class Exchange {
         });
     }
 
-    /** A streamed request body read whole, for HTTP/1.1: at most {@code max} bytes. */
-    private static byte[] drain(RequestStream body, long max) throws IOException {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        try {
-            byte[] run;
-            while ((run = body.next()) != null) {
-                if (out.size() + (long) run.length > max) {
-                    body.cancel();
-                    throw new IOException("the request body is over " + max + " bytes");
+    /** Whether an HTTP/1.1 pump sent the whole body (its last byte or last chunk written). */
+    private volatile boolean requestSent;
+    /** Whether the answer was read whole (HTTP/1.1): a pump that fails after it does not stop the call. */
+    private volatile boolean answerRead;
+
+    /**
+     * Sends {@code body}'s runs on {@code conn} from a virtual thread of its own while this one reads the answer:
+     * {@code length} bytes exactly when it is known (a body that gives more or fewer stops the call, and nothing past
+     * the length is written: the next bytes on the connection would be read as another request), else chunked, the
+     * last chunk only after the body's end. A run that cannot be read or sent stops the call, unless its answer was
+     * read already; either way the connection is not reused ({@link #requestSent} stays false).
+     */
+    private Thread pump(Connection conn, RequestStream body, long length) {
+        return Thread.ofVirtual().name("weft-request-pump").start(() -> {
+            try {
+                long sent = 0;
+                byte[] run;
+                while ((run = body.next()) != null) {
+                    if (run.length == 0) {
+                        continue;
+                    }
+                    if (length >= 0 && sent + run.length > length) {
+                        throw new IOException("the request body is longer than its length of " + length + " bytes");
+                    }
+                    conn.write(length >= 0 ? run : Http1Writer.chunk(run));
+                    sent += run.length;
                 }
-                out.write(run, 0, run.length);
+                if (length >= 0 && sent != length) {
+                    throw new IOException("the request body ended after " + sent + " of its " + length + " bytes");
+                }
+                if (length < 0) {
+                    conn.write(Http1Writer.lastChunk(Headers.EMPTY));
+                }
+                requestSent = true;
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                if (!answerRead) { // an answer read whole stands: the server did not need the rest
+                    cancel(); // closes the connection: a part of the body never reads as the whole
+                }
+                body.cancel();
             }
-        } catch (InterruptedException e) {
-            body.cancel();
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while reading the request body");
-        }
-        return out.toByteArray();
+        });
     }
 
     /**
