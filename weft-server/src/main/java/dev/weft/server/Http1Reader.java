@@ -49,6 +49,11 @@ public final class Http1Reader {
         return Http1.readBody(in, head.framing(), maxBodyBytes, keep);
     }
 
+    /** The next body, framed as {@code framing} says, to be read run by run ({@link Http1BodyStream}). */
+    Http1.BodyRuns bodyRuns(dev.weft.http.Framing framing, int maxRun) {
+        return new Http1.BodyRuns(in, framing, maxRun);
+    }
+
     /** What follows the last request read: bytes buffered here first, then the socket's (a protocol switch). */
     public InputStream rest() {
         return new InputStream() {

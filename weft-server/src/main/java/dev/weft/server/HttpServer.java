@@ -167,8 +167,9 @@ public final class HttpServer implements AutoCloseable {
         }
 
         /**
-         * Which HTTP/2 requests the handler gets before their body has come, reading it as it comes
-         * ({@link ServerRequest#bodyStream()}): default none (every handler gets the whole body, bounded).
+         * Which requests with a body the handler gets before their body has come, reading it as it comes
+         * ({@link ServerRequest#bodyStream()}), over HTTP/2 or HTTP/1.1 (not an {@code Upgrade: h2c} one): default
+         * none (every handler gets the whole body, bounded).
          */
         public Builder streamedBodies(java.util.function.Predicate<dev.weft.http.RequestHead> which) {
             this.streamedBodies = java.util.Objects.requireNonNull(which);
@@ -326,7 +327,7 @@ public final class HttpServer implements AutoCloseable {
                     back.streamed().stream().cancel(); // closed meanwhile: its backend call stops, its place comes back
                     throw e;
                 }
-                writeStreamed(socket, o, back.streamed(), back.trailers(), activity);
+                writeStreamed(socket, o, back.streamed(), back.trailers(), activity, null);
                 return;
             }
             // handed back (a body, or input the door leaves to this path): read on here, starting with its bytes
@@ -364,16 +365,29 @@ public final class HttpServer implements AutoCloseable {
             }
             dev.weft.http.Http1Request read;
             byte[] body;
+            Http1BodyStream stream = null;
             try {
                 read = reader.readHead();
                 if (read == null) {
                     return;
                 }
                 activity.busy(); // the head is in: its deadline no longer applies
-                if (read.framing().kind() != dev.weft.http.Framing.Kind.NONE) {
-                    activity.body(limits.bodyTimeout()); // a body stopped half-way does not hold the connection
+                dev.weft.http.Framing framing = read.framing();
+                if (framing.kind() != dev.weft.http.Framing.Kind.NONE
+                        && (h2cUpgrades == null || !h2cUpgrades.upgrades(read)) && streamedBodies.test(read.head())) {
+                    if (framing.kind() == dev.weft.http.Framing.Kind.LENGTH && framing.length() > limits.maxBodyBytes()) {
+                        throw new HttpCodecException.BodyTooLarge("a body of " + framing.length()
+                                + " bytes is over the limit of " + limits.maxBodyBytes());
+                    }
+                    // the handler reads it as it comes (a relay's upload); each run within body_timeout
+                    stream = Http1BodyStream.of(reader, framing, activity, limits.bodyTimeout(), limits.maxBodyBytes());
+                    body = EMPTY_BODY;
+                } else {
+                    if (framing.kind() != dev.weft.http.Framing.Kind.NONE) {
+                        activity.body(limits.bodyTimeout()); // a body stopped half-way does not hold the connection
+                    }
+                    body = reader.readBody(read, limits.maxBodyBytes(), true).bytes();
                 }
-                body = reader.readBody(read, limits.maxBodyBytes(), true).bytes();
             } catch (HttpCodecException e) {
                 ServerResponse answer = error(e.status(), e.getMessage());
                 tell(null, remote, answer, RefusedBy.PARSER);
@@ -392,10 +406,15 @@ public final class HttpServer implements AutoCloseable {
                         limits.bodyTimeout(), h2Requests);
                 return;
             }
-            ServerRequest request = ServerRequest.http1(head, body, remote, System.nanoTime(), read.http10());
+            ServerRequest request = new ServerRequest(head, body, remote, System.nanoTime(), false, stream,
+                    read.http10());
             ServerResponse response = admitAndHandle(request);
             if (streamsOverHttp1(request, response)) {
-                writeStreamed(socket, out, response, head.headers().lists("te", "trailers"), activity);
+                writeStreamed(socket, out, response, head.headers().lists("te", "trailers"), activity, stream);
+                return;
+            }
+            if (stream != null && !stream.ended()) {
+                answerBeforeBody(socket, out, response, stream, activity);
                 return;
             }
             boolean keepAlive = read.keepAlive() && !draining && !closed;
@@ -403,6 +422,35 @@ public final class HttpServer implements AutoCloseable {
             write(out, response, keepAlive);
             if (!keepAlive) {
                 return;
+            }
+        }
+    }
+
+    private static final byte[] EMPTY_BODY = new byte[0];
+
+    /**
+     * The answer to a request whose streamed body did not come to its end (the backend answered first, or the body
+     * failed): the rest of the body cannot be told from a next request, so the answer says {@code Connection: close},
+     * and the connection closes after a lingering read of what the client still sends (as after a 400), once the run
+     * being read, if any, is in (at most a second).
+     */
+    private void answerBeforeBody(Socket socket, OutputStream out, ServerResponse response, Http1BodyStream stream,
+                                  ConnectionListener.Activity activity) {
+        boolean own = false;
+        try {
+            own = stream.settle(1000);
+            activity.writing(limits.idleTimeout());
+            write(out, response, false);
+            if (own) {
+                lingeringClose(socket);
+            }
+        } catch (IOException e) {
+            // the client went away: nothing to tell it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            if (own) {
+                stream.release();
             }
         }
     }
@@ -570,7 +618,7 @@ public final class HttpServer implements AutoCloseable {
      * handler's deadline bounds it).
      */
     private void writeStreamed(Socket socket, OutputStream out, ServerResponse r, boolean trailers,
-                               ConnectionListener.Activity activity) {
+                               ConnectionListener.Activity activity, Http1BodyStream requestBody) {
         BodySource source = r.stream();
         byte[] head;
         try {
@@ -588,7 +636,16 @@ public final class HttpServer implements AutoCloseable {
             return;
         }
         java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
-        Thread.ofVirtual().name("weft-stream-watch").start(() -> watchForLeaving(socket, source, over));
+        Thread.ofVirtual().name("weft-stream-watch").start(() -> {
+            if (requestBody != null) {
+                try {
+                    requestBody.awaitSettled(); // the request's body is read from the socket until then
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            watchForLeaving(socket, source, over);
+        });
         try {
             activity.writing(limits.idleTimeout());
             out.write(head);
@@ -628,6 +685,9 @@ public final class HttpServer implements AutoCloseable {
         } finally {
             if (over.compareAndSet(false, true)) {
                 source.cancel(); // after a failure: the backend call stops, its admission place comes back
+            }
+            if (requestBody != null) {
+                requestBody.cancel(); // the connection closes: what the request still sends is not read (the watch goes)
             }
         }
     }

@@ -44,6 +44,42 @@ public final class Relay {
                           dev.weft.server.BodySource bodyStream) {
     }
 
+    /**
+     * A request body at most this large is held whole, so that its call may be retried or hedged; a larger one, or one
+     * of no declared length, streams ({@link #isUpload}).
+     */
+    public static final long HELD_BODY_BYTES = 64 * 1024;
+
+    /**
+     * Whether a request is an upload whose body streams to the backend: a POST, PUT or PATCH whose
+     * {@code content-length} is over {@link #HELD_BODY_BYTES} or absent (an HTTP/1.1 chunked body; over HTTP/2 a body
+     * with no length).
+     */
+    public static boolean isUpload(String method, Headers headers) {
+        if (!dev.weft.http.Method.definesContent(method)) {
+            return false;
+        }
+        long n = declaredLength(headers);
+        return n < 0 || n > HELD_BODY_BYTES;
+    }
+
+    /**
+     * The body's length as {@code content-length} declares it: -1 when absent or not one value of digits (the server
+     * that read the head refused a malformed one already; a chunked HTTP/1.1 body has none).
+     */
+    public static long declaredLength(Headers headers) {
+        String v = headers.joined("content-length"); // two fields join with a comma: not one value
+        if (v == null || v.isEmpty() || v.length() > 18) {
+            return -1;
+        }
+        for (int i = 0; i < v.length(); i++) {
+            if (v.charAt(i) < '0' || v.charAt(i) > '9') {
+                return -1;
+            }
+        }
+        return Long.parseLong(v);
+    }
+
     /** Whether {@code headers} say gRPC ({@code content-type: application/grpc...}). */
     public static boolean isGrpc(Headers headers) {
         return isGrpcType(headers.first("content-type"));
@@ -105,6 +141,7 @@ public final class Relay {
         }
         if (in.bodyStream() != null) {
             dev.weft.server.BodySource source = in.bodyStream();
+            long length = declaredLength(in.headers()); // the client sends no more nor fewer (its server checks)
             b.tag(dev.weft.client.RequestStream.class, new dev.weft.client.RequestStream() {
                 @Override
                 public byte[] next() throws java.io.IOException, InterruptedException {
@@ -114,6 +151,11 @@ public final class Relay {
                 @Override
                 public void cancel() {
                     source.cancel();
+                }
+
+                @Override
+                public long length() {
+                    return length;
                 }
             });
         } else if (in.body() != null && in.body().length > 0) {

@@ -276,18 +276,33 @@ public final class Gateway implements AutoCloseable {
         long t0 = System.nanoTime();
         o.route = proxy.id();
         ServerResponse resp;
-        if (r.body().length > proxy.maxBody()) {
+        // a streamed upload is bounded as a held body is (gRPC streams are not: they may last as long as the call)
+        long serverMax = s.config().limits().maxBodyBytes();
+        long max = Math.min(proxy.maxBody(), serverMax);
+        boolean bounded = r.bodyStream() != null && !Relay.isGrpc(r.head().headers());
+        long declared = r.bodyStream() == null ? r.body().length
+                : bounded ? Relay.declaredLength(r.head().headers()) : -1;
+        if (declared > max) {
             resp = RelayAnswer.json(413, JsonNodeFactory.instance.objectNode()
-                    .put("error", "the request body is " + r.body().length + " bytes, over the route's max_body of "
-                            + proxy.maxBody()).put("route", proxy.id()));
+                    .put("error", "the request body is " + declared + " bytes, over " + (declared > proxy.maxBody()
+                            ? "the route's max_body of " + proxy.maxBody()
+                            : "the server's limits.max_body_bytes of " + serverMax)).put("route", proxy.id()));
         } else {
             Deadline deadline = Deadline.in(proxy.timeout());
+            dev.weft.gateway.plan.BoundedBody upload = bounded
+                    ? new dev.weft.gateway.plan.BoundedBody(r.bodyStream(), max) : null;
             Relay.Inbound in = new Relay.Inbound(r.method(), r.path(), r.query(), r.head().headers(), r.body(),
-                    r.remote(), tls != null, r.bodyStream());
+                    r.remote(), tls != null, upload != null ? upload : r.bodyStream());
             if (r.streamable() && Relay.streams(in)) {
                 resp = relayStreamed(s, proxy, in, deadline);
             } else {
                 resp = RelayAnswer.of(proxy, s.relay().call(proxy, in, deadline), deadline.expired());
+            }
+            if (upload != null && upload.refusal() != null && resp.stream() == null) {
+                // the upload itself was refused (over max_body, malformed chunks): the client's fault, said as such
+                dev.weft.http.HttpCodecException e = upload.refusal();
+                resp = RelayAnswer.json(e.status(), JsonNodeFactory.instance.objectNode()
+                        .put("error", "the request body was refused: " + e.getMessage()).put("route", proxy.id()));
             }
         }
         count(proxy.id(), resp, t0);
@@ -295,13 +310,16 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * Whether an HTTP/2 request's body is handed over as it comes: a gRPC request that a {@code proxy:} route relays
-     * (no {@code calls:} route takes its method and path) to a destination spoken to with {@code http2: h2c}, so that
-     * client and bidirectional streams relay. Not to https: ALPN may choose HTTP/1.1, where the body would be read
-     * whole on the call's thread while the client waits for an answer.
+     * Whether a request's body is handed over as it comes, over either protocol: one that a {@code proxy:} route
+     * relays (no {@code calls:} route takes its method and path) and that is a gRPC request (so that client and
+     * bidirectional streams relay), or a POST, PUT or PATCH whose body is larger than {@link Relay#HELD_BODY_BYTES} or
+     * of no declared length (an upload): held, such a body would cost its size in memory and its whole time before the
+     * backend saw a byte. A smaller one is held, so that the call may still be retried or hedged (docs/gateway.md,
+     * Proxy routes).
      */
     private boolean streamsBody(dev.weft.http.RequestHead head) {
-        if (!Relay.isGrpc(head.headers()) || head.path().startsWith("/-/")) {
+        if (head.path().startsWith("/-/")
+                || !Relay.isGrpc(head.headers()) && !Relay.isUpload(head.method(), head.headers())) {
             return false;
         }
         Snapshot s = current;
@@ -310,13 +328,7 @@ public final class Gateway implements AutoCloseable {
                 return false;
             }
         }
-        ProxyRoute proxy = s.config().proxyFor(head.path());
-        if (proxy == null || !"http".equals(proxy.target().getScheme())) {
-            return false;
-        }
-        dev.weft.client.DestinationConfig d = s.config().destinations().getOrDefault(
-                dev.weft.client.Destination.of(proxy.target()).key(), s.config().destinationDefaults());
-        return d.tls().h2c();
+        return s.config().proxyFor(head.path()) != null;
     }
 
     /**

@@ -1,0 +1,150 @@
+package dev.weft.server;
+
+import dev.weft.http.Framing;
+import dev.weft.http.Headers;
+import dev.weft.http.Http1;
+import dev.weft.http.HttpCodecException;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An HTTP/1.1 request's body handed to the handler as it comes ({@link ServerRequest#bodyStream()}), read from the
+ * connection's own reader by whichever thread asks (a relay's pump): each run must come within the server's
+ * {@code body_timeout} (the connection is closed otherwise, as for a held body that stops half-way), and the body may
+ * hold at most {@code max_body_bytes} in all (over it, {@link #next} throws a 413 {@link HttpCodecException}, as does
+ * malformed chunked framing with its 400). The connection's thread keeps the socket once the handler answered:
+ * {@link #settle} (docs/gateway.md, Proxy routes).
+ */
+final class Http1BodyStream implements BodySource {
+    private final Http1.BodyRuns runs;
+    private final ConnectionListener.Activity activity;
+    private final Duration bodyTimeout;
+    private final long max;
+    /** Held while a run is read: the connection's thread takes it to read the socket itself ({@link #settle}). */
+    private final ReentrantLock reading = new ReentrantLock();
+    /** Counted down when the body ended, failed or was cancelled: nothing more will be read for it. */
+    private final CountDownLatch settled = new CountDownLatch(1);
+    private volatile boolean ended;
+    private volatile boolean cancelled;
+    private long bytes;
+
+    /**
+     * @param max the most the body may hold ({@code max_body_bytes}); a declared length over it is refused before
+     *            (the caller's 413)
+     */
+    Http1BodyStream(Http1.BodyRuns runs, ConnectionListener.Activity activity, Duration bodyTimeout, long max) {
+        this.runs = runs;
+        this.activity = activity;
+        this.bodyTimeout = bodyTimeout;
+        this.max = max;
+    }
+
+    /** A stream over {@code reader}'s next body, framed as {@code framing} says, in runs of at most 16 KiB. */
+    static Http1BodyStream of(Http1Reader reader, Framing framing, ConnectionListener.Activity activity,
+                              Duration bodyTimeout, long max) {
+        return new Http1BodyStream(reader.bodyRuns(framing, 16 * 1024), activity, bodyTimeout, max);
+    }
+
+    @Override
+    public byte[] next() throws IOException, InterruptedException {
+        reading.lockInterruptibly();
+        try {
+            if (ended) {
+                return null;
+            }
+            if (cancelled) {
+                throw new IOException("the request body is no longer read: its answer was given");
+            }
+            timed(true);
+            byte[] run;
+            try {
+                run = runs.next();
+            } catch (HttpCodecException e) {
+                settled.countDown();
+                throw e;
+            } catch (EOFException e) {
+                settled.countDown();
+                throw new EOFException("the client closed the connection before the request body's end");
+            } catch (IOException e) {
+                settled.countDown();
+                throw e;
+            } finally {
+                timed(false);
+            }
+            if (run == null) {
+                ended = true;
+                settled.countDown();
+                return null;
+            }
+            bytes += run.length;
+            if (bytes > max) {
+                settled.countDown();
+                throw new HttpCodecException.BodyTooLarge("a chunked body over the limit of " + max + " bytes");
+            }
+            return run;
+        } finally {
+            reading.unlock();
+        }
+    }
+
+    /**
+     * While a run is awaited the connection's body deadline runs ({@code body_timeout}); between runs the time is
+     * the handler's (its pump waits for the backend to take the last one). Not once the answer was given: the
+     * connection's thread owns its deadlines then.
+     */
+    private synchronized void timed(boolean waiting) {
+        if (cancelled) {
+            return;
+        }
+        if (waiting) {
+            activity.body(bodyTimeout);
+        } else {
+            activity.busy();
+        }
+    }
+
+    /** Chunked trailers of a request are read and dropped (a held body's are too). */
+    @Override
+    public Headers trailers() {
+        return Headers.EMPTY;
+    }
+
+    @Override
+    public void cancel() {
+        synchronized (this) {
+            cancelled = true;
+        }
+        settled.countDown();
+    }
+
+    /** Whether the whole body was read: only then may the connection carry another request. */
+    boolean ended() {
+        return ended;
+    }
+
+    /** Waits until the body ended, failed or was cancelled (a streamed answer's watch of the socket waits for it). */
+    void awaitSettled() throws InterruptedException {
+        settled.await();
+    }
+
+    /**
+     * Once the handler has answered: the body is read no more ({@link #cancel}), and the caller gets the socket to
+     * itself, waiting at most {@code waitMillis} for a run being read (the client sends more or closes, or the body
+     * deadline closes the connection). Returns whether it has the socket (call {@link #release} after); false leaves a
+     * read in progress that the caller's close of the socket will end.
+     */
+    boolean settle(long waitMillis) throws InterruptedException {
+        cancel();
+        return reading.tryLock(waitMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** After {@link #settle} returned true. */
+    void release() {
+        reading.unlock();
+    }
+}
