@@ -251,8 +251,9 @@ final class Exchange {
      * Sends {@code body}'s runs on {@code conn} from a virtual thread of its own while this one reads the answer:
      * {@code length} bytes exactly when it is known (a body that gives more or fewer stops the call, and nothing past
      * the length is written: the next bytes on the connection would be read as another request), else chunked, the
-     * last chunk only after the body's end. A run that cannot be read or sent stops the call, unless its answer was
-     * read already; either way the connection is not reused ({@link #requestSent} stays false).
+     * last chunk only after the body's end. A run that cannot be read, or a length that does not match, stops the
+     * call unless its answer was read already; a run the backend does not take stops the pump only ({@link #written}).
+     * Either way the connection is not reused ({@link #requestSent} stays false).
      */
     private Thread pump(Connection conn, RequestStream body, long length) {
         return Thread.ofVirtual().name("weft-request-pump").start(() -> {
@@ -266,14 +267,16 @@ final class Exchange {
                     if (length >= 0 && sent + run.length > length) {
                         throw new IOException("the request body is longer than its length of " + length + " bytes");
                     }
-                    conn.write(length >= 0 ? run : Http1Writer.chunk(run));
+                    if (!written(conn, length >= 0 ? run : Http1Writer.chunk(run), body)) {
+                        return;
+                    }
                     sent += run.length;
                 }
                 if (length >= 0 && sent != length) {
                     throw new IOException("the request body ended after " + sent + " of its " + length + " bytes");
                 }
-                if (length < 0) {
-                    conn.write(Http1Writer.lastChunk(Headers.EMPTY));
+                if (length < 0 && !written(conn, Http1Writer.lastChunk(Headers.EMPTY), body)) {
+                    return;
                 }
                 requestSent = true;
             } catch (IOException | InterruptedException | RuntimeException e) {
@@ -283,6 +286,21 @@ final class Exchange {
                 body.cancel();
             }
         });
+    }
+
+    /**
+     * Writes to the backend; false when it cannot take it (it answered and closed, or reset): the pump stops and gives
+     * up the body, but the call goes on, for the answer may be in already (a 401 or 413 before the body's end) and the
+     * reading thread gets it, or the connection's end. The connection is not reused ({@link #requestSent} stays false).
+     */
+    private static boolean written(Connection conn, byte[] bytes, RequestStream body) {
+        try {
+            conn.write(bytes);
+            return true;
+        } catch (IOException e) {
+            body.cancel();
+            return false;
+        }
     }
 
     /**

@@ -39,8 +39,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Uploads through a {@code proxy:} route stream to the backend as they come (docs/gateway.md, Proxy routes), over
- * HTTP/1.1 (chunked and with Content-Length) and HTTP/2, within the route's {@code max_body}; against real backends
- * over loopback: a JDK HttpServer that digests what it reads, and a raw socket that answers before the body ends.
+ * HTTP/1.1 (chunked and with Content-Length) and HTTP/2, within the route's {@code max_body} (a gRPC content-type does
+ * not lift it), a backend's early answer stands, and an event stream answered while the upload comes keeps its write
+ * deadline; against real backends over loopback: a JDK HttpServer that digests what it reads, raw sockets that answer
+ * before the body ends, and one that streams events at once.
  */
 class ProxyUploadIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -49,7 +51,9 @@ class ProxyUploadIT {
     private final AtomicLong received = new AtomicLong();
     /** Requests whose body the digest backend read whole. */
     private final AtomicInteger whole = new AtomicInteger();
+    private final AtomicInteger earlyAnswers = new AtomicInteger();
     private ServerSocket early;
+    private ServerSocket events;
     private Gateway gw;
 
     @TempDir
@@ -102,10 +106,21 @@ class ProxyUploadIT {
                 }
             }
         });
+        events = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread.ofVirtual().start(() -> {
+            while (!events.isClosed()) {
+                try {
+                    Socket s = events.accept();
+                    Thread.ofVirtual().start(() -> eventsAtOnce(s));
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        });
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, """
                 http2: { upgrade: true }
-                limits: { max_body_bytes: 8MiB }
+                limits: { max_body_bytes: 8MiB, idle_timeout: 2s, body_timeout: 4s }
                 routes:
                   - prefix: /up/
                     proxy: "DIGEST/"
@@ -119,13 +134,61 @@ class ProxyUploadIT {
                     proxy: "EARLY/"
                     max_body: 8MiB
                     timeout: 20s
+                  - prefix: /events/
+                    proxy: "EVENTS/"
+                    max_body: 8MiB
+                    timeout: 4s
                 """.replace("DIGEST/", "http://127.0.0.1:" + digest.getAddress().getPort() + "/")
-                .replace("EARLY/", "http://127.0.0.1:" + early.getLocalPort() + "/"));
+                .replace("EARLY/", "http://127.0.0.1:" + early.getLocalPort() + "/")
+                .replace("EVENTS/", "http://127.0.0.1:" + events.getLocalPort() + "/"));
         gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
     }
 
-    /** Reads a head, answers 401 at once without reading the body, and closes a moment later. */
-    private static void answerFirst(Socket s) {
+    /** Reads a head, then streams events as fast as they are taken while another thread drops the request's body. */
+    private static void eventsAtOnce(Socket s) {
+        try (s) {
+            InputStream in = s.getInputStream();
+            skipHead(in);
+            Thread.ofVirtual().start(() -> {
+                try {
+                    in.transferTo(OutputStream.nullOutputStream());
+                } catch (IOException e) {
+                    // gone
+                }
+            });
+            OutputStream out = s.getOutputStream();
+            out.write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    .getBytes(StandardCharsets.US_ASCII));
+            byte[] event = ("data: " + "x".repeat(16 * 1024 - 8) + "\n\n").getBytes(StandardCharsets.US_ASCII);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() - until < 0) {
+                out.write((Integer.toHexString(event.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(event);
+                out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            }
+        } catch (IOException e) {
+            // the gateway went away
+        }
+    }
+
+    private static void skipHead(InputStream in) throws IOException {
+        int state = 0;
+        while (state < 4) {
+            int c = in.read();
+            if (c < 0) {
+                throw new java.io.EOFException();
+            }
+            state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3))
+                    ? state + 1 : 0;
+        }
+    }
+
+    /**
+     * Reads a head, answers 401 at once without reading the body, and closes: with the body still coming, at once
+     * (the kernel resets the connection) every other time, else a moment later.
+     */
+    private void answerFirst(Socket s) {
         try (s) {
             InputStream in = s.getInputStream();
             int state = 0;
@@ -140,7 +203,9 @@ class ProxyUploadIT {
             s.getOutputStream().write(("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
                     + "Content-Length: 16\r\nConnection: close\r\n\r\n{\"who\":\"nobody\"}").getBytes(StandardCharsets.US_ASCII));
             s.getOutputStream().flush();
-            Thread.sleep(300);
+            if (earlyAnswers.incrementAndGet() % 2 == 0) {
+                Thread.sleep(300);
+            }
         } catch (IOException | InterruptedException e) {
             // the gateway went away
         }
@@ -153,6 +218,7 @@ class ProxyUploadIT {
         }
         digest.stop(0);
         early.close();
+        events.close();
     }
 
     private Socket connect() throws IOException {
@@ -321,19 +387,101 @@ class ProxyUploadIT {
 
     @Test
     void theBackendsAnswerBeforeTheUploadEndsReachesTheClient() throws Exception {
+        // half of the backend's closes come while the gateway still sends the body (a reset): the answer stands
+        for (int i = 0; i < 20; i++) {
+            try (Socket s = connect()) {
+                OutputStream out = s.getOutputStream();
+                out.write("POST /early/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                Thread writer = Thread.ofVirtual().start(() -> {
+                    try {
+                        chunks(out, random(2 << 20, 5), 0, 2 << 20); // and never the end
+                    } catch (IOException closed) {
+                        // the gateway closed after its answer
+                    }
+                });
+                long t0 = System.nanoTime();
+                Answer a = read(s.getInputStream());
+                assertThat(a.status()).as("run %d: %s", i, a).isEqualTo(401);
+                assertThat(a.body()).isEqualTo("{\"who\":\"nobody\"}");
+                assertThat(a.head()).as("the rest of the body cannot be told from a next request")
+                        .contains("connection: close");
+                assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+                writer.join(5000);
+            }
+        }
+    }
+
+    @Test
+    void aGrpcContentTypeGetsNoUploadPastMaxBodyOverEitherProtocol() throws Exception {
+        // the route's destination is plain HTTP/1.1: saying gRPC must not lift max_body
+        byte[] data = random(3 << 20, 6);
         try (Socket s = connect()) {
             OutputStream out = s.getOutputStream();
-            out.write("POST /early/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            out.write("POST /small/a HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc\r\nTransfer-Encoding: chunked\r\n\r\n"
                     .getBytes(StandardCharsets.US_ASCII));
-            chunks(out, random(128 * 1024, 5), 0, 128 * 1024); // and never the end
-            long t0 = System.nanoTime();
-            Answer a = read(s.getInputStream());
-            assertThat(a.status()).as(a.toString()).isEqualTo(401);
-            assertThat(a.body()).isEqualTo("{\"who\":\"nobody\"}");
-            assertThat(a.head()).as("the rest of the body cannot be told from a next request")
-                    .contains("connection: close");
-            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+            try {
+                chunks(out, data, 0, data.length);
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            } catch (IOException closed) {
+                // answered and closed first
+            }
+            assertThat(read(s.getInputStream()).status()).isEqualTo(413);
         }
+        Thread.sleep(300);
+        assertThat(whole.get()).as("no body over max_body was read whole").isZero();
+        byte[] big = random(12 << 20, 7);
+        try (HttpClient c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build()) {
+            c.send(HttpRequest.newBuilder(URI.create(gw.url() + "/small/warm")).build(), HttpResponse.BodyHandlers.ofString());
+            whole.set(0); // the warm-up's empty body
+            HttpResponse<String> r = c.send(HttpRequest.newBuilder(URI.create(gw.url() + "/small/x"))
+                    .header("Content-Type", "application/grpc").timeout(Duration.ofSeconds(20))
+                    .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(big)))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.version()).isEqualTo(HttpClient.Version.HTTP_2);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(413);
+        }
+        Thread.sleep(300);
+        assertThat(whole.get()).as("no body over max_body was read whole").isZero();
+    }
+
+    @Test
+    void aClientThatTakesNoneOfAStreamedAnswerIsClosedAfterItsUploadEnds() throws Exception {
+        // the upload's last read must not clear the write deadline of the event stream the client does not take
+        try (Socket s = new Socket()) {
+            s.setReceiveBufferSize(4096);
+            s.connect(gw.address());
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /events/a HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            Thread.sleep(1000); // the gateway's write blocks meanwhile: this client reads nothing
+            out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(12); // idle_timeout is 2 s
+            String m = "";
+            while (System.nanoTime() - until < 0) {
+                m = metric("weft_gateway_connections_write_timeouts_total");
+                if (!m.equals("0.0")) {
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            assertThat(m).as("closed for taking nothing for idle_timeout").isEqualTo("1.0");
+        }
+    }
+
+    private String metric(String name) throws Exception {
+        try (HttpClient c = HttpClient.newHttpClient()) {
+            for (String l : c.send(HttpRequest.newBuilder(URI.create(gw.url() + "/-/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body().split("\n")) {
+                if (l.startsWith(name + " ")) {
+                    return l.substring(name.length() + 1).strip();
+                }
+            }
+        }
+        return "absent";
     }
 
     @Test

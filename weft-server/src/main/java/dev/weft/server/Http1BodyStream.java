@@ -31,6 +31,8 @@ final class Http1BodyStream implements BodySource {
     private final CountDownLatch settled = new CountDownLatch(1);
     private volatile boolean ended;
     private volatile boolean cancelled;
+    /** Set once the connection's thread writes a streamed answer: its write deadline is not to be touched. */
+    private boolean untimed;
     private long bytes;
 
     /**
@@ -94,11 +96,11 @@ final class Http1BodyStream implements BodySource {
 
     /**
      * While a run is awaited the connection's body deadline runs ({@code body_timeout}); between runs the time is
-     * the handler's (its pump waits for the backend to take the last one). Not once the answer was given: the
-     * connection's thread owns its deadlines then.
+     * the handler's (its pump waits for the backend to take the last one). Not once the answer is given or streams
+     * ({@link #cancel}, {@link #untime}): the connection's thread owns its deadlines then.
      */
     private synchronized void timed(boolean waiting) {
-        if (cancelled) {
+        if (cancelled || untimed) {
             return;
         }
         if (waiting) {
@@ -106,6 +108,15 @@ final class Http1BodyStream implements BodySource {
         } else {
             activity.busy();
         }
+    }
+
+    /**
+     * The connection's thread writes a streamed answer from now on, with write deadlines of its own that the body's
+     * reads must not clear (one deadline a connection): the rest of the body is bounded by the handler's deadline
+     * (a route's timeout), no longer by body_timeout.
+     */
+    synchronized void untime() {
+        untimed = true;
     }
 
     /** Chunked trailers of a request are read and dropped (a held body's are too). */

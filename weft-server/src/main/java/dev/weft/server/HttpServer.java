@@ -432,15 +432,16 @@ public final class HttpServer implements AutoCloseable {
      * The answer to a request whose streamed body did not come to its end (the backend answered first, or the body
      * failed): the rest of the body cannot be told from a next request, so the answer says {@code Connection: close},
      * and the connection closes after a lingering read of what the client still sends (as after a 400), once the run
-     * being read, if any, is in (at most a second).
+     * being read, if any, is in (at most a second; else it closes at once).
      */
     private void answerBeforeBody(Socket socket, OutputStream out, ServerResponse response, Http1BodyStream stream,
                                   ConnectionListener.Activity activity) {
         boolean own = false;
         try {
-            own = stream.settle(1000);
+            stream.cancel(); // from here the connection's deadlines are this thread's
             activity.writing(limits.idleTimeout());
             write(out, response, false);
+            own = stream.settle(1000);
             if (own) {
                 lingeringClose(socket);
             }
@@ -634,6 +635,9 @@ public final class HttpServer implements AutoCloseable {
                 // the client went away: nothing to tell it
             }
             return;
+        }
+        if (requestBody != null) {
+            requestBody.untime(); // this thread's write deadlines from here; the body's reads must not clear them
         }
         java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
         Thread.ofVirtual().name("weft-stream-watch").start(() -> {

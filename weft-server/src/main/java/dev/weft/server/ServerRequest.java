@@ -9,11 +9,12 @@ import java.net.InetSocketAddress;
  *
  * @param http2      whether it came over HTTP/2 (a stream), which can take an answer's trailers; else HTTP/1.x
  * @param bodyStream null, or the body as it comes (then {@code body} is empty): for the requests the server was told
- *                   to stream ({@code HttpServer.Builder.streamedBodies}). {@code next()} waits at most the server's
- *                   body_timeout for each run. Over HTTP/2 its runs are given back to the client's window as they are
- *                   taken, and it throws when the client resets the stream; over HTTP/1.1 it reads the connection
- *                   (at most max_body_bytes in all, else a 413 {@code HttpCodecException}; malformed chunks a 400),
- *                   and a body the handler did not read to its end closes the connection after the answer
+ *                   to stream ({@code HttpServer.Builder.streamedBodies}). Over HTTP/2 its runs are given back to
+ *                   the client's window as they are taken, it has no timeout of its own (its reader's deadline bounds
+ *                   it) and throws when the client resets the stream; over HTTP/1.1 it reads the connection, each run
+ *                   within the server's body_timeout, at most max_body_bytes in all (else a 413
+ *                   {@code HttpCodecException}; malformed chunks a 400), and a body the handler did not read to its end
+ *                   closes the connection after the answer
  * @param http10     whether it came over HTTP/1.0, whose client reads no chunked answer
  */
 public record ServerRequest(RequestHead head, byte[] body, InetSocketAddress remote, long receivedNanos,

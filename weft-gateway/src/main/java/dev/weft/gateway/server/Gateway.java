@@ -276,10 +276,12 @@ public final class Gateway implements AutoCloseable {
         long t0 = System.nanoTime();
         o.route = proxy.id();
         ServerResponse resp;
-        // a streamed upload is bounded as a held body is (gRPC streams are not: they may last as long as the call)
+        // a streamed upload is bounded as a held body is; a gRPC stream from HTTP/2 to HTTP/2 is not (a client stream
+        // may last as long as its call), and no other request gets past max_body by saying it is gRPC
         long serverMax = s.config().limits().maxBodyBytes();
         long max = Math.min(proxy.maxBody(), serverMax);
-        boolean bounded = r.bodyStream() != null && !Relay.isGrpc(r.head().headers());
+        boolean bounded = r.bodyStream() != null
+                && !(r.http2() && Relay.isGrpc(r.head().headers()) && h2c(s, proxy));
         long declared = r.bodyStream() == null ? r.body().length
                 : bounded ? Relay.declaredLength(r.head().headers()) : -1;
         if (declared > max) {
@@ -312,10 +314,10 @@ public final class Gateway implements AutoCloseable {
     /**
      * Whether a request's body is handed over as it comes, over either protocol: one that a {@code proxy:} route
      * relays (no {@code calls:} route takes its method and path) and that is a gRPC request (so that client and
-     * bidirectional streams relay), or a POST, PUT or PATCH whose body is larger than {@link Relay#HELD_BODY_BYTES} or
-     * of no declared length (an upload): held, such a body would cost its size in memory and its whole time before the
-     * backend saw a byte. A smaller one is held, so that the call may still be retried or hedged (docs/gateway.md,
-     * Proxy routes).
+     * bidirectional streams relay; bounded by max_body but from HTTP/2 to an {@code h2c} destination, {@link #relay}),
+     * or a POST, PUT or PATCH whose body is larger than {@link Relay#HELD_BODY_BYTES} or of no declared length (an
+     * upload): held, such a body would cost its size in memory and its whole time before the backend saw a byte. A
+     * smaller one is held, so that the call may still be retried or hedged (docs/gateway.md, Proxy routes).
      */
     private boolean streamsBody(dev.weft.http.RequestHead head) {
         if (head.path().startsWith("/-/")
@@ -329,6 +331,16 @@ public final class Gateway implements AutoCloseable {
             }
         }
         return s.config().proxyFor(head.path()) != null;
+    }
+
+    /** Whether {@code proxy}'s destination is spoken to over HTTP/2 with prior knowledge ({@code http2: h2c}). */
+    private static boolean h2c(Snapshot s, ProxyRoute proxy) {
+        if (!"http".equals(proxy.target().getScheme())) {
+            return false;
+        }
+        dev.weft.client.DestinationConfig d = s.config().destinations().getOrDefault(
+                dev.weft.client.Destination.of(proxy.target()).key(), s.config().destinationDefaults());
+        return d.tls().h2c();
     }
 
     /**

@@ -583,6 +583,7 @@ public final class Http2ServerConnection {
         Http2ServerStream s = new Http2ServerStream(this, id, request, remote,
                 settingsAcked ? limits.initialWindowSize() : Math.max(limits.initialWindowSize(), DEFAULT_WINDOW));
         s.remoteClosed = h.endStream();
+        s.noBody = h.endStream();
         if (h.endStream()) {
             s.offer(null, 0, 0, true); // no body will come, whatever its content-length (0) says
         }

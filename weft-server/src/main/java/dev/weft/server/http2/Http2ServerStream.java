@@ -50,6 +50,8 @@ final class Http2ServerStream {
     long sendWindow;
     /** END_STREAM (or trailers) came: written by the connection's thread. */
     volatile boolean remoteClosed;
+    /** Its HEADERS ended the request: there is no body to stream (set before it runs). */
+    boolean noBody;
     /** DATA on it is dropped (its window given back at once): reset, or answered before its body ended. */
     volatile boolean discard;
     /** Whether it still counts under {@code max_concurrent_streams} ({@link Http2ServerConnection#releasePlace}). */
@@ -168,7 +170,7 @@ final class Http2ServerStream {
 
     private void run() {
         try {
-            boolean streamed = preloaded == null && c.requests().streamsBody(request.head());
+            boolean streamed = preloaded == null && !noBody && c.requests().streamsBody(request.head());
             if (!streamed && request.contentLength() > c.maxBodyBytes()) {
                 answerEarly(413, "request body over " + c.maxBodyBytes() + " bytes");
                 return;
