@@ -190,16 +190,7 @@ class ProxyUploadIT {
      */
     private void answerFirst(Socket s) {
         try (s) {
-            InputStream in = s.getInputStream();
-            int state = 0;
-            while (state < 4) {
-                int c = in.read();
-                if (c < 0) {
-                    return;
-                }
-                state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3))
-                        ? state + 1 : 0;
-            }
+            skipHead(s.getInputStream());
             s.getOutputStream().write(("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
                     + "Content-Length: 16\r\nConnection: close\r\n\r\n{\"who\":\"nobody\"}").getBytes(StandardCharsets.US_ASCII));
             s.getOutputStream().flush();
@@ -245,6 +236,17 @@ class ProxyUploadIT {
             out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
         }
         out.flush();
+    }
+
+    /** The whole body in chunks and the last chunk; the gateway may answer and close before the last bytes go. */
+    private static void uploadAll(OutputStream out, byte[] data) {
+        try {
+            chunks(out, data, 0, data.length);
+            out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+        } catch (IOException closed) {
+            // answered and closed first: the answer is read next
+        }
     }
 
     /** One answer with Content-Length: status line, head (lower-cased names) and body, as text. */
@@ -352,13 +354,7 @@ class ProxyUploadIT {
             OutputStream out = s.getOutputStream();
             out.write("POST /small/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                     .getBytes(StandardCharsets.US_ASCII));
-            try {
-                chunks(out, data, 0, data.length);
-                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-            } catch (IOException closed) {
-                // the gateway may have answered and closed before the last bytes went
-            }
+            uploadAll(out, data);
             Answer a = read(s.getInputStream());
             assertThat(a.status()).as(a.toString()).isEqualTo(413);
             assertThat(a.json().get("route").asText()).isEqualTo("* /small/");
@@ -420,13 +416,7 @@ class ProxyUploadIT {
             OutputStream out = s.getOutputStream();
             out.write("POST /small/a HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc\r\nTransfer-Encoding: chunked\r\n\r\n"
                     .getBytes(StandardCharsets.US_ASCII));
-            try {
-                chunks(out, data, 0, data.length);
-                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-            } catch (IOException closed) {
-                // answered and closed first
-            }
+            uploadAll(out, data);
             assertThat(read(s.getInputStream()).status()).isEqualTo(413);
         }
         Thread.sleep(300);
