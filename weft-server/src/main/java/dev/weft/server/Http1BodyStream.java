@@ -33,6 +33,9 @@ final class Http1BodyStream implements BodySource {
     private volatile boolean cancelled;
     /** Set once the connection's thread writes a streamed answer: its write deadline is not to be touched. */
     private boolean untimed;
+    /** Written before the first read ({@code 100 Continue} to a client that waits for it), or null. */
+    private byte[] beforeFirstRead;
+    private java.io.OutputStream out;
     private long bytes;
 
     /**
@@ -46,10 +49,32 @@ final class Http1BodyStream implements BodySource {
         this.max = max;
     }
 
-    /** A stream over {@code reader}'s next body, framed as {@code framing} says, in runs of at most 16 KiB. */
+    /**
+     * A stream over {@code reader}'s next body, framed as {@code framing} says, in runs of at most 16 KiB.
+     *
+     * @param interim written to {@code out} before the body is first read (a {@code 100 Continue}), or null
+     */
     static Http1BodyStream of(Http1Reader reader, Framing framing, ConnectionListener.Activity activity,
-                              Duration bodyTimeout, long max) {
-        return new Http1BodyStream(reader.bodyRuns(framing, 16 * 1024), activity, bodyTimeout, max);
+                              Duration bodyTimeout, long max, byte[] interim, java.io.OutputStream out) {
+        Http1BodyStream s = new Http1BodyStream(reader.bodyRuns(framing, 16 * 1024), activity, bodyTimeout, max);
+        s.beforeFirstRead = interim;
+        s.out = out;
+        return s;
+    }
+
+    /**
+     * Writes the interim answer the client waits for before it sends its body, once, when the handler first asks for
+     * the body; under this object's monitor, so never once the connection's thread writes an answer ({@link #cancel},
+     * {@link #untime} wait for it).
+     */
+    private synchronized void interim() throws IOException {
+        byte[] b = beforeFirstRead;
+        if (b == null || cancelled || untimed) {
+            return;
+        }
+        beforeFirstRead = null;
+        out.write(b);
+        out.flush();
     }
 
     @Override
@@ -62,6 +87,7 @@ final class Http1BodyStream implements BodySource {
             if (cancelled) {
                 throw new IOException("the request body is no longer read: its answer was given");
             }
+            interim();
             timed(true);
             byte[] run;
             try {

@@ -24,9 +24,10 @@ public final class Relay {
      * Fields that describe one connection, never the message: not relayed in either direction. {@code te} is one
      * too; {@link #call} says {@code TE: trailers} again to the backend when an HTTP/2 client said it (gRPC). {@code host}
      * and {@code content-length} are written again by the client for the backend's URL and the body it sends.
+     * {@code expect: 100-continue} was met by the gateway's server, which said 100 when the body was first read.
      */
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "te", "trailer",
-            "transfer-encoding", "upgrade", "http2-settings", "host", "content-length");
+            "transfer-encoding", "upgrade", "http2-settings", "host", "content-length", "expect");
 
     private final Transport transport;
 
