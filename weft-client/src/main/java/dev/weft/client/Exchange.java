@@ -176,16 +176,17 @@ final class Exchange {
             phase = PHASE_BODY;
             int status = answer.status();
             Headers headers = answer.headers();
-            if (answer.contentLength() > limits.maxBodyBytes()) {
-                return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status, "body of "
-                        + answer.contentLength() + " bytes is over the limit of " + limits.maxBodyBytes()));
-            }
             AnswerSink sink = call.tag(AnswerSink.class);
             if (sink != null && !headRequest && (c instanceof Http2Stream st ? !st.ended() : answer.contentLength() != 0)
                     && sink.head(status, headers, this::cancel)) {
-                // an HTTP/1.1 connection is not reused after a streamed answer: a stream's length would skew the
-                // pool's estimate of how long an exchange holds a connection (docs/gateway.md, Proxy routes)
+                // a streamed answer is not held: max_body, which bounds what is held, is the sink's to apply. An
+                // HTTP/1.1 connection is not reused after it: a stream's length would skew the pool's estimate of how
+                // long an exchange holds a connection (docs/gateway.md, Proxy routes)
                 return stream(c, answer, sink, status, headers);
+            }
+            if (answer.contentLength() > limits.maxBodyBytes()) {
+                return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status, "body of "
+                        + answer.contentLength() + " bytes is over the limit of " + limits.maxBodyBytes()));
             }
             byte[] body = answer.contentLength() == 0 ? CallResult.NO_BODY : c.readBody(answer, limits.maxBodyBytes());
             if (body == null) {

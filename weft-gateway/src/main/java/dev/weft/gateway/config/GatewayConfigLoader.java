@@ -284,7 +284,7 @@ public final class GatewayConfigLoader {
     }
 
     private static final Set<String> PROXY_KEYS = Set.of("prefix", "proxy", "timeout", "max_body", "retry", "hedge",
-            "x_forwarded", "via");
+            "x_forwarded", "via", "stream_answers");
 
     /** A {@code proxy:} route: {@code {prefix: /b/, proxy: http://host:port/v1/}}. */
     private ProxyRoute proxy(ConfigNode node, Duration defaultTimeout) {
@@ -330,10 +330,21 @@ public final class GatewayConfigLoader {
                 via = null;
             }
         }
+        boolean streamAnswers = r.containsKey("stream_answers")
+                && guard(r.get("stream_answers"), ConfigNode::bool, false);
+        if (streamAnswers) {
+            for (String k : List.of("retry", "hedge")) {
+                if (r.containsKey(k)) {
+                    problems.add(r.get(k), "a route with stream_answers: true makes every call once, as its answer "
+                            + "may stream: remove '" + k + ":' here (or stream_answers)");
+                }
+            }
+        }
         if (prefix == null || uri == null) {
             return null;
         }
-        return new ProxyRoute(prefix, uri, timeout, maxBody, retry, hedge, xForwarded, via, node.location());
+        return new ProxyRoute(prefix, uri, timeout, maxBody, retry, hedge, xForwarded, via, node.location(),
+                streamAnswers);
     }
 
     private static final Set<String> CALL_KEYS = Set.of("url", "method", "headers", "body", "needs", "foreach",

@@ -20,9 +20,12 @@ import java.time.Duration;
  * @param xForwarded add X-Forwarded-For (appended), X-Forwarded-Proto and X-Forwarded-Host (set)
  * @param via        the pseudonym written in {@code Via: 1.1 NAME} (appended), or null for no Via
  * @param location   where it was declared, {@code file:line:column}
+ * @param streamAnswers whether every answer larger than {@link Relay#HELD_BODY_BYTES} or of no declared length
+ *                   streams as it comes (a download), within {@code maxBody}; the route's calls are then neither
+ *                   retried nor hedged
  */
 public record ProxyRoute(String prefix, URI target, Duration timeout, long maxBody, RetryPolicy retry,
-                         HedgePolicy hedge, boolean xForwarded, String via, String location) {
+                         HedgePolicy hedge, boolean xForwarded, String via, String location, boolean streamAnswers) {
     /** {@code max_body} unless the route sets one: 1 MiB, the server's default request body bound. */
     public static final long DEFAULT_MAX_BODY = 1024 * 1024;
 

@@ -55,9 +55,27 @@ public final class RelayStream implements AnswerSink, BodySource {
     /** The call's result when it ended before a head was streamed (then the answer is the usual one). */
     private CallResult unstreamed;
 
+    /**
+     * -1: only an answer that says it is a stream goes through; else any answer with a body larger than
+     * {@link Relay#HELD_BODY_BYTES} or of no declared length (a download), at most this many bytes of it.
+     */
+    private final long downloadsUpTo;
+    /** Whether the answer streaming is a download (bounded by {@link #downloadsUpTo}); the call's thread only. */
+    private boolean download;
+    private long downloaded;
+
     /** @param deadline the route's: the call's thread waits for room in the pipe no longer */
     public RelayStream(dev.weft.core.Deadline deadline) {
+        this(deadline, -1);
+    }
+
+    /**
+     * @param downloadsUpTo -1, or the most a download that streams may hold (a route's {@code max_body} with
+     *                      {@code stream_answers: true}): any large answer streams then, not only a stream
+     */
+    public RelayStream(dev.weft.core.Deadline deadline, long downloadsUpTo) {
         this.deadline = deadline;
+        this.downloadsUpTo = downloadsUpTo;
     }
 
     /** Starts {@code call} on a virtual thread of its own; its result goes to {@link #finished}. */
@@ -78,12 +96,21 @@ public final class RelayStream implements AnswerSink, BodySource {
 
     /**
      * Takes the answer as it comes only when the backend says it is a stream (gRPC, server-sent events): a client's
-     * {@code Accept} alone does not make a large ordinary answer escape the route's {@code max_body}.
+     * {@code Accept} alone does not make a large ordinary answer escape the route's {@code max_body}. On a route with
+     * {@code stream_answers: true} a large answer of another type (a download) streams too, within its
+     * {@code max_body}.
      */
     @Override
     public boolean head(int status, Headers headers, Runnable stop) {
-        if (!isStream(headers.first("content-type")) || status == 204 || status == 304) {
+        if (status == 204 || status == 304) {
             return false; // (a 204 or 304 has no body to stream, RFC 9110 sections 15.3.5 and 15.4.5)
+        }
+        if (!isStream(headers.first("content-type"))) {
+            long declared = Relay.declaredLength(headers);
+            if (downloadsUpTo < 0 || declared >= 0 && declared <= Relay.HELD_BODY_BYTES || declared > downloadsUpTo) {
+                return false; // held: a small answer keeps its connection, a declared one over the bound is a 502
+            }
+            download = true;
         }
         lock.lock();
         try {
@@ -108,6 +135,12 @@ public final class RelayStream implements AnswerSink, BodySource {
 
     @Override
     public void data(byte[] bytes) throws IOException {
+        if (download) {
+            downloaded += bytes.length;
+            if (downloaded > downloadsUpTo) { // one of no declared length that grew past the route's max_body
+                throw new IOException("the answer is over the route's max_body of " + downloadsUpTo + " bytes");
+            }
+        }
         lock.lock();
         try {
             int cost = bytes.length + RUN_OVERHEAD;

@@ -295,7 +295,7 @@ public final class Gateway implements AutoCloseable {
                     ? new dev.weft.gateway.plan.BoundedBody(r.bodyStream(), max) : null;
             Relay.Inbound in = new Relay.Inbound(r.method(), r.path(), r.query(), r.head().headers(), r.body(),
                     r.remote(), tls != null, upload != null ? upload : r.bodyStream());
-            if (r.streamable() && Relay.streams(in)) {
+            if (r.streamable() && (Relay.streams(in) || proxy.streamAnswers())) {
                 resp = relayStreamed(s, proxy, in, deadline);
             } else {
                 resp = RelayAnswer.of(proxy, s.relay().call(proxy, in, deadline), deadline.expired());
@@ -348,7 +348,8 @@ public final class Gateway implements AutoCloseable {
      * usual answer (an error, an answer that ended with its head, one that is not a stream).
      */
     private static ServerResponse relayStreamed(Snapshot s, ProxyRoute proxy, Relay.Inbound in, Deadline deadline) {
-        dev.weft.gateway.plan.RelayStream pipe = new dev.weft.gateway.plan.RelayStream(deadline);
+        dev.weft.gateway.plan.RelayStream pipe = new dev.weft.gateway.plan.RelayStream(deadline,
+                proxy.streamAnswers() ? proxy.maxBody() : -1);
         s.relay().stream(proxy, in, deadline, pipe);
         try {
             if (!pipe.awaitHead()) {

@@ -88,6 +88,19 @@ class ProxyRouteConfigTest {
     }
 
     @Test
+    void streamAnswersIsReadAndRefusesARetryOrHedgeBesideIt() throws ConfigException {
+        assertThat(load("  - prefix: /b/\n    proxy: http://127.0.0.1:9001/\n").proxies().getFirst().streamAnswers())
+                .isFalse();
+        assertThat(load("  - prefix: /b/\n    proxy: http://127.0.0.1:9001/\n    stream_answers: true\n").proxies()
+                .getFirst().streamAnswers()).isTrue();
+        assertThatThrownBy(() -> load("  - prefix: /b/\n    proxy: http://127.0.0.1:9001/\n    stream_answers: true\n"
+                + "    hedge: 100ms\n")).isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:5:12")
+                .hasMessageContaining("remove 'hedge:'");
+        assertThatThrownBy(() -> load("  - prefix: /b/\n    proxy: http://127.0.0.1:9001/\n    stream_answers: maybe\n"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:4:21");
+    }
+
+    @Test
     void badRoutesAreNamedWithTheirPlace() {
         assertThatThrownBy(() -> load("  - prefix: /b/\n    proxy: \"http://127.0.0.1:9001/v1/?x=1\"\n"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:3:12")
