@@ -127,12 +127,16 @@ final class Exchange {
         try {
             boolean headRequest = call.method().equals("HEAD");
             RequestStream requestStream = call.tag(RequestStream.class);
+            AnswerSink sink = call.tag(AnswerSink.class);
             Connection.Head answer;
             boolean fresh = false;
             boolean again = false;
             while (true) {
                 c = lease(pool, fresh);
                 try {
+                    if (c instanceof Http2Stream s && sink != null && !headRequest) {
+                        s.mayStream(); // what comes before the sink decides is not held against max_body
+                    }
                     if (c instanceof Http2Stream s && requestStream != null) {
                         s.sendHead(http2Request(dest), headRequest, limits.maxBodyBytes());
                         pump = pump(s, requestStream);
@@ -176,7 +180,6 @@ final class Exchange {
             phase = PHASE_BODY;
             int status = answer.status();
             Headers headers = answer.headers();
-            AnswerSink sink = call.tag(AnswerSink.class);
             if (sink != null && !headRequest && (c instanceof Http2Stream st ? !st.ended() : answer.contentLength() != 0)
                     && sink.head(status, headers, this::cancel)) {
                 // a streamed answer is not held: max_body, which bounds what is held, is the sink's to apply. An
@@ -184,6 +187,7 @@ final class Exchange {
                 // long an exchange holds a connection (docs/gateway.md, Proxy routes)
                 return stream(c, answer, sink, status, headers);
             }
+            c.hold(); // held after all: max_body bounds it, counting what came while the sink decided
             if (answer.contentLength() > limits.maxBodyBytes()) {
                 return answer(status, headers, CallResult.NO_BODY, new CallFailure(Reason.TOO_LARGE, status, "body of "
                         + answer.contentLength() + " bytes is over the limit of " + limits.maxBodyBytes()));

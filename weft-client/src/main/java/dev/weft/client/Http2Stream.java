@@ -79,6 +79,14 @@ final class Http2Stream extends Lease {
     private long received;
     /** The exchange takes the body as it comes (an {@link AnswerSink}): its credit is given as it takes it. */
     private volatile boolean streaming;
+    /**
+     * The exchange has a sink that may take the answer as it comes, and has not said yet whether it does ({@link
+     * #mayStream}): DATA that comes meanwhile is neither bounded by max_body nor credited, so the server may send at
+     * most the stream's window before the exchange decides; {@link #startStreaming} or {@link #hold} end it.
+     */
+    private volatile boolean undecided;
+    /** Payload bytes buffered while {@link #undecided}, not credited (under {@link #bodyLock}). */
+    private int uncredited;
     /** Whether the last DATA's bytes were buffered while streaming (reader only): their credit waits for the taker. */
     boolean lastDataStreamed;
     /** Credit the taker has sent and the reader has not yet added to {@link #receiveWindow}; under bodyLock. */
@@ -173,8 +181,41 @@ final class Http2Stream extends Lease {
         bodyLock.lock();
         try {
             streaming = true;
+            undecided = false;
+            uncredited = 0; // credited as the taker takes them, as every streamed byte is
         } finally {
             bodyLock.unlock();
+        }
+    }
+
+    /** Before the request goes: the exchange may stream the answer ({@link #undecided} until it says). */
+    void mayStream() {
+        undecided = true;
+    }
+
+    /**
+     * The exchange holds the answer after all: what came while it decided is credited now, and max_body bounds the
+     * body from here, counting what came (over it: too large, as if it had been held from the start).
+     */
+    @Override
+    void hold() {
+        int c;
+        bodyLock.lock();
+        try {
+            if (!undecided) {
+                return;
+            }
+            undecided = false;
+            c = uncredited;
+            uncredited = 0;
+            if (received > maxBody) {
+                tooLarge = true;
+            }
+        } finally {
+            bodyLock.unlock();
+        }
+        if (c > 0) {
+            owe(c, true);
         }
     }
 
@@ -187,6 +228,9 @@ final class Http2Stream extends Lease {
     byte[] takeChunk() throws IOException {
         waiter = Thread.currentThread();
         while (true) {
+            if (tooLarge) { // bytes were dropped before it streamed: a cut, never a clean end
+                throw new IOException("the answer went over max_body before it streamed");
+            }
             boolean end = ended; // read before the buffer: bytes that came with END_STREAM are in it by then
             byte[] chunk = null;
             bodyLock.lock();
@@ -419,7 +463,7 @@ final class Http2Stream extends Lease {
             try {
                 // held whole: bounded by max_body in all; streamed: by the stream's window, which opens only as the
                 // exchange takes the bytes
-                if (!streaming && received > maxBody) {
+                if (!streaming && !undecided && received > maxBody) {
                     tooLarge = true; // the exchange answers too-large and resets the stream
                 } else {
                     if (bodyStart > 0 && bodyLength + n > body.length) { // taken bytes first make room
@@ -429,12 +473,15 @@ final class Http2Stream extends Lease {
                     }
                     long total = (long) bodyLength + n;
                     if (total > body.length) {
-                        body = Arrays.copyOf(body, (int) Math.min(streaming ? Integer.MAX_VALUE - 16 : maxBody,
-                                Math.max(total, Math.max(1024, 2L * body.length))));
+                        body = Arrays.copyOf(body, (int) Math.min(streaming || undecided ? Integer.MAX_VALUE - 16
+                                : maxBody, Math.max(total, Math.max(1024, 2L * body.length))));
                     }
                     data.get(body, bodyLength, n);
                     bodyLength = (int) total;
-                    lastDataStreamed = streaming;
+                    lastDataStreamed = streaming || undecided;
+                    if (undecided) {
+                        uncredited += n;
+                    }
                 }
             } finally {
                 bodyLock.unlock();

@@ -38,6 +38,10 @@ abstract sealed class Lease permits Connection, Http2Stream {
     /** From now on the exchange takes the body that {@code head} frames as it comes ({@link #takeChunk}). */
     abstract void startStreaming(Connection.Head head);
 
+    /** The exchange holds the answer (its sink did not take it): see {@code Http2Stream.hold}. */
+    void hold() {
+    }
+
     /**
      * The next run of the body as it came (at most {@link Http2Stream#MAX_CHUNK} bytes), waiting for it: null at its
      * end, after which {@link #trailers} are the answer's. Throws as {@link #readBody} does.

@@ -33,8 +33,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Downloads through a {@code proxy:} route with {@code stream_answers: true} (docs/gateway.md, Proxy routes): a large
  * answer streams as it comes, over HTTP/1.1 and HTTP/2, past the destination's held-body bound but within the route's
- * {@code max_body}; a small one is held. Against weft-upstream and a JDK HttpServer that sends half an answer, then
- * waits, over loopback.
+ * {@code max_body}; a small one is held. Against weft-upstream (and through a second gateway, an HTTP/2 backend), and a
+ * JDK HttpServer that sends half an answer, then waits, over loopback.
  */
 class ProxyDownloadIT {
     private UpstreamServer sim;
@@ -42,6 +42,8 @@ class ProxyDownloadIT {
     /** Released by the test once it has the first half of the answer through the gateway. */
     private final CountDownLatch secondHalf = new CountDownLatch(1);
     private Gateway gw;
+    /** A second gateway, the front one's HTTP/2 (h2c) backend, relaying to weft-upstream. */
+    private Gateway h2Backend;
 
     @TempDir
     Path dir;
@@ -70,10 +72,27 @@ class ProxyDownloadIT {
             ex.close();
         });
         halves.start();
+        Path b = dir.resolve("backend.yaml");
+        Files.writeString(b, """
+                routes:
+                  - prefix: /
+                    proxy: "SIM/"
+                    max_body: 8MiB
+                """.replace("SIM/", sim.url() + "/"));
+        h2Backend = Gateway.start(GatewayConfigLoader.load(b), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, """
                 http2: { upgrade: true }
+                destinations:
+                  "H2":
+                    http2: h2c
+                    max_body: 64KiB
                 routes:
+                  - prefix: /h2/
+                    proxy: "H2/"
+                    stream_answers: true
+                    max_body: 32MiB
+                    timeout: 20s
                   - prefix: /dl/
                     proxy: "SIM/"
                     stream_answers: true
@@ -94,7 +113,8 @@ class ProxyDownloadIT {
                     max_body: 32MiB
                     timeout: 20s
                 """.replace("SIM/", sim.url() + "/")
-                .replace("HALVES/", "http://127.0.0.1:" + halves.getAddress().getPort() + "/"));
+                .replace("HALVES/", "http://127.0.0.1:" + halves.getAddress().getPort() + "/")
+                .replace("H2", "http://127.0.0.1:" + h2Backend.address().getPort()));
         gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
     }
 
@@ -103,6 +123,9 @@ class ProxyDownloadIT {
         secondHalf.countDown();
         if (gw != null) {
             gw.close();
+        }
+        if (h2Backend != null) {
+            h2Backend.close();
         }
         sim.close();
         halves.stop(0);
@@ -131,6 +154,20 @@ class ProxyDownloadIT {
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(r.version()).isEqualTo(version);
             assertThat(r.body()).hasSize(20_000_000);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(HttpClient.Version.class)
+    void aDownloadFromAnHttp2BackendIsWholePastTheDestinationsHeldBound(HttpClient.Version version) throws Exception {
+        // the destination holds at most 64 KiB; DATA that comes before the relay decides to stream must not be
+        // dropped against that bound (the answer would end cleanly, short)
+        try (HttpClient c = client(version)) {
+            for (int i = 0; i < 3; i++) {
+                HttpResponse<byte[]> r = c.send(get("/h2/file?bytes=3000000"), HttpResponse.BodyHandlers.ofByteArray());
+                assertThat(r.statusCode()).as("run %d", i).isEqualTo(200);
+                assertThat(r.body()).as("run %d", i).hasSize(3_000_000);
+            }
         }
     }
 

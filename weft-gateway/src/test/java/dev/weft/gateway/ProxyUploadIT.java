@@ -336,6 +336,21 @@ class ProxyUploadIT {
     }
 
     @Test
+    void aClientThatWaitsForAHundredIsAnsweredAtOnceWhenTheHeadDecides() throws Exception {
+        for (String[] c : new String[][] {{"/nowhere/a", "404"}, {"/small/a", "413"}}) {
+            try (Socket s = connect()) {
+                s.getOutputStream().write(("POST " + c[0] + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                        + "Content-Length: 2000000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                s.getOutputStream().flush();
+                Answer a = read(s.getInputStream());
+                assertThat(a.status()).as("%s: %s", c[0], a).isEqualTo(Integer.parseInt(c[1]));
+                assertThat(a.head()).as(c[0]).contains("connection: close");
+            }
+        }
+        assertThat(received.get()).isZero();
+    }
+
+    @Test
     void anUploadWithContentLengthKeepsItsLengthToTheBackend() throws Exception {
         byte[] data = random(3 << 20, 2);
         try (HttpClient c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {

@@ -55,12 +55,16 @@ final class Http1BodyStream implements BodySource {
      * @param interim written to {@code out} before the body is first read (a {@code 100 Continue}), or null
      */
     static Http1BodyStream of(Http1Reader reader, Framing framing, ConnectionListener.Activity activity,
-                              Duration bodyTimeout, long max, byte[] interim, java.io.OutputStream out) {
+                              Duration bodyTimeout, long max, byte[] interim, java.io.OutputStream out,
+                              Duration writeTimeout) {
         Http1BodyStream s = new Http1BodyStream(reader.bodyRuns(framing, 16 * 1024), activity, bodyTimeout, max);
         s.beforeFirstRead = interim;
         s.out = out;
+        s.writeTimeout = writeTimeout;
         return s;
     }
+
+    private Duration writeTimeout;
 
     /**
      * Writes the interim answer the client waits for before it sends its body, once, when the handler first asks for
@@ -73,6 +77,7 @@ final class Http1BodyStream implements BodySource {
             return;
         }
         beforeFirstRead = null;
+        activity.writing(writeTimeout); // a client that takes nothing has its connection closed, and the write fails
         out.write(b);
         out.flush();
     }

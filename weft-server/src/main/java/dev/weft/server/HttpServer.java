@@ -94,6 +94,7 @@ public final class HttpServer implements AutoCloseable {
     private volatile boolean closed;
 
     private java.util.function.Predicate<dev.weft.http.RequestHead> streamedBodies = head -> false;
+    private java.util.function.Predicate<dev.weft.http.RequestHead> expectedBodies = head -> true;
     /** What an HTTP/2 connection hands its requests to. */
     private final dev.weft.server.http2.Http2ServerConnection.Requests h2Requests =
             new dev.weft.server.http2.Http2ServerConnection.Requests() {
@@ -147,6 +148,7 @@ public final class HttpServer implements AutoCloseable {
         private Refusals refusals;
         private dev.weft.server.http2.Http2Limits http2 = dev.weft.server.http2.Http2Limits.DEFAULT;
         private java.util.function.Predicate<dev.weft.http.RequestHead> streamedBodies = head -> false;
+        private java.util.function.Predicate<dev.weft.http.RequestHead> expectedBodies = head -> true;
 
         private Builder(HttpHandler handler) {
             this.handler = java.util.Objects.requireNonNull(handler, "handler");
@@ -173,6 +175,17 @@ public final class HttpServer implements AutoCloseable {
          */
         public Builder streamedBodies(java.util.function.Predicate<dev.weft.http.RequestHead> which) {
             this.streamedBodies = java.util.Objects.requireNonNull(which);
+            return this;
+        }
+
+        /**
+         * Which HTTP/1.1 requests that say {@code Expect: 100-continue} the handler wants the body of, from the head
+         * alone: those get {@code 100 Continue} as their body is first read; the others are handed over with their
+         * body unread ({@link ServerRequest#bodyStream()}), and the answer closes the connection (the handler answers
+         * from the head: a 404, a 413). Default all.
+         */
+        public Builder expectedBodies(java.util.function.Predicate<dev.weft.http.RequestHead> which) {
+            this.expectedBodies = java.util.Objects.requireNonNull(which);
             return this;
         }
 
@@ -231,6 +244,7 @@ public final class HttpServer implements AutoCloseable {
             Admission a = admission != null ? admission : new FixedAdmission(limits.maxConcurrent(), limits.maxWait());
             HttpServer s = new HttpServer(limits, executor, handler, a);
             s.streamedBodies = streamedBodies;
+            s.expectedBodies = expectedBodies;
             s.tls = tls;
             s.http2 = http2.enabled() ? new dev.weft.server.http2.Http2Front(http2) : null;
             s.h2cUpgrades = s.http2 != null && tls == null && http2.upgrade() ? s.http2 : null;
@@ -383,11 +397,14 @@ public final class HttpServer implements AutoCloseable {
                 // section 10.1.1), not after its own wait (curl waits 1 s before an upload over 1 MiB)
                 byte[] interim = hasBody && !read.http10() && read.head().headers().lists("expect", "100-continue")
                         ? CONTINUE : null;
-                if (hasBody && (h2cUpgrades == null || !h2cUpgrades.upgrades(read))
-                        && streamedBodies.test(read.head())) {
+                boolean upgrade = h2cUpgrades != null && h2cUpgrades.upgrades(read);
+                // a body the handler will not want (expectedBodies says so from the head: a 404, a 413) is not asked
+                // for: it is handed over unread, and the answer closes the connection
+                boolean unwanted = interim != null && !upgrade && !expectedBodies.test(read.head());
+                if (hasBody && !upgrade && (unwanted || streamedBodies.test(read.head()))) {
                     // the handler reads it as it comes (a relay's upload); each run within body_timeout
                     stream = Http1BodyStream.of(reader, framing, activity, limits.bodyTimeout(), limits.maxBodyBytes(),
-                            interim, out);
+                            interim, out, limits.idleTimeout());
                     body = EMPTY_BODY;
                 } else {
                     if (hasBody) {
@@ -633,6 +650,9 @@ public final class HttpServer implements AutoCloseable {
      */
     private void writeStreamed(Socket socket, OutputStream out, ServerResponse r, boolean trailers,
                                ConnectionListener.Activity activity, Http1BodyStream requestBody) {
+        if (requestBody != null) {
+            requestBody.untime(); // this thread's write deadlines from here (and no 100 after it); the body's reads
+        }                         // must not clear them
         BodySource source = r.stream();
         byte[] head;
         try {
@@ -648,9 +668,6 @@ public final class HttpServer implements AutoCloseable {
                 // the client went away: nothing to tell it
             }
             return;
-        }
-        if (requestBody != null) {
-            requestBody.untime(); // this thread's write deadlines from here; the body's reads must not clear them
         }
         java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
         Thread.ofVirtual().name("weft-stream-watch").start(() -> {

@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A client that says {@code Expect: 100-continue} waits for a {@code 100 Continue} before it sends its body (RFC 9110
  * section 10.1.1): the server says it as it starts to read the body, held or streamed, and never before a refusal it
- * can give from the head alone; an HTTP/1.0 client is not sent one. Raw bytes over loopback.
+ * can give from the head alone (its own 413, or the handler's when {@code expectedBodies} says the body is not
+ * wanted); an HTTP/1.0 client is not sent one. Raw bytes over loopback.
  */
 class ExpectContinueIT {
     private static HttpServer server;
@@ -42,8 +43,11 @@ class ExpectContinueIT {
             }
             return ServerResponse.json(200, "{\"streamed\":" + n + "}");
         };
-        server = HttpServer.builder(handler).limits(limits)
-                .streamedBodies(head -> head.path().startsWith("/stream")).start();
+        HttpHandler routed = r -> r.path().startsWith("/nowhere")
+                ? ServerResponse.json(404, "{\"error\":\"no route\"}") : handler.handle(r);
+        server = HttpServer.builder(routed).limits(limits)
+                .streamedBodies(head -> head.path().startsWith("/stream"))
+                .expectedBodies(head -> !head.path().startsWith("/nowhere")).start();
         port = server.addresses().getFirst().getPort();
     }
 
@@ -106,6 +110,18 @@ class ExpectContinueIT {
                 assertThat(readFor(s.getInputStream(), s, 2000)).as(path).startsWith("HTTP/1.1 413 ")
                         .doesNotContain("100 Continue");
             }
+        }
+    }
+
+    @Test
+    void aBodyTheHandlerWillNotWantIsNotAskedForAndTheAnswerClosesTheConnection() throws IOException {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.getOutputStream().write(("POST /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                    + "Content-Length: 500\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            String answer = readFor(s.getInputStream(), s, 2000);
+            assertThat(answer).startsWith("HTTP/1.1 404 ").doesNotContain("100 Continue")
+                    .containsIgnoringCase("connection: close");
         }
     }
 

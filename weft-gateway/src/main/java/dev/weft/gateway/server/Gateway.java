@@ -125,7 +125,7 @@ public final class Gateway implements AutoCloseable {
             g.server = HttpServer.builder(g::handle).listen(main).limits(config.limits())
                     .executor(executor != null ? executor : config.executor()).tls(g.tls).log(log)
                     .admission(GatewayAdmission.create(config, g.registry, g::routeOf)).refusals(g::refused).http2(config.http2())
-                    .streamedBodies(g::streamsBody).start();
+                    .streamedBodies(g::streamsBody).expectedBodies(g::wantsBody).start();
             Listeners.countSheds(g.server, g.registry);
             String budget = dev.weft.gateway.config.DescriptorBudget.check(config, dev.weft.os.Descriptors.limit());
             if (budget != null) {
@@ -188,15 +188,24 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
+    /** The {@code calls:} route that takes {@code head}'s method and path in {@code s}, or null. */
+    private static RoutePlan callsRoute(Snapshot s, dev.weft.http.RequestHead head) {
+        for (RoutePlan p : s.config().routes()) {
+            if (p.method().equals(head.method()) && p.path().match(head.path()) != null) {
+                return p;
+            }
+        }
+        return null;
+    }
+
     /** The id of the route {@code r} goes to (for the admission), or null. */
     private String routeOf(ServerRequest r) {
         if (r.path().startsWith("/-/")) {
             return null;
         }
-        for (RoutePlan p : current.config().routes()) {
-            if (p.method().equals(r.method()) && p.path().match(r.path()) != null) {
-                return p.id();
-            }
+        RoutePlan calls = callsRoute(current, r.head());
+        if (calls != null) {
+            return calls.id();
         }
         ProxyRoute proxy = current.config().proxyFor(r.path());
         return proxy == null ? null : proxy.id();
@@ -325,12 +334,25 @@ public final class Gateway implements AutoCloseable {
             return false;
         }
         Snapshot s = current;
-        for (RoutePlan p : s.config().routes()) {
-            if (p.method().equals(head.method()) && p.path().match(head.path()) != null) {
-                return false;
-            }
+        return callsRoute(s, head) == null && s.config().proxyFor(head.path()) != null;
+    }
+
+    /**
+     * Whether the body of a request that waits for {@code 100 Continue} is wanted, from its head: not when no route
+     * takes it (404, 405) or a proxy route's bounds refuse its declared length (413), so the client is answered at once
+     * and does not send it (docs/gateway.md, Proxy routes).
+     */
+    private boolean wantsBody(dev.weft.http.RequestHead head) {
+        if (head.path().startsWith("/-/")) {
+            return true;
         }
-        return s.config().proxyFor(head.path()) != null;
+        Snapshot s = current;
+        if (callsRoute(s, head) != null) {
+            return true;
+        }
+        ProxyRoute proxy = s.config().proxyFor(head.path());
+        return proxy != null
+                && Relay.declaredLength(head.headers()) <= Math.min(proxy.maxBody(), s.config().limits().maxBodyBytes());
     }
 
     /** Whether {@code proxy}'s destination is spoken to over HTTP/2 with prior knowledge ({@code http2: h2c}). */
