@@ -15,8 +15,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * An HTTP/1.1 request's body handed to the handler as it comes ({@link ServerRequest#bodyStream()}), read from the
  * connection's own reader by whichever thread asks (a relay's pump): each run must come within the server's
- * {@code body_timeout} (the connection is closed otherwise, as for a held body that stops half-way), and the body may
- * hold at most {@code max_body_bytes} in all (over it, {@link #next} throws a 413 {@link HttpCodecException}, as does
+ * {@code body_timeout} (the connection is closed otherwise, as for a held body that stops half-way), once it has waited
+ * for its client longer than {@code body_timeout} in all it must have come at least {@code min_body_rate} (else a 408
+ * {@link HttpCodecException}), and the body may hold at most {@code max_body_bytes} in all (over it, {@link #next} throws a 413 {@link HttpCodecException}, as does
  * malformed chunked framing with its 400). The connection's thread keeps the socket once the handler answered:
  * {@link #settle} (docs/gateway.md, Proxy routes).
  */
@@ -31,6 +32,9 @@ final class Http1BodyStream implements BodySource {
     private final CountDownLatch settled = new CountDownLatch(1);
     private volatile boolean ended;
     private volatile boolean cancelled;
+    /** Nanoseconds spent waiting for the client's runs, and the floor on its rate once that is over body_timeout. */
+    private long waitedNanos;
+    private long minRate;
     /** Set once the connection's thread writes a streamed answer: its write deadline is not to be touched. */
     private boolean untimed;
     /** Written before the first read ({@code 100 Continue} to a client that waits for it), or null. */
@@ -56,8 +60,9 @@ final class Http1BodyStream implements BodySource {
      */
     static Http1BodyStream of(Http1Reader reader, Framing framing, ConnectionListener.Activity activity,
                               Duration bodyTimeout, long max, byte[] interim, java.io.OutputStream out,
-                              Duration writeTimeout) {
+                              Duration writeTimeout, long minRate) {
         Http1BodyStream s = new Http1BodyStream(reader.bodyRuns(framing, 16 * 1024), activity, bodyTimeout, max);
+        s.minRate = minRate;
         s.beforeFirstRead = interim;
         s.out = out;
         s.writeTimeout = writeTimeout;
@@ -95,6 +100,7 @@ final class Http1BodyStream implements BodySource {
             interim();
             timed(true);
             byte[] run;
+            long t0 = System.nanoTime();
             try {
                 run = runs.next();
             } catch (HttpCodecException e) {
@@ -108,6 +114,7 @@ final class Http1BodyStream implements BodySource {
                 throw e;
             } finally {
                 timed(false);
+                waitedNanos += System.nanoTime() - t0;
             }
             if (run == null) {
                 ended = true;
@@ -118,6 +125,13 @@ final class Http1BodyStream implements BodySource {
             if (bytes > max) {
                 settled.countDown();
                 throw new HttpCodecException.BodyTooLarge("a chunked body over the limit of " + max + " bytes");
+            }
+            if (minRate > 0 && waitedNanos > bodyTimeout.toNanos()
+                    && bytes < minRate * (double) waitedNanos / 1e9) {
+                settled.countDown();
+                throw new HttpCodecException(408, "the request body came at " + Math.round(bytes / (waitedNanos / 1e9))
+                        + " bytes a second over " + waitedNanos / 1_000_000 + " ms of waiting for it, under the"
+                        + " server's min_body_rate of " + minRate);
             }
             return run;
         } finally {

@@ -404,7 +404,7 @@ public final class HttpServer implements AutoCloseable {
                 if (hasBody && !upgrade && (unwanted || streamedBodies.test(read.head()))) {
                     // the handler reads it as it comes (a relay's upload); each run within body_timeout
                     stream = Http1BodyStream.of(reader, framing, activity, limits.bodyTimeout(), limits.maxBodyBytes(),
-                            interim, out, limits.idleTimeout());
+                            interim, out, limits.idleTimeout(), limits.minBodyRate());
                     body = EMPTY_BODY;
                 } else {
                     if (hasBody) {

@@ -21,15 +21,21 @@ import java.time.Duration;
  *                       (default 30s: a body that stops half-way holds a connection and a virtual thread no longer
  *                       than this; the body's buffer grows only as its bytes arrive). An answer the peer takes no
  *                       more of for {@code idleTimeout} closes the connection too.
+ * @param minBodyRate    bytes a second: an HTTP/1.1 body handed over as it comes (a streamed upload, whose each run
+ *                       must come within {@code bodyTimeout}) that has waited for its client longer than
+ *                       {@code bodyTimeout} in all must have come at least this fast over that time, else it fails
+ *                       (408) and the connection closes: a client that trickles a byte within each body_timeout holds
+ *                       its place no longer than that (default 1,024; 0: no such bound)
  */
 public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes,
                            Duration idleTimeout, int maxConnections, Duration drainTimeout, Duration headerTimeout,
-                           Duration bodyTimeout) {
+                           Duration bodyTimeout, long minBodyRate) {
     public static final Duration DEFAULT_HEADER_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(30);
+    public static final long DEFAULT_MIN_BODY_RATE = 1024;
     public static final ServerLimits DEFAULT = new ServerLimits(10_000, Duration.ofMillis(100), 16 * 1024,
             1024 * 1024, Duration.ofSeconds(60), 16_000, Duration.ofSeconds(10), DEFAULT_HEADER_TIMEOUT,
-            DEFAULT_BODY_TIMEOUT);
+            DEFAULT_BODY_TIMEOUT, DEFAULT_MIN_BODY_RATE);
 
     public ServerLimits {
         java.util.Objects.requireNonNull(maxWait, "maxWait");
@@ -45,6 +51,9 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
         }
         if (bodyTimeout.isZero() || bodyTimeout.isNegative()) {
             throw new IllegalArgumentException("body_timeout must be above zero");
+        }
+        if (minBodyRate < 0) {
+            throw new IllegalArgumentException("min_body_rate must be 0 or more bytes a second");
         }
     }
 
@@ -65,6 +74,7 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
         b.drainTimeout = drainTimeout;
         b.headerTimeout = headerTimeout;
         b.bodyTimeout = bodyTimeout;
+        b.minBodyRate = minBodyRate;
         return b;
     }
 
@@ -79,6 +89,7 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
         private Duration drainTimeout;
         private Duration headerTimeout;
         private Duration bodyTimeout;
+        private long minBodyRate;
 
         private Builder() {
         }
@@ -128,10 +139,15 @@ public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes
             return this;
         }
 
+        public Builder minBodyRate(long bytesPerSecond) {
+            this.minBodyRate = bytesPerSecond;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the limit that is out of its range */
         public ServerLimits build() {
             return new ServerLimits(maxConcurrent, maxWait, maxHeadBytes, maxBodyBytes, idleTimeout, maxConnections,
-                    drainTimeout, headerTimeout, bodyTimeout);
+                    drainTimeout, headerTimeout, bodyTimeout, minBodyRate);
         }
     }
 

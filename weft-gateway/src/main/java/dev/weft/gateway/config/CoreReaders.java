@@ -244,7 +244,8 @@ public final class CoreReaders {
     /** An inbound server's {@code limits:} over {@link ServerLimits#DEFAULT}. */
     public ServerLimits serverLimits(ConfigNode node) {
         Map<String, ConfigNode> l = entries(node, Set.of("max_concurrent", "max_wait", "max_header_bytes",
-                "max_body_bytes", "idle_timeout", "max_connections", "drain_timeout", "header_timeout", "body_timeout"));
+                "max_body_bytes", "idle_timeout", "max_connections", "drain_timeout", "header_timeout", "body_timeout",
+                "min_body_rate"));
         ServerLimits d = ServerLimits.DEFAULT;
         try {
             ServerLimits.Builder b = d.toBuilder();
@@ -274,6 +275,9 @@ public final class CoreReaders {
             }
             if (l.containsKey("body_timeout")) {
                 b.bodyTimeout(positive(l.get("body_timeout"), d.bodyTimeout()));
+            }
+            if (l.containsKey("min_body_rate")) {
+                b.minBodyRate(l.get("min_body_rate").bytes(1L << 30)); // bytes a second: 1KiB, 0 for none
             }
             return b.build();
         } catch (ConfigException e) {

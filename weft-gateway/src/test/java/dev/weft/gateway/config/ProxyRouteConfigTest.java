@@ -101,6 +101,19 @@ class ProxyRouteConfigTest {
     }
 
     @Test
+    void minBodyRateIsReadWithItsDefaultAndItsPlaceWhenBad() throws ConfigException {
+        String route = "routes:\n  - prefix: /b/\n    proxy: http://127.0.0.1:9001/\n";
+        assertThat(GatewayConfigLoader.parse("gw.yaml", route).limits().minBodyRate())
+                .isEqualTo(dev.weft.server.ServerLimits.DEFAULT_MIN_BODY_RATE).isEqualTo(1024);
+        assertThat(GatewayConfigLoader.parse("gw.yaml", "limits: {min_body_rate: 4KiB}\n" + route).limits()
+                .minBodyRate()).isEqualTo(4096);
+        assertThat(GatewayConfigLoader.parse("gw.yaml", "limits: {min_body_rate: 0}\n" + route).limits()
+                .minBodyRate()).isZero();
+        assertThatThrownBy(() -> GatewayConfigLoader.parse("gw.yaml", "limits: {min_body_rate: fast}\n" + route))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:1:25");
+    }
+
+    @Test
     void badRoutesAreNamedWithTheirPlace() {
         assertThatThrownBy(() -> load("  - prefix: /b/\n    proxy: \"http://127.0.0.1:9001/v1/?x=1\"\n"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("gw.yaml:3:12")
