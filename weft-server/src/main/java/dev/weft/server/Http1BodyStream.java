@@ -14,11 +14,11 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An HTTP/1.1 request's body handed to the handler as it comes ({@link ServerRequest#bodyStream()}), read from the
- * connection's own reader by whichever thread asks (a relay's pump): each run must come within the server's
- * {@code body_timeout} (the connection is closed otherwise, as for a held body that stops half-way), once it has waited
- * for its client longer than {@code body_timeout} in all it must have come at least {@code min_body_rate} (else a 408
- * {@link HttpCodecException}), and the body may hold at most {@code max_body_bytes} in all (over it, {@link #next} throws a 413 {@link HttpCodecException}, as does
- * malformed chunked framing with its 400). The connection's thread keeps the socket once the handler answered:
+ * connection's own reader by whichever thread asks (a relay's pump). Each run must come within the server's
+ * {@code body_timeout} (the connection is closed otherwise, as for a held body that stops half-way); once the body has
+ * waited for its client longer than {@code body_timeout} in all it must have come at least {@code min_body_rate}
+ * (else {@link #next} throws a 408 {@link HttpCodecException}); it may hold at most {@code max_body_bytes} in all
+ * (else a 413; malformed chunked framing a 400). The connection's thread keeps the socket once the handler answered:
  * {@link #settle} (docs/gateway.md, Proxy routes).
  */
 final class Http1BodyStream implements BodySource {
@@ -40,6 +40,9 @@ final class Http1BodyStream implements BodySource {
     /** Written before the first read ({@code 100 Continue} to a client that waits for it), or null. */
     private byte[] beforeFirstRead;
     private java.io.OutputStream out;
+    /** How long the client may take no more of {@link #beforeFirstRead} (the server's idle timeout). */
+    private Duration writeTimeout;
+    /** Bytes handed out so far. */
     private long bytes;
 
     /**
@@ -68,8 +71,6 @@ final class Http1BodyStream implements BodySource {
         s.writeTimeout = writeTimeout;
         return s;
     }
-
-    private Duration writeTimeout;
 
     /**
      * Writes the interim answer the client waits for before it sends its body, once, when the handler first asks for

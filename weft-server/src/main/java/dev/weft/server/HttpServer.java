@@ -651,8 +651,9 @@ public final class HttpServer implements AutoCloseable {
     private void writeStreamed(Socket socket, OutputStream out, ServerResponse r, boolean trailers,
                                ConnectionListener.Activity activity, Http1BodyStream requestBody) {
         if (requestBody != null) {
-            requestBody.untime(); // this thread's write deadlines from here (and no 100 after it); the body's reads
-        }                         // must not clear them
+            // this thread's write deadlines from here, which the body's reads must not clear (and no 100 after it)
+            requestBody.untime();
+        }
         BodySource source = r.stream();
         byte[] head;
         try {
