@@ -97,28 +97,8 @@ class ProxyUploadIT {
             ex.close();
         });
         digest.start();
-        early = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        Thread.ofVirtual().start(() -> {
-            while (!early.isClosed()) {
-                try {
-                    Socket s = early.accept();
-                    Thread.ofVirtual().start(() -> answerFirst(s));
-                } catch (IOException e) {
-                    return;
-                }
-            }
-        });
-        events = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        Thread.ofVirtual().start(() -> {
-            while (!events.isClosed()) {
-                try {
-                    Socket s = events.accept();
-                    Thread.ofVirtual().start(() -> eventsAtOnce(s));
-                } catch (IOException e) {
-                    return;
-                }
-            }
-        });
+        early = rawBackend(this::answerFirst);
+        events = rawBackend(ProxyUploadIT::eventsAtOnce);
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, """
                 http2: { upgrade: true }
@@ -144,6 +124,22 @@ class ProxyUploadIT {
                 .replace("EARLY/", "http://127.0.0.1:" + early.getLocalPort() + "/")
                 .replace("EVENTS/", "http://127.0.0.1:" + events.getLocalPort() + "/"));
         gw = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, line -> { });
+    }
+
+    /** A backend on loopback that serves each connection it accepts with {@code serve}, on a thread of its own. */
+    private static ServerSocket rawBackend(java.util.function.Consumer<Socket> serve) throws IOException {
+        ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread.ofVirtual().start(() -> {
+            while (!server.isClosed()) {
+                try {
+                    Socket s = server.accept();
+                    Thread.ofVirtual().start(() -> serve.accept(s));
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        });
+        return server;
     }
 
     /** Reads a head, then streams events as fast as they are taken while another thread drops the request's body. */
