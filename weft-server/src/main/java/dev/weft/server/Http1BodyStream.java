@@ -28,6 +28,11 @@ final class Http1BodyStream implements BodySource {
     private final long max;
     /** Held while a run is read: the connection's thread takes it to read the socket itself ({@link #settle}). */
     private final ReentrantLock reading = new ReentrantLock();
+    /**
+     * Guards the hand-over of the connection's deadlines and writes: the reader's ({@link #timed}, {@link #interim})
+     * against the connection thread's taking them ({@link #cancel}, {@link #untime}).
+     */
+    private final ReentrantLock handOver = new ReentrantLock();
     /** Counted down when the body ended, failed or was cancelled: nothing more will be read for it. */
     private final CountDownLatch settled = new CountDownLatch(1);
     private volatile boolean ended;
@@ -74,18 +79,23 @@ final class Http1BodyStream implements BodySource {
 
     /**
      * Writes the interim answer the client waits for before it sends its body, once, when the handler first asks for
-     * the body; under this object's monitor, so never once the connection's thread writes an answer ({@link #cancel},
+     * the body; under {@link #handOver}, so never once the connection's thread writes an answer ({@link #cancel},
      * {@link #untime} wait for it).
      */
-    private synchronized void interim() throws IOException {
-        byte[] b = beforeFirstRead;
-        if (b == null || cancelled || untimed) {
-            return;
+    private void interim() throws IOException {
+        handOver.lock();
+        try {
+            byte[] b = beforeFirstRead;
+            if (b == null || cancelled || untimed) {
+                return;
+            }
+            beforeFirstRead = null;
+            activity.writing(writeTimeout); // a client that takes nothing has its connection closed: the write fails
+            out.write(b);
+            out.flush();
+        } finally {
+            handOver.unlock();
         }
-        beforeFirstRead = null;
-        activity.writing(writeTimeout); // a client that takes nothing has its connection closed, and the write fails
-        out.write(b);
-        out.flush();
     }
 
     @Override
@@ -145,14 +155,19 @@ final class Http1BodyStream implements BodySource {
      * the handler's (its pump waits for the backend to take the last one). Not once the answer is given or streams
      * ({@link #cancel}, {@link #untime}): the connection's thread owns its deadlines then.
      */
-    private synchronized void timed(boolean waiting) {
-        if (cancelled || untimed) {
-            return;
-        }
-        if (waiting) {
-            activity.body(bodyTimeout);
-        } else {
-            activity.busy();
+    private void timed(boolean waiting) {
+        handOver.lock();
+        try {
+            if (cancelled || untimed) {
+                return;
+            }
+            if (waiting) {
+                activity.body(bodyTimeout);
+            } else {
+                activity.busy();
+            }
+        } finally {
+            handOver.unlock();
         }
     }
 
@@ -161,8 +176,13 @@ final class Http1BodyStream implements BodySource {
      * reads must not clear (one deadline a connection): the rest of the body is bounded by the handler's deadline
      * (a route's timeout), no longer by body_timeout.
      */
-    synchronized void untime() {
-        untimed = true;
+    void untime() {
+        handOver.lock();
+        try {
+            untimed = true;
+        } finally {
+            handOver.unlock();
+        }
     }
 
     /** Chunked trailers of a request are read and dropped (a held body's are too). */
@@ -173,8 +193,11 @@ final class Http1BodyStream implements BodySource {
 
     @Override
     public void cancel() {
-        synchronized (this) {
+        handOver.lock();
+        try {
             cancelled = true;
+        } finally {
+            handOver.unlock();
         }
         settled.countDown();
     }
