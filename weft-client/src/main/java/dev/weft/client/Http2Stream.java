@@ -199,6 +199,9 @@ final class Http2Stream extends Lease {
      */
     @Override
     void hold() {
+        if (!undecided) {
+            return; // no sink asked (the common case): nothing to credit, no lock taken
+        }
         int c;
         bodyLock.lock();
         try {
