@@ -146,7 +146,7 @@ class ProxyUploadIT {
     private static void eventsAtOnce(Socket s) {
         try (s) {
             InputStream in = s.getInputStream();
-            skipHead(in);
+            readHead(in);
             Thread.ofVirtual().start(() -> {
                 try {
                     in.transferTo(OutputStream.nullOutputStream());
@@ -170,16 +170,20 @@ class ProxyUploadIT {
         }
     }
 
-    private static void skipHead(InputStream in) throws IOException {
+    /** A message's head up to its blank line, as text; EOFException when the stream ends first. */
+    private static String readHead(InputStream in) throws IOException {
+        ByteArrayOutputStream h = new ByteArrayOutputStream();
         int state = 0;
         while (state < 4) {
             int c = in.read();
             if (c < 0) {
-                throw new java.io.EOFException();
+                throw new java.io.EOFException("closed before the head ended: " + h);
             }
+            h.write(c);
             state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3))
                     ? state + 1 : 0;
         }
+        return h.toString(StandardCharsets.ISO_8859_1);
     }
 
     /**
@@ -188,7 +192,7 @@ class ProxyUploadIT {
      */
     private void answerFirst(Socket s) {
         try (s) {
-            skipHead(s.getInputStream());
+            readHead(s.getInputStream());
             s.getOutputStream().write(("HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
                     + "Content-Length: 16\r\nConnection: close\r\n\r\n{\"who\":\"nobody\"}").getBytes(StandardCharsets.US_ASCII));
             s.getOutputStream().flush();
@@ -255,18 +259,7 @@ class ProxyUploadIT {
     }
 
     private static Answer read(InputStream in) throws IOException {
-        ByteArrayOutputStream h = new ByteArrayOutputStream();
-        int state = 0;
-        while (state < 4) {
-            int c = in.read();
-            if (c < 0) {
-                throw new java.io.EOFException("closed before the answer's head ended: " + h);
-            }
-            h.write(c);
-            state = (c == '\r' && (state == 0 || state == 2)) || (c == '\n' && (state == 1 || state == 3))
-                    ? state + 1 : 0;
-        }
-        String head = h.toString(StandardCharsets.ISO_8859_1);
+        String head = readHead(in);
         int length = 0;
         for (String line : head.split("\r\n")) {
             if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {

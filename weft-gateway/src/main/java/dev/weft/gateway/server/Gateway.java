@@ -288,7 +288,7 @@ public final class Gateway implements AutoCloseable {
         // a streamed upload is bounded as a held body is; a gRPC stream from HTTP/2 to HTTP/2 is not (a client stream
         // may last as long as its call), and no other request gets past max_body by saying it is gRPC
         long serverMax = s.config().limits().maxBodyBytes();
-        long max = Math.min(proxy.maxBody(), serverMax);
+        long max = uploadBound(s, proxy);
         boolean bounded = r.bodyStream() != null
                 && !(r.http2() && Relay.isGrpc(r.head().headers()) && h2c(s, proxy));
         long declared = r.bodyStream() == null ? r.body().length
@@ -351,8 +351,12 @@ public final class Gateway implements AutoCloseable {
             return true;
         }
         ProxyRoute proxy = s.config().proxyFor(head.path());
-        return proxy != null
-                && Relay.declaredLength(head.headers()) <= Math.min(proxy.maxBody(), s.config().limits().maxBodyBytes());
+        return proxy != null && Relay.declaredLength(head.headers()) <= uploadBound(s, proxy);
+    }
+
+    /** The most a request body to {@code proxy} may hold: its {@code max_body}, or the server's, the smaller. */
+    private static long uploadBound(Snapshot s, ProxyRoute proxy) {
+        return Math.min(proxy.maxBody(), s.config().limits().maxBodyBytes());
     }
 
     /** Whether {@code proxy}'s destination is spoken to over HTTP/2 with prior knowledge ({@code http2: h2c}). */
