@@ -650,8 +650,21 @@ public final class Dispatcher implements AutoCloseable {
             return;
         }
         Lane l = lanes.get(endpoint);
-        if (l != null) {
-            l.apply(field, value);
+        if (l == null) {
+            return;
+        }
+        // a pause or a disable read from the topic (another instance's, an operator's, or one written here before a
+        // restart) is said once, when it changes this instance's state; throttles come and go too often to log
+        String change = switch (field) {
+            case PAUSED -> l.paused() == Boolean.TRUE.equals(value) ? null
+                    : Boolean.TRUE.equals(value) ? "paused" : "resumed";
+            case DISABLED -> java.util.Objects.equals(l.disabled(), value) ? null
+                    : value == null ? "enabled" : "disabled (" + value + ")";
+            default -> null;
+        };
+        l.apply(field, value);
+        if (change != null) {
+            log.accept("endpoint " + endpoint + ": " + change + ", as read from " + cfg.stateTopic());
         }
     }
 
