@@ -229,6 +229,7 @@ class ProxyGrpcIT {
         Path f = dir.resolve("gw.yaml");
         Files.writeString(f, """
                 access_log: LOG
+                limits: { body_timeout: 1s }
                 destinations:
                   "TARGET":
                     http2: h2c
@@ -569,6 +570,22 @@ class ProxyGrpcIT {
             byte[] echo = o.messages().poll(5, TimeUnit.SECONDS);
             assertThat(echo).as("the echo of '%s' while the stream is open both ways", m).isNotNull();
             assertThat(new String(echo, StandardCharsets.UTF_8)).isEqualTo("echo:" + m);
+        }
+        o.call().halfClose();
+        assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
+    }
+
+    @Test
+    void aBidirectionalStreamMayBeQuietLongerThanTheServersBodyTimeout() throws Exception {
+        // 2.5 s between messages, over the gateway's body_timeout (1 s, this config) and, over the whole stream, under
+        // its min_body_rate: a gRPC stream from HTTP/2 to h2c is bounded by the route's timeout (30 s) alone
+        Open o = start(channel, CHAT, 10, 20);
+        for (String m : List.of("one", "two", "three")) {
+            o.call().sendMessage(utf8(m));
+            byte[] echo = o.messages().poll(5, TimeUnit.SECONDS);
+            assertThat(echo).as("the echo of '%s' after a quiet spell", m).isNotNull();
+            assertThat(new String(echo, StandardCharsets.UTF_8)).isEqualTo("echo:" + m);
+            Thread.sleep(2500);
         }
         o.call().halfClose();
         assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);

@@ -375,6 +375,54 @@ class ProxyUploadIT {
     }
 
     @Test
+    void anHttp2UploadThatTricklesUnderMinBodyRateIs408AndTheConnectionGoesOn() throws Exception {
+        // 10 bytes every 500 ms (20 bytes a second, 20 s in all): each DATA frame within body_timeout (4 s), and
+        // under min_body_rate (1 KiB a second by default) once it has waited 4 s; before, only the route's timeout
+        // (20 s) bounded it, over HTTP/2
+        java.io.InputStream trickle = new java.io.InputStream() {
+            private int sent;
+
+            @Override
+            public int read() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws java.io.IOException {
+                if (sent >= 400) {
+                    return -1;
+                }
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    throw new java.io.InterruptedIOException();
+                }
+                int n = Math.min(len, 10);
+                sent += n;
+                return n;
+            }
+        };
+        try (HttpClient c = HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build()) {
+            HttpResponse<String> warm = c.send(HttpRequest.newBuilder(URI.create(gw.url() + "/up/warm")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(warm.version()).as("upgraded to h2c").isEqualTo(HttpClient.Version.HTTP_2);
+            long t0 = System.nanoTime();
+            HttpResponse<String> r = c.send(HttpRequest.newBuilder(URI.create(gw.url() + "/up/slow"))
+                    .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofInputStream(() -> trickle))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.version()).isEqualTo(HttpClient.Version.HTTP_2);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(408);
+            assertThat(r.body()).contains("min_body_rate").contains("\"route\"");
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("not the route's timeout (20 s)")
+                    .isLessThan(Duration.ofSeconds(12));
+            HttpResponse<String> after = c.send(HttpRequest.newBuilder(URI.create(gw.url() + "/up/after")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(after.statusCode()).as("the connection's next stream").isEqualTo(200);
+            assertThat(after.version()).isEqualTo(HttpClient.Version.HTTP_2);
+        }
+    }
+
+    @Test
     void aChunkedUploadOverMaxBodyIs413AndTheBackendNeverReadsAWholeBody() throws Exception {
         byte[] data = random(2 << 20, 4);
         try (Socket s = connect()) {

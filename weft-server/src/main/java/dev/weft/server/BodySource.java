@@ -24,6 +24,14 @@ public interface BodySource {
     /** Nobody will read the rest (the client reset its stream or went away, a write failed): stop making it. */
     void cancel();
 
+    /**
+     * A request body streamed over HTTP/2 (a stream of its own): from now on its reader's deadline alone bounds the
+     * waits for it, not the server's {@code body_timeout} per run and {@code min_body_rate} (a gRPC client stream
+     * may rightly send nothing for minutes). Others ignore it: an HTTP/1.1 body keeps its connection's bounds.
+     */
+    default void liftTimeBounds() {
+    }
+
     /** What {@link #watched} tells, once, when a body ends. */
     interface End {
         /**
@@ -64,6 +72,11 @@ public interface BodySource {
             @Override
             public Headers trailers() {
                 return inner.trailers();
+            }
+
+            @Override
+            public void liftTimeBounds() {
+                inner.liftTimeBounds();
             }
 
             @Override

@@ -320,8 +320,7 @@ public final class HttpServer implements AutoCloseable {
                 return;
             }
             if (http2 != null && "h2".equals(((javax.net.ssl.SSLSocket) socket).getApplicationProtocol())) {
-                http2.serve(socket, socket.getInputStream(), false, activity, limits.maxBodyBytes(), limits.bodyTimeout(),
-                        h2Requests);
+                http2.serve(socket, socket.getInputStream(), false, activity, limits, h2Requests);
                 return;
             }
         }
@@ -350,7 +349,7 @@ public final class HttpServer implements AutoCloseable {
             fresh = back.fresh();
         }
         if (http2 != null && tls == null && fresh) { // the preface only as a connection's first bytes (RFC 9113 3.4)
-            raw = http2.h2cOrHttp1(socket, raw, activity, limits.maxBodyBytes(), limits.bodyTimeout(), h2Requests);
+            raw = http2.h2cOrHttp1(socket, raw, activity, limits, h2Requests);
             if (raw == null) {
                 return; // it was h2c, and is over
             }
@@ -430,8 +429,7 @@ public final class HttpServer implements AutoCloseable {
             RequestHead head = read.head();
             if (h2cUpgrades != null && h2cUpgrades.upgrades(read)) { // Upgrade: h2c, where http2.upgrade asks for it
                 activity.writing(limits.idleTimeout());
-                h2cUpgrades.serveUpgraded(socket, reader.rest(), head, body, activity, limits.maxBodyBytes(),
-                        limits.bodyTimeout(), h2Requests);
+                h2cUpgrades.serveUpgraded(socket, reader.rest(), head, body, activity, limits, h2Requests);
                 return;
             }
             ServerRequest request = new ServerRequest(head, body, remote, System.nanoTime(), false, stream,

@@ -21,11 +21,12 @@ import java.time.Duration;
  *                       (default 30s: a body that stops half-way holds a connection and a virtual thread no longer
  *                       than this; the body's buffer grows only as its bytes arrive). An answer the peer takes no
  *                       more of for {@code idleTimeout} closes the connection too.
- * @param minBodyRate    bytes a second: an HTTP/1.1 body handed over as it comes (a streamed upload, whose each run
- *                       must come within {@code bodyTimeout}) that has waited for its client longer than
- *                       {@code bodyTimeout} in all must have come at least this fast over that time, else it fails
- *                       (408) and the connection closes: a client that trickles a byte within each body_timeout holds
- *                       its place no longer than that (default 1,024; 0: no such bound)
+ * @param minBodyRate    bytes a second: a body handed over as it comes (a streamed upload, whose each run must come
+ *                       within {@code bodyTimeout}) that has waited for its client longer than {@code bodyTimeout} in
+ *                       all must have come at least this fast over that time, else it fails (408; over HTTP/1.1 the
+ *                       connection closes, over HTTP/2 the stream ends): a client that trickles a byte within each
+ *                       body_timeout holds its place no longer than that (default 1,024; 0: no such bound; an HTTP/2
+ *                       body whose reader lifts it, {@link BodySource#liftTimeBounds}, has neither bound)
  */
 public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes,
                            Duration idleTimeout, int maxConnections, Duration drainTimeout, Duration headerTimeout,

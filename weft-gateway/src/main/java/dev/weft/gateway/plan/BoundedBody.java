@@ -55,6 +55,11 @@ public final class BoundedBody implements BodySource {
         inner.cancel();
     }
 
+    @Override
+    public void liftTimeBounds() {
+        inner.liftTimeBounds();
+    }
+
     /** Why the body was refused as it came, or null. */
     public HttpCodecException refusal() {
         return refusal;

@@ -291,6 +291,9 @@ public final class Gateway implements AutoCloseable {
         long max = uploadBound(s, proxy);
         boolean bounded = r.bodyStream() != null
                 && !(r.http2() && Relay.isGrpc(r.head().headers()) && h2c(s, proxy));
+        if (r.bodyStream() != null && !bounded) {
+            r.bodyStream().liftTimeBounds(); // nor by body_timeout and min_body_rate: the route's timeout bounds it
+        }
         long declared = r.bodyStream() == null ? r.body().length
                 : bounded ? Relay.declaredLength(r.head().headers()) : -1;
         if (declared > max) {

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
 import java.net.Socket;
-import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -94,13 +93,13 @@ public final class Http2Front {
      * @return null when it was HTTP/2 (and is over), else what to read HTTP/1.1 from: every byte, those read here first
      */
     public InputStream h2cOrHttp1(Socket socket, InputStream raw, ConnectionListener.Activity activity,
-                                  long maxBodyBytes, Duration bodyTimeout, Http2ServerConnection.Requests requests)
+                                  dev.weft.server.ServerLimits server, Http2ServerConnection.Requests requests)
             throws IOException {
         Sniffed first = sniff(raw, activity::bytesIn);
         if (!first.http2() && !first.badPreface() && !limits.h2cOnly()) {
             return first.rest();
         }
-        serve(socket, first.rest(), first.http2(), activity, maxBodyBytes, bodyTimeout, requests);
+        serve(socket, first.rest(), first.http2(), activity, server, requests);
         return null;
     }
 
@@ -111,10 +110,9 @@ public final class Http2Front {
      * @param prefaceRead whether the client preface has been read off {@code in} already
      */
     public void serve(Socket socket, InputStream in, boolean prefaceRead, ConnectionListener.Activity activity,
-                      long maxBodyBytes, Duration bodyTimeout, Http2ServerConnection.Requests requests)
+                      dev.weft.server.ServerLimits server, Http2ServerConnection.Requests requests)
             throws IOException {
-        Http2ServerConnection c = new Http2ServerConnection(socket, in, limits, maxBodyBytes, bodyTimeout, activity,
-                metrics, requests);
+        Http2ServerConnection c = new Http2ServerConnection(socket, in, limits, server, activity, metrics, requests);
         live.add(c);
         if (draining) {
             c.goAway(); // sent right after the server's SETTINGS
@@ -190,15 +188,14 @@ public final class Http2Front {
      * @param body the request's body, read whole already
      */
     public void serveUpgraded(Socket socket, InputStream in, dev.weft.http.RequestHead head, byte[] body,
-                              ConnectionListener.Activity activity, long maxBodyBytes, Duration bodyTimeout,
+                              ConnectionListener.Activity activity, dev.weft.server.ServerLimits server,
                               Http2ServerConnection.Requests requests) throws IOException {
         java.util.List<dev.weft.http.h2.Http2Frame.Setting> settings = settingsOf(head);
         java.io.OutputStream out = socket.getOutputStream();
         out.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
                 .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         out.flush();
-        Http2ServerConnection c = new Http2ServerConnection(socket, in, limits, maxBodyBytes, bodyTimeout, activity,
-                metrics, requests);
+        Http2ServerConnection c = new Http2ServerConnection(socket, in, limits, server, activity, metrics, requests);
         live.add(c);
         if (draining) {
             c.goAway(); // sent right after the server's SETTINGS

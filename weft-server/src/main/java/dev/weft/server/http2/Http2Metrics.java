@@ -110,7 +110,10 @@ public final class Http2Metrics {
         return resetByPeer.sum();
     }
 
-    /** Streams reset (CANCEL) because their request body did not arrive within the server's body timeout. */
+    /**
+     * Streams whose request body came too slowly: a held body not whole within the server's body timeout (reset,
+     * CANCEL), a streamed one with no byte for that long or under its {@code min_body_rate} (answered 408).
+     */
     public long bodyTimeouts() {
         return bodyTimeouts.sum();
     }

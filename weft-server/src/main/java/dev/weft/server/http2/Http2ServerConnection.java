@@ -66,8 +66,8 @@ public final class Http2ServerConnection {
     private final OutputStream out;
     private final Http2FrameReader reader;
     private final Http2Limits limits;
-    private final long maxBodyBytes;
-    private final java.time.Duration bodyTimeout;
+    /** The server's body bounds: max_body_bytes, body_timeout, min_body_rate. */
+    private final dev.weft.server.ServerLimits server;
     private final ConnectionListener.Activity activity;
     private final Http2Metrics metrics;
     private final Requests requests;
@@ -151,16 +151,15 @@ public final class Http2ServerConnection {
     private volatile int acceptedStreamId;
     private volatile boolean closed;
 
-    Http2ServerConnection(Socket socket, InputStream in, Http2Limits limits, long maxBodyBytes,
-                          java.time.Duration bodyTimeout, ConnectionListener.Activity activity, Http2Metrics metrics,
-                          Requests requests) throws IOException {
+    Http2ServerConnection(Socket socket, InputStream in, Http2Limits limits, dev.weft.server.ServerLimits server,
+                          ConnectionListener.Activity activity, Http2Metrics metrics, Requests requests)
+            throws IOException {
         this.socket = socket;
         this.in = new BufferedInputStream(in, 16 * 1024);
         this.out = new BufferedOutputStream(new TimedOutput(socket.getOutputStream()), DEFAULT_FRAME_SIZE + 9);
         this.reader = new Http2FrameReader(this.in);
         this.limits = limits;
-        this.maxBodyBytes = maxBodyBytes;
-        this.bodyTimeout = bodyTimeout;
+        this.server = server;
         this.activity = activity;
         this.metrics = metrics;
         this.requests = requests;
@@ -587,7 +586,7 @@ public final class Http2ServerConnection {
         if (h.endStream()) {
             s.offer(null, 0, 0, true); // no body will come, whatever its content-length (0) says
         }
-        if (request.contentLength() > maxBodyBytes && !requests.streamsBody(request.head())) {
+        if (request.contentLength() > server.maxBodyBytes() && !requests.streamsBody(request.head())) {
             resetHere(id); // answered 413 at once: the body it still sends is dropped
             s.discard = true;
         }
@@ -924,11 +923,16 @@ public final class Http2ServerConnection {
     }
 
     long maxBodyBytes() {
-        return maxBodyBytes;
+        return server.maxBodyBytes();
     }
 
     java.time.Duration bodyTimeout() {
-        return bodyTimeout;
+        return server.bodyTimeout();
+    }
+
+    /** Bytes a second a streamed body must average once it has waited for its client longer than body_timeout. */
+    long minBodyRate() {
+        return server.minBodyRate();
     }
 
     Requests requests() {

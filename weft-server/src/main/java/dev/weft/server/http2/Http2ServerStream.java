@@ -1,5 +1,6 @@
 package dev.weft.server.http2;
 
+import dev.weft.http.HttpCodecException;
 import dev.weft.http.h2.Http2Error;
 import dev.weft.http.h2.Http2Exception;
 import dev.weft.http.h2.Http2FrameWriter;
@@ -233,8 +234,11 @@ final class Http2ServerStream {
 
     /**
      * A streamed request's body as it comes ({@link ServerRequest#bodyStream()}): each run taken from the stream's
-     * buffer and given back to the client's windows. No timeout of its own: its reader's deadline (the relay's route
-     * timeout) bounds the wait, and the reader's cancel ends it. Read by a thread that is not this stream's (a
+     * buffer and given back to the client's windows. As on HTTP/1.1 ({@code Http1BodyStream}): each run must come
+     * within the server's {@code body_timeout}, and once the reader has waited for the client longer than that in all,
+     * the body must have averaged {@code min_body_rate}; else {@link #next} throws a 408 {@link HttpCodecException}
+     * (the handler's answer, and the stream, end; the connection's other streams go on). The reader's deadline (a
+     * relay's route timeout) bounds the whole, and its cancel ends it. Read by a thread that is not this stream's (a
      * relay's pump): it writes nothing but WINDOW_UPDATEs, through the connection, and never resets the stream.
      */
     private final class BodyStream implements BodySource {
@@ -242,6 +246,11 @@ final class Http2ServerStream {
         private volatile boolean dropped;
         /** The body's end was handed out: every later read is the end too. */
         private volatile boolean endDelivered;
+        /** Nanoseconds its reader waited for the client's bytes (an empty buffer), and the bytes handed out. */
+        private long waitedNanos;
+        private long bytes;
+        /** {@link #liftTimeBounds}: only the reader's deadline (its interrupt or cancel) ends a wait. */
+        private volatile boolean timeless;
 
         @Override
         public byte[] next() throws IOException, InterruptedException {
@@ -250,19 +259,39 @@ final class Http2ServerStream {
             }
             byte[] run;
             boolean end;
+            long timeout = c.bodyTimeout().toNanos();
+            long t0 = System.nanoTime();
             lock.lock();
             try {
                 while (buffered == 0 && !ended && !cancelled && !discard && !dropped) {
-                    arrived.await();
+                    if (timeless) {
+                        arrived.await();
+                        continue;
+                    }
+                    long left = t0 + timeout - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    arrived.awaitNanos(left);
                 }
                 if (cancelled || discard || dropped) {
                     throw new IOException(dropped ? "the body was dropped" : "the client reset the stream");
                 }
-                run = java.util.Arrays.copyOf(buffer, buffered);
-                buffered = 0;
-                end = ended;
+                if (buffered == 0 && !ended) { // no byte for body_timeout
+                    run = null;
+                    end = false;
+                } else {
+                    run = java.util.Arrays.copyOf(buffer, buffered);
+                    buffered = 0;
+                    end = ended;
+                }
             } finally {
                 lock.unlock();
+                waitedNanos += System.nanoTime() - t0;
+            }
+            if (run == null) {
+                throw slow("no byte of the request body came for " + c.bodyTimeout().toMillis()
+                        + " ms (the server's body_timeout)");
             }
             if (run.length > 0) {
                 // the connection's window always comes back; the stream's only while it lives (no WINDOW_UPDATE
@@ -273,12 +302,31 @@ final class Http2ServerStream {
                 endDelivered = true;
                 return run.length > 0 ? run : null;
             }
+            bytes += run.length;
+            long minRate = timeless ? 0 : c.minBodyRate();
+            if (minRate > 0 && waitedNanos > timeout && bytes < minRate * (double) waitedNanos / 1e9) {
+                throw slow("the request body came at " + Math.round(bytes / (waitedNanos / 1e9))
+                        + " bytes a second over " + waitedNanos / 1_000_000 + " ms of waiting for it, under the"
+                        + " server's min_body_rate of " + minRate);
+            }
             return run;
+        }
+
+        /** A client too slow for the server's bounds: this body is read no more, and its reader answers 408. */
+        private HttpCodecException slow(String why) {
+            dropped = true;
+            c.metrics().onBodyTimeout();
+            return new HttpCodecException(408, why);
         }
 
         @Override
         public dev.weft.http.Headers trailers() {
             return dev.weft.http.Headers.EMPTY; // a request's trailers are read, checked and dropped
+        }
+
+        @Override
+        public void liftTimeBounds() {
+            timeless = true;
         }
 
         @Override
