@@ -695,6 +695,52 @@ class ProxyGrpcIT {
     }
 
     @Test
+    void aBidirectionalStreamToAnHttpsBackendMayBeQuietLongerThanTheServersBodyTimeout() throws Exception {
+        // as above, to a destination that chooses h2 by ALPN: max_body bounds it (it is not h2c), time does not
+        dev.weft.devtools.TestCerts certs = dev.weft.devtools.TestCerts.selfSigned(dir.resolve("tls"));
+        Server tls = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forServer(certs.cert().toFile(),
+                        certs.key().toFile()).build())
+                .executor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor())
+                .addService(streams(this)).build().start();
+        Gateway other = null;
+        ManagedChannel ch = null;
+        try {
+            String target = "https://127.0.0.1:" + tls.getPort();
+            Path f = dir.resolve("tls.yaml");
+            Files.writeString(f, """
+                    limits: { body_timeout: 1s }
+                    destinations:
+                      "TARGET": { ca: tls/cert.pem }
+                    routes:
+                      - prefix: /weft.test.Streams/Chat
+                        proxy: "TARGET/weft.test.Streams/Chat"
+                        timeout: 30s
+                    """.replace("TARGET", target));
+            other = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, l -> { });
+            ch = NettyChannelBuilder.forAddress("127.0.0.1", other.address().getPort()).usePlaintext().build();
+            Open o = start(ch, CHAT, 10, 20);
+            for (String m : List.of("one", "two", "three")) {
+                o.call().sendMessage(utf8(m));
+                byte[] echo = o.messages().poll(5, TimeUnit.SECONDS);
+                assertThat(echo).as("the echo of '%s' after a quiet spell", m).isNotNull();
+                assertThat(new String(echo, StandardCharsets.UTF_8)).isEqualTo("echo:" + m);
+                Thread.sleep(2500);
+            }
+            o.call().halfClose();
+            assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
+        } finally {
+            if (ch != null) {
+                ch.shutdownNow();
+            }
+            if (other != null) {
+                other.close();
+            }
+            tls.shutdownNow();
+        }
+    }
+
+    @Test
     void h2cToAServerWithoutHttp2SaysSo() throws Exception {
         com.sun.net.httpserver.HttpServer plain = com.sun.net.httpserver.HttpServer.create(
                 new InetSocketAddress("127.0.0.1", 0), 0);

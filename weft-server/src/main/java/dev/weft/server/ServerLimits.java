@@ -19,14 +19,15 @@ import java.time.Duration;
  *                       a virtual thread no longer than this)
  * @param bodyTimeout    a request body must be complete this long after its head, else the connection is closed
  *                       (default 30s: a body that stops half-way holds a connection and a virtual thread no longer
- *                       than this; the body's buffer grows only as its bytes arrive). An answer the peer takes no
- *                       more of for {@code idleTimeout} closes the connection too.
+ *                       than this; the body's buffer grows only as its bytes arrive; a body handed over as it comes:
+ *                       each run, and over HTTP/2 a 408 for its stream, not a closed connection). An answer the peer
+ *                       takes no more of for {@code idleTimeout} closes the connection too.
  * @param minBodyRate    bytes a second: a body handed over as it comes (a streamed upload, whose each run must come
  *                       within {@code bodyTimeout}) that has waited for its client longer than {@code bodyTimeout} in
  *                       all must have come at least this fast over that time, else it fails (408; over HTTP/1.1 the
  *                       connection closes, over HTTP/2 the stream ends): a client that trickles a byte within each
- *                       body_timeout holds its place no longer than that (default 1,024; 0: no such bound; an HTTP/2
- *                       body whose reader lifts it, {@link BodySource#liftTimeBounds}, has neither bound)
+ *                       body_timeout holds its place about twice that at most (default 1,024; 0: no such bound; an
+ *                       HTTP/2 body whose reader lifts it, {@link BodySource#liftTimeBounds}, has neither bound)
  */
 public record ServerLimits(int maxConcurrent, Duration maxWait, int maxHeadBytes, long maxBodyBytes,
                            Duration idleTimeout, int maxConnections, Duration drainTimeout, Duration headerTimeout,

@@ -289,10 +289,12 @@ public final class Gateway implements AutoCloseable {
         // may last as long as its call), and no other request gets past max_body by saying it is gRPC
         long serverMax = s.config().limits().maxBodyBytes();
         long max = uploadBound(s, proxy);
-        boolean bounded = r.bodyStream() != null
-                && !(r.http2() && Relay.isGrpc(r.head().headers()) && h2c(s, proxy));
-        if (r.bodyStream() != null && !bounded) {
-            r.bodyStream().liftTimeBounds(); // nor by body_timeout and min_body_rate: the route's timeout bounds it
+        boolean grpc = r.http2() && Relay.isGrpc(r.head().headers());
+        boolean bounded = r.bodyStream() != null && !(grpc && h2c(s, proxy));
+        if (r.bodyStream() != null && grpc && speaksHttp2(s, proxy)) {
+            // nor in time (body_timeout, min_body_rate), to any destination that may speak HTTP/2: a gRPC stream may
+            // rightly be quiet for minutes (a chat, a watch); the route's timeout bounds it
+            r.bodyStream().liftTimeBounds();
         }
         long declared = r.bodyStream() == null ? r.body().length
                 : bounded ? Relay.declaredLength(r.head().headers()) : -1;
@@ -364,12 +366,18 @@ public final class Gateway implements AutoCloseable {
 
     /** Whether {@code proxy}'s destination is spoken to over HTTP/2 with prior knowledge ({@code http2: h2c}). */
     private static boolean h2c(Snapshot s, ProxyRoute proxy) {
-        if (!"http".equals(proxy.target().getScheme())) {
-            return false;
-        }
-        dev.weft.client.DestinationConfig d = s.config().destinations().getOrDefault(
-                dev.weft.client.Destination.of(proxy.target()).key(), s.config().destinationDefaults());
-        return d.tls().h2c();
+        return "http".equals(proxy.target().getScheme()) && destination(s, proxy).tls().h2c();
+    }
+
+    /** Whether {@code proxy}'s destination may be spoken to over HTTP/2: {@code h2c}, or {@code https} offering h2. */
+    private static boolean speaksHttp2(Snapshot s, ProxyRoute proxy) {
+        dev.weft.client.TlsOptions tls = destination(s, proxy).tls();
+        return "https".equals(proxy.target().getScheme()) ? tls.http2() : tls.h2c();
+    }
+
+    private static dev.weft.client.DestinationConfig destination(Snapshot s, ProxyRoute proxy) {
+        return s.config().destinations().getOrDefault(dev.weft.client.Destination.of(proxy.target()).key(),
+                s.config().destinationDefaults());
     }
 
     /**

@@ -935,6 +935,14 @@ public final class Http2ServerConnection {
         return server.minBodyRate();
     }
 
+    /**
+     * Whether the peer may not send a full DATA frame on this connection now: bodies buffered for other streams, not
+     * yet taken by their readers, hold the connection's window. A streamed body's wait is not the client's then.
+     */
+    boolean peerBlocked() {
+        return connectionReceiveWindow.get() < DEFAULT_FRAME_SIZE;
+    }
+
     Requests requests() {
         return requests;
     }

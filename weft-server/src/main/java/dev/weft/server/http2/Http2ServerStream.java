@@ -35,6 +35,8 @@ final class Http2ServerStream {
 
     /** A body's first buffer; it doubles as bytes come, as on the HTTP/1.1 path. */
     private static final int INITIAL_BODY_BUFFER = 16 * 1024;
+    /** How often a streamed body's wait looks whether the connection's window holds its client back. */
+    private static final long WINDOW_CHECK_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
     /** The body of a request that has none (shared: a zero-length array cannot be changed). */
     private static final byte[] NO_BODY = new byte[0];
 
@@ -237,9 +239,11 @@ final class Http2ServerStream {
      * buffer and given back to the client's windows. As on HTTP/1.1 ({@code Http1BodyStream}): each run must come
      * within the server's {@code body_timeout}, and once the reader has waited for the client longer than that in all,
      * the body must have averaged {@code min_body_rate}; else {@link #next} throws a 408 {@link HttpCodecException}
-     * (the handler's answer, and the stream, end; the connection's other streams go on). The reader's deadline (a
-     * relay's route timeout) bounds the whole, and its cancel ends it. Read by a thread that is not this stream's (a
-     * relay's pump): it writes nothing but WINDOW_UPDATEs, through the connection, and never resets the stream.
+     * (the handler's answer, and the stream, end; the connection's other streams go on). Time when the connection's
+     * window holds the client back (other streams' bodies not taken yet) is not counted against it. The reader's
+     * deadline (a relay's route timeout) bounds the whole, and its cancel ends it. Read by a thread that is not this
+     * stream's (a relay's pump): it writes nothing but WINDOW_UPDATEs, through the connection, and never resets the
+     * stream.
      */
     private final class BodyStream implements BodySource {
         /** The reader gave up (cancel): the next read fails, never reads as the body's end. */
@@ -261,6 +265,8 @@ final class Http2ServerStream {
             boolean end;
             long timeout = c.bodyTimeout().toNanos();
             long t0 = System.nanoTime();
+            long deadline = t0 + timeout;
+            long excused = 0; // waited while the connection's window held the client back: not the client's time
             lock.lock();
             try {
                 while (buffered == 0 && !ended && !cancelled && !discard && !dropped) {
@@ -268,11 +274,18 @@ final class Http2ServerStream {
                         arrived.await();
                         continue;
                     }
-                    long left = t0 + timeout - System.nanoTime();
+                    long now = System.nanoTime();
+                    long left = deadline - now;
                     if (left <= 0) {
                         break;
                     }
-                    arrived.awaitNanos(left);
+                    boolean blocked = c.peerBlocked();
+                    arrived.awaitNanos(Math.min(left, WINDOW_CHECK_NANOS)); // the window is looked at again
+                    if (blocked) {
+                        long d = System.nanoTime() - now;
+                        excused += d;
+                        deadline += d;
+                    }
                 }
                 if (cancelled || discard || dropped) {
                     throw new IOException(dropped ? "the body was dropped" : "the client reset the stream");
@@ -287,7 +300,7 @@ final class Http2ServerStream {
                 }
             } finally {
                 lock.unlock();
-                waitedNanos += System.nanoTime() - t0;
+                waitedNanos += System.nanoTime() - t0 - excused;
             }
             if (run == null) {
                 throw slow("no byte of the request body came for " + c.bodyTimeout().toMillis()

@@ -34,6 +34,10 @@ class SlowUploadH2IT {
             if (r.method().equals("GET")) {
                 return ServerResponse.json(200, "{\"get\":true}");
             }
+            if (r.path().equals("/stall")) { // takes none of its body: it holds its bytes, and the connection's window
+                Thread.sleep(Duration.ofMinutes(1)); // until its stream is reset (interrupted)
+                return ServerResponse.json(200, "{}");
+            }
             long n = 0;
             try {
                 byte[] run;
@@ -125,6 +129,41 @@ class SlowUploadH2IT {
             String answer = body(c, 1); // before: no answer at all (the handler waited for ever)
             assertThat(answer).contains("\"status\":408").contains("body_timeout");
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(Duration.ofMillis(900));
+        }
+    }
+
+    @Test
+    void aStreamHeldBackByTheConnectionsWindowIsNotTheSlowClient() throws Exception {
+        try (RawH2 c = RawH2.open(address)) {
+            // 16 streams whose handler takes nothing, 65,535 bytes each (their whole window), and 16 bytes on a 17th:
+            // the connection's window (1 MiB) is spent, and the client may send no byte on any stream
+            for (int i = 0; i < 17; i++) {
+                int id = 1 + 2 * i;
+                c.headers(id, false, RawH2.request("POST", "/stall"));
+                int left = i < 16 ? 65_535 : 16;
+                while (left > 0) {
+                    int n = Math.min(left, 16_384);
+                    c.frame(Http2Frame.TYPE_DATA, 0, id, new byte[n]);
+                    left -= n;
+                }
+            }
+            c.headers(35, false, RawH2.request("POST", "/u"));
+            c.flush();
+            Thread.sleep(2500); // over twice body_timeout (1 s): the client could send nothing on stream 35 meanwhile
+            assertThat(answered(c, 35)).as("stream 35 answered (before: 408, no byte for body_timeout)").isFalse();
+            c.frames.clear(); // the connection's first WINDOW_UPDATE among them
+            for (int i = 0; i < 17; i++) {
+                c.rst(1 + 2 * i, 0x8); // CANCEL: their bytes are given back to the connection's window
+            }
+            c.flush();
+            Http2Frame.WindowUpdate more;
+            do {
+                more = c.await(Http2Frame.WindowUpdate.class, Duration.ofSeconds(5));
+            } while (more != null && more.streamId() != 0);
+            assertThat(more).as("the connection's window given back").isNotNull();
+            c.frame(Http2Frame.TYPE_DATA, Http2Frame.FLAG_END_STREAM, 35, new byte[100]);
+            c.flush();
+            assertThat(body(c, 35)).contains("\"status\":200").contains("\"bytes\":100");
         }
     }
 
