@@ -825,19 +825,31 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
         }
     }
 
-    /** One connector: opens a connection and hands it (or its failure) to a waiting call. */
+    /**
+     * One connector: opens a connection and hands it (or its failure) to a waiting call. It counts as connecting until
+     * it has handed its result on: a waiting call that wakes meanwhile (a spurious wake-up, a recheck) and looks at
+     * {@link #startConnectors} sees its connection on the way, and starts no second connector for the same wait.
+     */
     private void connectOne() {
-        Object result;
         try {
-            result = open();
-            connectsOk.increment();
-            madeFree.increment();
-        } catch (IOException | RuntimeException e) {
-            connectsFailed.increment();
-            result = e;
+            Object result;
+            try {
+                result = open();
+                connectsOk.increment();
+                madeFree.increment();
+            } catch (IOException | RuntimeException e) {
+                connectsFailed.increment();
+                result = e;
+            }
+            handOut(result);
         } finally {
             connecting.decrementAndGet();
         }
+        startConnectors(); // calls that queued while it connected, more than the connectors left serve
+    }
+
+    /** A connector's result to a waiting call: a connection (or places on one), or the failure to make one. */
+    private void handOut(Object result) {
         if (result instanceof Http2Connection c) {
             placesPerConnect = Math.max(1, c.capacity());
             speaksH2 = true;
@@ -866,7 +878,6 @@ final class ConnectionPool implements AutoCloseable, Http2Connection.Owner {
                 }
             }
         }
-        startConnectors();
     }
 
     /**
