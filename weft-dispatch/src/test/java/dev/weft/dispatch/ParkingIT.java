@@ -636,15 +636,19 @@ class ParkingIT {
         String dlq = group + ".dlq";
         try (Endpoint a = Endpoint.start(200)) {
             String yaml = DispatchIT.source(topic, group) + "endpoints:\n  - { id: a, url: \"" + a.url() + "\" }\n";
-            try (Dispatcher d = start(yaml, new ConcurrentLinkedQueue<>())) {
+            ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+            try (Dispatcher d = start(yaml, log)) {
+                org.apache.kafka.clients.producer.RecordMetadata written;
                 try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(
                         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, TestKafka.bootstrap(),
                         ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
                         ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-                    p.send(new ProducerRecord<>(group + ".state", "a/disabled".getBytes(StandardCharsets.UTF_8),
+                    written = p.send(new ProducerRecord<>(group + ".state", "a/disabled".getBytes(StandardCharsets.UTF_8),
                             "{\"reason\":\"410 Gone\"}".getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
                 }
-                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> d.health().endpointsDisabled() == 1)).isTrue();
+                // once failed in CI (60 s, Round 37's stop): the message says what the dispatcher logged meanwhile
+                assertThat(TestKafka.await(Duration.ofSeconds(60), () -> d.health().endpointsDisabled() == 1))
+                        .as("the disable written to %s reached the dispatcher; its log: %s", written, log).isTrue();
                 try (Admin admin = KafkaAdmin.admin(TestKafka.bootstrap())) {
                     admin.deleteTopics(List.of(dlq)).all().get(30, TimeUnit.SECONDS);
                     assertThat(TestKafka.await(Duration.ofSeconds(30), () -> {
