@@ -32,8 +32,11 @@ class SocketCheckPerReuseTest {
                 assertThat(r.ok()).as(r.toString()).isTrue();
                 assertThat(r.bodyText()).isEqualTo("ok");
             }
-            List<Connection> idle = t.runtimeOf(Destination.of(url)).pool().idleConnections();
-            assertThat(idle).as("one connection served the four calls").hasSize(1);
+            ConnectionPool pool = t.runtimeOf(Destination.of(url)).pool();
+            List<Connection> idle = pool.idleConnections();
+            // once two in CI (Round 38): the message says how many connects were made and which connection served
+            assertThat(idle).as("one connection served the four calls; connects made %d, failed %d",
+                    pool.connectsOk(), pool.connectsFailed()).hasSize(1);
             // the first call had it brand new; each of the three others asked its socket once (before: seven times,
             // at each of the four releases and at each of the three takes)
             assertThat(idle.getFirst().socketChecks).isEqualTo(3);
