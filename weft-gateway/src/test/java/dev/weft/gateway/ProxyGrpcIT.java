@@ -564,12 +564,22 @@ class ProxyGrpcIT {
     void aBidirectionalStreamRelaysEachMessageBothWaysAsItComes() throws Exception {
         // each echo comes back before the client sends its next message: the request streams to the backend, and
         // the answer to the client, at once
+        chat(channel, 0);
+    }
+
+    /**
+     * Three messages on a bidirectional stream, each echoed before the next is sent, {@code pauseMillis} apart after
+     * each echo; then the client's end, and the call's OK.
+     */
+    private static void chat(io.grpc.Channel channel, long pauseMillis) throws Exception {
         Open o = start(channel, CHAT, 10, 20);
         for (String m : List.of("one", "two", "three")) {
             o.call().sendMessage(utf8(m));
             byte[] echo = o.messages().poll(5, TimeUnit.SECONDS);
-            assertThat(echo).as("the echo of '%s' while the stream is open both ways", m).isNotNull();
+            assertThat(echo).as("the echo of '%s' (%d ms after the one before) while the stream is open both ways", m,
+                    pauseMillis).isNotNull();
             assertThat(new String(echo, StandardCharsets.UTF_8)).isEqualTo("echo:" + m);
+            Thread.sleep(pauseMillis);
         }
         o.call().halfClose();
         assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
@@ -579,16 +589,7 @@ class ProxyGrpcIT {
     void aBidirectionalStreamMayBeQuietLongerThanTheServersBodyTimeout() throws Exception {
         // 2.5 s between messages, over the gateway's body_timeout (1 s, this config) and, over the whole stream, under
         // its min_body_rate: a gRPC stream from HTTP/2 to h2c is bounded by the route's timeout (30 s) alone
-        Open o = start(channel, CHAT, 10, 20);
-        for (String m : List.of("one", "two", "three")) {
-            o.call().sendMessage(utf8(m));
-            byte[] echo = o.messages().poll(5, TimeUnit.SECONDS);
-            assertThat(echo).as("the echo of '%s' after a quiet spell", m).isNotNull();
-            assertThat(new String(echo, StandardCharsets.UTF_8)).isEqualTo("echo:" + m);
-            Thread.sleep(2500);
-        }
-        o.call().halfClose();
-        assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
+        chat(channel, 2500);
     }
 
     @Test
@@ -719,16 +720,7 @@ class ProxyGrpcIT {
                     """.replace("TARGET", target));
             other = Gateway.start(GatewayConfigLoader.load(f), new InetSocketAddress("127.0.0.1", 0), null, l -> { });
             ch = NettyChannelBuilder.forAddress("127.0.0.1", other.address().getPort()).usePlaintext().build();
-            Open o = start(ch, CHAT, 10, 20);
-            for (String m : List.of("one", "two", "three")) {
-                o.call().sendMessage(utf8(m));
-                byte[] echo = o.messages().poll(5, TimeUnit.SECONDS);
-                assertThat(echo).as("the echo of '%s' after a quiet spell", m).isNotNull();
-                assertThat(new String(echo, StandardCharsets.UTF_8)).isEqualTo("echo:" + m);
-                Thread.sleep(2500);
-            }
-            o.call().halfClose();
-            assertThat(o.closed().get(5, TimeUnit.SECONDS).status().getCode()).isEqualTo(Status.Code.OK);
+            chat(ch, 2500);
         } finally {
             if (ch != null) {
                 ch.shutdownNow();
