@@ -102,6 +102,13 @@ public final class Http2ServerConnection {
     private final AtomicInteger running = new AtomicInteger();
     /** Connection window credits taken by streams and not yet given back by a WINDOW_UPDATE. */
     private final AtomicInteger connectionCredit = new AtomicInteger();
+    /**
+     * The clock of the time the peer could not send a full DATA frame on this connection (its window under one frame):
+     * when that began (0: it can now) and the total of earlier spells. Guarded by {@link #windowClock}.
+     */
+    private long blockedSince;
+    private long blockedTotal;
+    private final ReentrantLock windowClock = new ReentrantLock();
     /** Request body bytes the peer may still send on the connection (the connection's thread spends, streams credit). */
     private final java.util.concurrent.atomic.AtomicLong connectionReceiveWindow = new java.util.concurrent.atomic.AtomicLong(DEFAULT_WINDOW);
 
@@ -641,8 +648,12 @@ public final class Http2ServerConnection {
 
     private void onData(Http2Frame.Data d) throws Http2Exception {
         int id = d.streamId();
-        if (connectionReceiveWindow.addAndGet(-d.flowLength()) < 0) {
+        long window = connectionReceiveWindow.addAndGet(-d.flowLength());
+        if (window < 0) {
             throw Http2Exception.connection(Http2Error.FLOW_CONTROL_ERROR, "DATA beyond the connection's window");
+        }
+        if (window < DEFAULT_FRAME_SIZE && window + d.flowLength() >= DEFAULT_FRAME_SIZE) {
+            windowCrossed();
         }
         if (d.flowLength() == 0 && !d.endStream()) {
             limit(emptyDataRate, Http2Metrics.Hostile.EMPTY_DATA_FLOOD, "empty DATA");
@@ -865,9 +876,14 @@ public final class Http2ServerConnection {
         }
         int connUpdate = 0;
         int pending = connectionCredit.addAndGet(n);
-        if (pending >= limits.connectionWindowSize() / 2) {
+        // in batches of half the window; at once while the peer may not send a frame, so that what holds it back is
+        // only bytes not taken yet (a streamed body's clock does not count that time against its client)
+        if (pending >= limits.connectionWindowSize() / 2 || connectionReceiveWindow.get() < DEFAULT_FRAME_SIZE) {
             connUpdate = connectionCredit.getAndSet(0);
-            connectionReceiveWindow.addAndGet(connUpdate);
+            long window = connectionReceiveWindow.addAndGet(connUpdate);
+            if (window >= DEFAULT_FRAME_SIZE && window - connUpdate < DEFAULT_FRAME_SIZE) {
+                windowCrossed();
+            }
         }
         if (streamUpdate == 0 && connUpdate == 0) {
             return;
@@ -936,11 +952,37 @@ public final class Http2ServerConnection {
     }
 
     /**
-     * Whether the peer may not send a full DATA frame on this connection now: bodies buffered for other streams, not
-     * yet taken by their readers, hold the connection's window. A streamed body's wait is not the client's then.
+     * After the connection's receive window crossed one frame, either way: starts or stops the clock of the time the
+     * peer cannot send. It reads the window again under the clock's lock, so that crossings by two threads at once
+     * leave it as the window is.
      */
-    boolean peerBlocked() {
-        return connectionReceiveWindow.get() < DEFAULT_FRAME_SIZE;
+    private void windowCrossed() {
+        windowClock.lock();
+        try {
+            boolean blocked = connectionReceiveWindow.get() < DEFAULT_FRAME_SIZE;
+            if (blocked && blockedSince == 0) {
+                blockedSince = System.nanoTime() | 1;
+            } else if (!blocked && blockedSince != 0) {
+                blockedTotal += System.nanoTime() - blockedSince;
+                blockedSince = 0;
+            }
+        } finally {
+            windowClock.unlock();
+        }
+    }
+
+    /**
+     * Nanoseconds in all, up to now, that the peer could not send a full DATA frame on this connection: bodies buffered
+     * for other streams, not yet taken by their readers, held its window. A streamed body's wait is not its client's
+     * then (docs/gateway.md, Proxy routes).
+     */
+    long blockedNanos() {
+        windowClock.lock();
+        try {
+            return blockedTotal + (blockedSince != 0 ? System.nanoTime() - blockedSince : 0);
+        } finally {
+            windowClock.unlock();
+        }
     }
 
     Requests requests() {

@@ -35,8 +35,6 @@ final class Http2ServerStream {
 
     /** A body's first buffer; it doubles as bytes come, as on the HTTP/1.1 path. */
     private static final int INITIAL_BODY_BUFFER = 16 * 1024;
-    /** How often a streamed body's wait looks whether the connection's window holds its client back. */
-    private static final long WINDOW_CHECK_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
     /** The body of a request that has none (shared: a zero-length array cannot be changed). */
     private static final byte[] NO_BODY = new byte[0];
 
@@ -240,10 +238,10 @@ final class Http2ServerStream {
      * within the server's {@code body_timeout}, and once the reader has waited for the client longer than that in all,
      * the body must have averaged {@code min_body_rate}; else {@link #next} throws a 408 {@link HttpCodecException}
      * (the handler's answer, and the stream, end; the connection's other streams go on). Time when the connection's
-     * window holds the client back (other streams' bodies not taken yet) is not counted against it. The reader's
-     * deadline (a relay's route timeout) bounds the whole, and its cancel ends it. Read by a thread that is not this
-     * stream's (a relay's pump): it writes nothing but WINDOW_UPDATEs, through the connection, and never resets the
-     * stream.
+     * window holds the client back (other streams' bodies not taken yet) is not counted against it, up to one
+     * body_timeout in all. The reader's deadline (a relay's route timeout) bounds the whole, and its cancel ends it.
+     * Read by a thread that is not this stream's (a relay's pump): it writes nothing but WINDOW_UPDATEs, through the
+     * connection, and never resets the stream.
      */
     private final class BodyStream implements BodySource {
         /** The reader gave up (cancel): the next read fails, never reads as the body's end. */
@@ -253,6 +251,8 @@ final class Http2ServerStream {
         /** Nanoseconds its reader waited for the client's bytes (an empty buffer), and the bytes handed out. */
         private long waitedNanos;
         private long bytes;
+        /** Waits not counted: the connection's window held the client back (at most one body_timeout in all). */
+        private long excusedNanos;
         /** {@link #liftTimeBounds}: only the reader's deadline (its interrupt or cancel) ends a wait. */
         private volatile boolean timeless;
 
@@ -265,8 +265,10 @@ final class Http2ServerStream {
             boolean end;
             long timeout = c.bodyTimeout().toNanos();
             long t0 = System.nanoTime();
-            long deadline = t0 + timeout;
-            long excused = 0; // waited while the connection's window held the client back: not the client's time
+            long blocked0 = c.blockedNanos();
+            // time the connection's window held the client back is not its own, up to one body_timeout per body: a
+            // client cannot hold its own connection's window down to buy more than that
+            long excusable = Math.max(0, timeout - excusedNanos);
             lock.lock();
             try {
                 while (buffered == 0 && !ended && !cancelled && !discard && !dropped) {
@@ -274,18 +276,12 @@ final class Http2ServerStream {
                         arrived.await();
                         continue;
                     }
-                    long now = System.nanoTime();
-                    long left = deadline - now;
+                    long excused = Math.min(c.blockedNanos() - blocked0, excusable);
+                    long left = t0 + timeout + excused - System.nanoTime();
                     if (left <= 0) {
                         break;
                     }
-                    boolean blocked = c.peerBlocked();
-                    arrived.awaitNanos(Math.min(left, WINDOW_CHECK_NANOS)); // the window is looked at again
-                    if (blocked) {
-                        long d = System.nanoTime() - now;
-                        excused += d;
-                        deadline += d;
-                    }
+                    arrived.awaitNanos(left);
                 }
                 if (cancelled || discard || dropped) {
                     throw new IOException(dropped ? "the body was dropped" : "the client reset the stream");
@@ -300,7 +296,10 @@ final class Http2ServerStream {
                 }
             } finally {
                 lock.unlock();
-                waitedNanos += System.nanoTime() - t0 - excused;
+                long elapsed = System.nanoTime() - t0;
+                long excused = timeless ? 0 : Math.min(Math.min(c.blockedNanos() - blocked0, excusable), elapsed);
+                excusedNanos += excused;
+                waitedNanos += elapsed - excused;
             }
             if (run == null) {
                 throw slow("no byte of the request body came for " + c.bodyTimeout().toMillis()

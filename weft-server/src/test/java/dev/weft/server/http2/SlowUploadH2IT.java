@@ -132,24 +132,30 @@ class SlowUploadH2IT {
         }
     }
 
+    /**
+     * Opens 17 streams whose handler takes nothing, 65,535 bytes on each of 16 (their whole window) and 16 on the
+     * 17th: the connection's window (1 MiB) is spent, and the client may send no byte on any stream.
+     */
+    private static void spendTheConnectionsWindow(RawH2 c) throws IOException {
+        for (int i = 0; i < 17; i++) {
+            int id = 1 + 2 * i;
+            c.headers(id, false, RawH2.request("POST", "/stall"));
+            int left = i < 16 ? 65_535 : 16;
+            while (left > 0) {
+                int n = Math.min(left, 16_384);
+                c.frame(Http2Frame.TYPE_DATA, 0, id, new byte[n]);
+                left -= n;
+            }
+        }
+    }
+
     @Test
     void aStreamHeldBackByTheConnectionsWindowIsNotTheSlowClient() throws Exception {
         try (RawH2 c = RawH2.open(address)) {
-            // 16 streams whose handler takes nothing, 65,535 bytes each (their whole window), and 16 bytes on a 17th:
-            // the connection's window (1 MiB) is spent, and the client may send no byte on any stream
-            for (int i = 0; i < 17; i++) {
-                int id = 1 + 2 * i;
-                c.headers(id, false, RawH2.request("POST", "/stall"));
-                int left = i < 16 ? 65_535 : 16;
-                while (left > 0) {
-                    int n = Math.min(left, 16_384);
-                    c.frame(Http2Frame.TYPE_DATA, 0, id, new byte[n]);
-                    left -= n;
-                }
-            }
+            spendTheConnectionsWindow(c);
             c.headers(35, false, RawH2.request("POST", "/u"));
             c.flush();
-            Thread.sleep(2500); // over twice body_timeout (1 s): the client could send nothing on stream 35 meanwhile
+            Thread.sleep(1500); // over body_timeout (1 s): the client could send nothing on stream 35 meanwhile
             assertThat(answered(c, 35)).as("stream 35 answered (before: 408, no byte for body_timeout)").isFalse();
             c.frames.clear(); // the connection's first WINDOW_UPDATE among them
             for (int i = 0; i < 17; i++) {
@@ -164,6 +170,22 @@ class SlowUploadH2IT {
             c.frame(Http2Frame.TYPE_DATA, Http2Frame.FLAG_END_STREAM, 35, new byte[100]);
             c.flush();
             assertThat(body(c, 35)).contains("\"status\":200").contains("\"bytes\":100");
+        }
+    }
+
+    @Test
+    void aClientThatHoldsItsOwnWindowDownBuysOneBodyTimeoutAtMost() throws Exception {
+        try (RawH2 c = RawH2.open(address)) {
+            // the same spent window, kept so: the time it holds stream 35 back is excused up to one body_timeout
+            spendTheConnectionsWindow(c);
+            long t0 = System.nanoTime();
+            c.headers(35, false, RawH2.request("POST", "/u"));
+            c.flush();
+            String answer = body(c, 35);
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+            assertThat(answer).contains("\"status\":408").contains("body_timeout");
+            assertThat(took).as("body_timeout, and as much again excused").isBetween(Duration.ofMillis(1900),
+                    Duration.ofSeconds(4));
         }
     }
 
