@@ -1,8 +1,8 @@
 #!/bin/bash
 # Uploads through a proxy route, for each build given: a weft upstream as the backend, that build's `weft gateway`
 # with one route {prefix: /up/, proxy: the upstream, max_body: 512MiB} and limits.max_body_bytes 512MiB, then
-# CLIENTS curl uploads of SIZE_MIB each at once (chunked; without Expect: 100-continue, which gateways before Round 37
-# did not answer, so curl waited 1 s each). Prints the command, the machine, and per
+# CLIENTS curl uploads of SIZE_MIB each at once (chunked; without Expect: 100-continue, which builds before the gateway
+# answered it left unanswered, so curl waited 1 s each). Prints the command, the machine, and per
 # build: the seconds until every upload was answered, the answers' statuses, and the gateway's peak RSS (VmHWM).
 #
 #   lab/compare/upload-memory.sh [--size-mib N] [--clients N] ROOT...

@@ -646,7 +646,7 @@ class ParkingIT {
                     written = p.send(new ProducerRecord<>(group + ".state", "a/disabled".getBytes(StandardCharsets.UTF_8),
                             "{\"reason\":\"410 Gone\"}".getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
                 }
-                // once failed in CI (60 s, Round 37's stop): the message says what the dispatcher logged meanwhile
+                // this wait once ran out in CI: the message says what the dispatcher logged meanwhile
                 assertThat(TestKafka.await(Duration.ofSeconds(60), () -> d.health().endpointsDisabled() == 1))
                         .as("the disable written to %s reached the dispatcher; its log: %s", written, log).isTrue();
                 try (Admin admin = KafkaAdmin.admin(TestKafka.bootstrap())) {
