@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.weft.core.Deadline;
+import dev.weft.core.TickWheel;
 import dev.weft.client.CallRequest;
 import dev.weft.client.CallResult;
 import dev.weft.http.Headers;
@@ -14,7 +15,9 @@ import dev.weft.gateway.observe.Tracer;
 
 import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +25,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 /**
@@ -36,6 +38,38 @@ public final class PlanRunner {
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     /** How long past the deadline to wait for calls to notice it (they abort themselves at the deadline). */
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /**
+     * Ends a request's waits for its calls at its deadline plus {@link #GRACE_NANOS}: the waits themselves are untimed,
+     * because a timed park of a virtual thread wakes the JDK's delay scheduler twice (to file the timeout and to
+     * cancel it), which cost 12% of the gateway's CPU at 0 ms backends (docs/design/waits.md).
+     */
+    private static final TickWheel<LateCalls> LATE = new TickWheel<>("weft-plan-late", Duration.ofMillis(10), 1024,
+            LateCalls::dueNanos, LateCalls::giveUp);
+
+    /**
+     * A request's calls, given up on at {@code dueNanos}: every one not finished by then is completed with null
+     * ("did not finish by the deadline"), which wakes whatever waits for it; a call that finishes later changes
+     * nothing.
+     */
+    private static final class LateCalls {
+        private final long dueNanos;
+        private final Collection<CompletableFuture<CallOutcome>> calls;
+
+        LateCalls(long dueNanos, Collection<CompletableFuture<CallOutcome>> calls) {
+            this.dueNanos = dueNanos;
+            this.calls = calls;
+        }
+
+        long dueNanos() {
+            return dueNanos;
+        }
+
+        void giveUp() {
+            for (CompletableFuture<CallOutcome> f : calls) {
+                f.complete(null);
+            }
+        }
+    }
 
     private final Transport transport;
 
@@ -69,25 +103,32 @@ public final class PlanRunner {
             CompletableFuture<CallOutcome> f = futures.get(n);
             return f == null ? null : f.getNow(null);
         }, null);
-        // Every call but the last gets a virtual thread of its own; the last runs on this one, which would
-        // otherwise only wait (a quarter fewer threads and stacks per request for a route of three calls).
-        List<CallSpec> calls = plan.calls();
-        for (int i = 0; i < calls.size(); i++) {
-            CallSpec c = calls.get(i);
-            Runnable call = () -> futures.get(c.name()).complete(runGuarded(c, futures, scope, forwarded, deadline, trace));
-            if (i < calls.size() - 1) {
-                Thread.ofVirtual().start(call);
-            } else {
-                call.run();
+        LateCalls late = new LateCalls(deadline.nanoTime() + GRACE_NANOS, futures.values());
+        LATE.add(late); // never closed: the add always files it
+        try {
+            // Every call but the last gets a virtual thread of its own; the last runs on this one, which would
+            // otherwise only wait (a quarter fewer threads and stacks per request for a route of three calls).
+            List<CallSpec> calls = plan.calls();
+            for (int i = 0; i < calls.size(); i++) {
+                CallSpec c = calls.get(i);
+                Runnable call = () -> futures.get(c.name())
+                        .complete(runGuarded(c, futures, scope, forwarded, deadline, trace));
+                if (i < calls.size() - 1) {
+                    Thread.ofVirtual().start(call);
+                } else {
+                    call.run();
+                }
             }
+            Map<String, CallOutcome> out = new LinkedHashMap<>();
+            for (CallSpec c : plan.calls()) {
+                CallOutcome o = await(futures.get(c.name()));
+                out.put(c.name(), o != null ? o
+                        : CallOutcome.failed(c.name(), new Failure.Deadline("did not finish by the deadline"), 0));
+            }
+            return new Run(out);
+        } finally {
+            LATE.remove(late);
         }
-        Map<String, CallOutcome> out = new LinkedHashMap<>();
-        for (CallSpec c : plan.calls()) {
-            CallOutcome o = await(futures.get(c.name()), deadline);
-            out.put(c.name(), o != null ? o
-                    : CallOutcome.failed(c.name(), new Failure.Deadline("did not finish by the deadline"), 0));
-        }
-        return new Run(out);
     }
 
     private CallOutcome runGuarded(CallSpec c, Map<String, CompletableFuture<CallOutcome>> futures, Scope scope,
@@ -103,7 +144,7 @@ public final class PlanRunner {
                                 Headers forwarded, Deadline deadline, Tracer.RequestTrace trace) {
         long t0 = System.nanoTime();
         for (String dep : c.needs()) {
-            CallOutcome d = await(futures.get(dep), deadline);
+            CallOutcome d = await(futures.get(dep));
             if (d == null) {
                 return CallOutcome.failed(c.name(),
                         new Failure.Deadline("the deadline passed while waiting for '" + dep + "'"),
@@ -257,11 +298,13 @@ public final class PlanRunner {
         }
     }
 
-    private static CallOutcome await(CompletableFuture<CallOutcome> f, Deadline deadline) {
+    /**
+     * A call's outcome; null when it did not finish by the deadline plus {@link #GRACE_NANOS} (the request's
+     * {@link LateCalls} on {@link #LATE} ends the wait then).
+     */
+    private static CallOutcome await(CompletableFuture<CallOutcome> f) {
         try {
-            return f.get(Math.max(0, deadline.remainingNanos()) + GRACE_NANOS, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            return null;
+            return f.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;

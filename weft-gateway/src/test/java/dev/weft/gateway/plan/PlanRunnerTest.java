@@ -1,0 +1,81 @@
+package dev.weft.gateway.plan;
+
+import dev.weft.client.Transport;
+import dev.weft.core.Deadline;
+import dev.weft.http.Headers;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+/**
+ * The bound on a request's waits for its calls. The waits are untimed (docs/design/waits.md); what ends them when a
+ * call overstays its deadline is the runner's wheel, at the deadline plus the grace. No network: the stuck call is
+ * a request interceptor that blocks past its deadline and ignores interrupts, as a call that never noticed its
+ * deadline would.
+ */
+class PlanRunnerTest {
+    private static final Duration GRACE = Duration.ofSeconds(2);
+
+    @Test
+    void aCallStuckPastItsDeadlineIsGivenUpOnAtTheDeadlinePlusTheGrace() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        try (Transport t = Transport.builder().interceptor(chain -> {
+            if (chain.request().uri().getPath().equals("/stuck")) {
+                awaitIgnoringInterrupts(release);
+            }
+            throw new IllegalStateException("no backend in this test"); // every call fails fast, but not by deadline
+        }).build()) {
+            // "stuck" and "waits" each on a thread of their own (only the last call runs on the request's thread);
+            // "waits" needs "stuck", so it waits for it too
+            RoutePlan plan = new RoutePlan("GET", PathPattern.parse("/a"), Duration.ofMillis(100), List.of(),
+                    List.of(call("stuck", Set.of()), call("waits", Set.of("stuck")), call("quick", Set.of())),
+                    null, false, "test:1:1");
+            Deadline deadline = Deadline.in(Duration.ofMillis(100));
+            long t0 = System.nanoTime();
+            PlanRunner.Run run = assertTimeoutPreemptively(Duration.ofSeconds(30),
+                    () -> new PlanRunner(t).run(plan, Map.of(), Map.of(), n -> null, Headers.EMPTY, deadline),
+                    "a call stuck past its deadline held the request for ever");
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+
+            // never before the grace: the calls get that long past the deadline to notice it
+            assertThat(took).isGreaterThanOrEqualTo(GRACE);
+            CallOutcome stuck = run.outcomes().get("stuck");
+            assertThat(stuck.ok()).isFalse();
+            assertThat(stuck.failure()).isInstanceOf(Failure.Deadline.class);
+            assertThat(stuck.failure().toString()).contains("did not finish by the deadline");
+            // given up on at the same moment as the call it waits for
+            assertThat(run.outcomes().get("waits").failure()).isInstanceOf(Failure.Deadline.class);
+            // the call that ended on its own is reported as it ended, not as a deadline
+            assertThat(run.outcomes().get("quick").failure()).isInstanceOf(Failure.Call.class);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    private static CallSpec call(String name, Set<String> needs) {
+        return new CallSpec(name, "GET", Template.parse("http://127.0.0.1:9/" + name), Map.of(), null, needs, null,
+                CallSpec.DEFAULT_CONCURRENCY, null, false, null, null, List.of(), List.of(), null, "test:1:1");
+    }
+
+    private static void awaitIgnoringInterrupts(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
