@@ -257,6 +257,15 @@ final class Connection extends Lease {
         }
         Headers headers = h.head().headers();
         int status = h.head().status();
+        if (h.framing().kind() != dev.weft.http.Framing.Kind.NONE) {
+            String te = headers.joined("transfer-encoding");
+            if (te != null && !te.strip().equalsIgnoreCase("chunked")) {
+                // a coding this client does not decode (gzip, chunked): relayed without its Transfer-Encoding (a
+                // hop-by-hop field), the body would reach the caller still coded, as if it were not
+                throw new ProtocolException("the answer's Transfer-Encoding '" + dev.weft.http.Http1.printable(te)
+                        + "' has a coding other than chunked, which this client does not decode");
+            }
+        }
         return switch (h.framing().kind()) {
             case NONE -> new Head(status, headers, 0, false, h.keepAlive());
             case LENGTH -> new Head(status, headers, h.framing().length(), false, h.keepAlive());

@@ -161,7 +161,8 @@ class ProxyIT {
 
     @Test
     void hopByHopRequestFieldsAreNotRelayed() throws Exception {
-        String head = "GET /echo/hop HTTP/1.1\r\nHost: front\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
+        String head = "GET /echo/hop HTTP/1.1\r\nHost: front\r\nConnection: keep-alive, X-Hop, X-Forwarded-For\r\n"
+                + "X-Hop: 1\r\nX-Forwarded-For: 6.6.6.6\r\n"
                 + "Keep-Alive: timeout=5\r\nProxy-Authorization: Basic eDp5\r\nTE: trailers\r\nUpgrade: websocket\r\n"
                 + "X-End: 2\r\nConnection: close\r\n\r\n";
         String answer;
@@ -174,6 +175,8 @@ class ProxyIT {
         JsonNode h = JSON.readTree(answer.substring(answer.indexOf("\r\n\r\n") + 4)).get("headers");
         assertThat(h.get("x-end").asText()).isEqualTo("2");
         assertThat(h.get("x-forwarded-host").asText()).isEqualTo("front");
+        // a prior hop the Connection field names is this hop's, not one to pass on (before: "6.6.6.6, 127.0.0.1")
+        assertThat(h.get("x-forwarded-for").asText()).isEqualTo("127.0.0.1");
         List<String> names = new java.util.ArrayList<>();
         h.fieldNames().forEachRemaining(names::add);
         assertThat(names).doesNotContain("x-hop", "keep-alive", "proxy-authorization", "te", "upgrade");
@@ -270,6 +273,79 @@ class ProxyIT {
             HttpResponse<String> get = send(c, req("/sim/g?status=503"));
             assertThat(get.statusCode()).isEqualTo(503);
             assertThat(sim.stats().requests("/g")).as("GET: the destination's retry (2 attempts)").isEqualTo(2);
+        }
+    }
+
+    /** A raw HTTP/1.1 exchange with the gateway: the whole answer (the request asks the connection closed). */
+    private String raw(String head) throws Exception {
+        try (Socket s = new Socket("127.0.0.1", URI.create(gw.url()).getPort())) {
+            s.setSoTimeout(20_000);
+            s.getOutputStream().write(head.getBytes(StandardCharsets.ISO_8859_1));
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
+     * A path or method a backend could read otherwise than the gateway routed it gets a 400 with the gateway's JSON,
+     * and nothing reaches the backend: before, {@code /echo/../admin} went to the backend as {@code /v1/../admin}
+     * (outside the route's base path once the backend resolves it), {@code /echo//x} as {@code /v1/x} (past a
+     * {@code calls:} route on the path as sent), {@code get} as {@code GET}.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"GET /echo/../admin", "GET /echo/x/../../admin",
+            "GET /echo/%2e%2e/admin", "GET /echo/..%2fadmin", "GET /echo/..;/admin", "GET /echo//admin",
+            "GET /echo/%61dmin", "GET /echo/a|b", "GET /echo/x%zz", "GET /echo/x?a=|", "get /echo/x",
+            "Get /echo/x"})
+    void aPathOrMethodABackendCouldReadAsAnotherIsRefused(String line) throws Exception {
+        String answer = raw(line + " HTTP/1.1\r\nHost: front\r\nConnection: close\r\n\r\n");
+        assertThat(answer).as(line).startsWith("HTTP/1.1 400 ");
+        JsonNode error = JSON.readTree(answer.substring(answer.indexOf("\r\n\r\n") + 4));
+        assertThat(error.get("error").asText()).as(line).isNotBlank().doesNotContain("127.0.0.1");
+        assertThat(echoed.get()).as("nothing reached the backend").isZero();
+    }
+
+    /** An encoded slash in a segment and brackets in a query (as APIs and clients send them) pass as sent. */
+    @Test
+    void anEncodedSlashAndBracketsInTheQueryPassAsSent() throws Exception {
+        String answer = raw("GET /echo/group%2Fname?filter[a]=1 HTTP/1.1\r\nHost: front\r\nConnection: close\r\n\r\n");
+        assertThat(answer).startsWith("HTTP/1.1 201 ");
+        JsonNode seen = JSON.readTree(answer.substring(answer.indexOf("\r\n\r\n") + 4));
+        assertThat(seen.get("uri").asText()).isEqualTo("/v1/group%2Fname?filter[a]=1");
+    }
+
+    /**
+     * The request that asks for h2c by {@code Upgrade} is relayed without the fields its {@code Connection} field
+     * names (hop-by-hop, RFC 9110 section 7.6.1), as over HTTP/1.1; before, the upgrade dropped the Connection field
+     * itself and so passed on what it named. A {@code X-Forwarded-For} it names is not taken as the prior hops either.
+     */
+    @Test
+    void anUpgradedRequestDropsTheFieldsItsConnectionFieldNames() throws Exception {
+        String head = "GET /echo/u HTTP/1.1\r\nHost: front\r\nConnection: Upgrade, HTTP2-Settings, X-Secret, "
+                + "X-Forwarded-For\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\nX-Secret: 1\r\n"
+                + "X-Forwarded-For: 6.6.6.6\r\nX-End: 2\r\n\r\n";
+        try (Socket s = new Socket("127.0.0.1", URI.create(gw.url()).getPort())) {
+            s.setSoTimeout(20_000);
+            OutputStream out = s.getOutputStream();
+            out.write(head.getBytes(StandardCharsets.US_ASCII));
+            // the client's preface and an empty SETTINGS (RFC 9113 section 3.4), then its answer on stream 1
+            out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.write(new byte[]{0, 0, 0, 4, 0, 0, 0, 0, 0});
+            out.flush();
+            InputStream in = s.getInputStream();
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            byte[] buf = new byte[4096];
+            long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            // the echo's JSON goes in a DATA frame as it is (no HPACK): read until its last field has come
+            while (!got.toString(StandardCharsets.ISO_8859_1).contains("\"uri\"") && System.nanoTime() < until) {
+                int n = in.read(buf);
+                if (n < 0) {
+                    break;
+                }
+                got.write(buf, 0, n);
+            }
+            String seen = got.toString(StandardCharsets.ISO_8859_1);
+            assertThat(seen).startsWith("HTTP/1.1 101 ").contains("\"x-end\":\"2\"");
+            assertThat(seen).doesNotContain("\"x-secret\"").doesNotContain("6.6.6.6");
         }
     }
 

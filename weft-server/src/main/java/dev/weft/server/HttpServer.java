@@ -578,7 +578,9 @@ public final class HttpServer implements AutoCloseable {
             // an interrupted handler was cancelled (an HTTP/2 stream its client reset), not a failure worth a warning
             LOG.log(e instanceof InterruptedException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
                     "handler failed on " + r.method() + " " + r.path(), e);
-            return error(500, "internal error: " + e);
+            // the client learns the exception's kind, not its message (which may name a backend, a file, a host)
+            return error(500, "internal error: the handler failed (" + e.getClass().getName()
+                    + "); the server's log has the rest");
         } finally {
             if (!handedOn[0]) {
                 inFlight.decrementAndGet();

@@ -375,6 +375,29 @@ class DoorIT {
         }
     }
 
+    /**
+     * A handler that throws is answered 500 naming the exception's kind, not its message, which may name what the
+     * client must not learn (a backend's address, a file); before, the message went out whole.
+     */
+    @Test
+    void aHandlerThatThrowsIsAnswered500WithoutItsMessage() throws Exception {
+        HttpHandler handler = r -> {
+            throw new IllegalArgumentException("Illegal character in path: http://10.1.2.3:8443/internal");
+        };
+        ServerLimits limits = ServerLimits.DEFAULT;
+        try (HttpServer door = start(handler, admission(Map.of(), 0, Duration.ZERO), null, limits);
+             HttpServer plain = HttpServer.builder(handler).limits(limits).start()) {
+            for (HttpServer server : List.of(door, plain)) {
+                try (Socket c = connect(server)) {
+                    send(c, "GET /x HTTP/1.1\r\n" + H + "\r\n");
+                    ServerConformanceIT.Answer a = ServerConformanceIT.Answer.read(c.getInputStream());
+                    assertThat(a.status()).as(a.text()).isEqualTo(500);
+                    assertThat(a.body()).contains("IllegalArgumentException").doesNotContain("10.1.2.3");
+                }
+            }
+        }
+    }
+
     @Test
     void answersOnOneConnectionComeWholeAndInOrderWhateverTheirSize() throws Exception {
         // an answer larger than the socket takes at once is finished by the door as the client reads it (late), and

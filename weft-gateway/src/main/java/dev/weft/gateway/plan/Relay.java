@@ -118,7 +118,8 @@ public final class Relay {
 
     private CallRequest.Builder request(ProxyRoute route, Inbound in) {
         CallRequest.Builder b = CallRequest.builder(in.method(), route.backendUri(in.rawPath(), in.rawQuery()));
-        for (Map.Entry<String, String> f : endToEnd(in.headers())) {
+        Headers passed = endToEnd(in.headers());
+        for (Map.Entry<String, String> f : passed) {
             b.addHeader(f.getKey(), f.getValue());
         }
         if (takesTrailers(in.headers())) {
@@ -126,7 +127,7 @@ public final class Relay {
             b.header("TE", "trailers");
         }
         if (route.xForwarded()) {
-            String prior = in.headers().joined("x-forwarded-for");
+            String prior = passed.joined("x-forwarded-for"); // none when a Connection field named it: hop-by-hop
             String client = in.remote().getAddress().getHostAddress();
             b.header("X-Forwarded-For", prior == null ? client : prior + ", " + client);
             b.header("X-Forwarded-Proto", in.tls() ? "https" : "http");
@@ -136,7 +137,7 @@ public final class Relay {
             }
         }
         if (route.via() != null) {
-            String prior = in.headers().joined("via");
+            String prior = passed.joined("via");
             String mine = "1.1 " + route.via();
             b.header("Via", prior == null ? mine : prior + ", " + mine);
         }

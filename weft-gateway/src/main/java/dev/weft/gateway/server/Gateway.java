@@ -236,6 +236,15 @@ public final class Gateway implements AutoCloseable {
             return adminServer == null ? admin(r) : error(404, "no route for " + r.method() + " " + r.path()
                     + "; the /-/ endpoints are served on the admin listener");
         }
+        String refused = RequestPaths.problem(r.path(), r.query());
+        if (refused != null) {
+            return error(400, refused);
+        }
+        if (hasLowerCase(r.method())) {
+            // methods are case-sensitive: a route for GET does not take 'get', and a backend that reads it as GET
+            // would serve what the route was to answer (nginx refuses them too)
+            return error(400, "the method has lower-case letters; this gateway takes upper-case methods only");
+        }
         Snapshot s = current;
         RoutePlan plan = null;
         Map<String, String> params = null;
@@ -507,6 +516,16 @@ public final class Gateway implements AutoCloseable {
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    private static boolean hasLowerCase(String method) {
+        for (int i = 0; i < method.length(); i++) {
+            char c = method.charAt(i);
+            if (c >= 'a' && c <= 'z') {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static ServerResponse error(int status, String message) {

@@ -470,12 +470,26 @@ public final class Http2ServerConnection {
 
     /** Stream 1, half closed already: the HTTP/1.1 request that asked for the upgrade, its body read whole. */
     private void startUpgradedStream(Upgraded u) throws Http2Exception {
+        // the fields a Connection field names are hop-by-hop too (RFC 9110 section 7.6.1): dropped with it, as an
+        // HTTP/2 request could not have carried them
+        java.util.Set<String> named = new java.util.HashSet<>();
+        for (Map.Entry<String, String> h : u.head().headers()) {
+            if (h.getKey().equals("connection")) {
+                for (String t : h.getValue().split(",")) {
+                    named.add(t.strip().toLowerCase(java.util.Locale.ROOT));
+                }
+            }
+        }
         List<Map.Entry<String, String>> fields = new ArrayList<>();
         for (Map.Entry<String, String> h : u.head().headers()) {
             switch (h.getKey()) {
                 case "connection", "upgrade", "http2-settings", "keep-alive", "transfer-encoding", "content-length" -> {
                 }
-                default -> fields.add(h);
+                default -> {
+                    if (!named.contains(h.getKey())) {
+                        fields.add(h);
+                    }
+                }
             }
         }
         dev.weft.http.RequestHead head = new dev.weft.http.RequestHead(u.head().method(), u.head().target(),
