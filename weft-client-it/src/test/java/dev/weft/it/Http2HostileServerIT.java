@@ -431,6 +431,54 @@ class Http2HostileServerIT {
         return new StoppedUpload(a, began == Long.MAX_VALUE ? 0 : lastSeen - stop, ended - stop, write);
     }
 
+    /**
+     * Uploads held at a zero stream window until their deadline fail as a timeout, never as {@code cancelled} (which
+     * the gateway answers 499, blaming a client still there): the pump, whose send fails once the deadline has
+     * stopped the stream, no longer cancels the call. Before, it raced the reading thread and won some of the time
+     * (4 of 12 in a review); eight at once, so that a race lost shows.
+     */
+    @Test
+    void uploadsHeldAtAZeroWindowUntilTheirDeadlineAreTimeoutsNotCancels() throws Exception {
+        serve(c -> {
+            c.preface();
+            c.write(settings(SETTINGS_INITIAL_WINDOW_SIZE, 0)); // no stream may send a byte of DATA
+            while (true) {
+                c.read(); // until the client closes the connection
+            }
+        });
+        try (Transport t = transport(certs, DestinationLimits.DEFAULT.withConnectTimeout(Duration.ofSeconds(5)));
+             var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            List<java.util.concurrent.Future<CallResult>> calls = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                dev.weft.client.RequestStream body = new dev.weft.client.RequestStream() {
+                    final byte[] run = new byte[16 * 1024];
+
+                    @Override
+                    public byte[] next() {
+                        return run; // for ever: only the deadline ends it
+                    }
+
+                    @Override
+                    public void cancel() {
+                    }
+
+                    @Override
+                    public long length() {
+                        return -1;
+                    }
+                };
+                calls.add(pool.submit(() -> t.call(CallRequest.builder("POST", server.url("/up"))
+                        .tag(dev.weft.client.RequestStream.class, body).build(), Duration.ofMillis(700))));
+            }
+            for (java.util.concurrent.Future<CallResult> f : calls) {
+                CallResult r = f.get();
+                assertThat(r.ok()).isFalse();
+                assertThat(r.reason()).as(r.toString()).isNotEqualTo(dev.weft.client.Reason.CANCELLED);
+                assertThat(r.outcome()).as(r.toString()).startsWith("timeout");
+            }
+        }
+    }
+
     // ---- how a case runs ------------------------------------------------------------------------------------
 
     private RawH2Server serve(Script script) throws IOException {

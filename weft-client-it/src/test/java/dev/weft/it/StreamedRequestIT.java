@@ -166,6 +166,63 @@ class StreamedRequestIT {
                 Duration.ofSeconds(5));
     }
 
+    /**
+     * An upload the server never reads, stopped by its deadline, fails as a timeout, never as {@code cancelled}
+     * (which the gateway answers 499, blaming a client still there): the pump, whose write fails when the deadline
+     * closes the connection, no longer cancels the call. Before, it raced the reading thread and won some of the
+     * time; eight calls at once, so that a race lost shows.
+     */
+    @Test
+    void anUploadStoppedByItsDeadlineIsATimeoutNotACancel() throws Exception {
+        try (java.net.ServerSocket deaf = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            List<Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread.ofVirtual().start(() -> {
+                while (!deaf.isClosed()) {
+                    try {
+                        held.add(deaf.accept()); // accepted, never read: the upload fills the socket buffers
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+            String url = "http://127.0.0.1:" + deaf.getLocalPort() + "/up";
+            List<java.util.concurrent.Future<CallResult>> calls = new java.util.ArrayList<>();
+            try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < 8; i++) {
+                    RequestStream body = new RequestStream() {
+                        final byte[] run = new byte[64 * 1024];
+
+                        @Override
+                        public byte[] next() {
+                            return run; // for ever: only the deadline ends it
+                        }
+
+                        @Override
+                        public void cancel() {
+                        }
+
+                        @Override
+                        public long length() {
+                            return -1;
+                        }
+                    };
+                    calls.add(pool.submit(() -> transport.call(CallRequest.builder("POST", url)
+                            .tag(RequestStream.class, body).build(), Duration.ofMillis(500))));
+                }
+                for (java.util.concurrent.Future<CallResult> f : calls) {
+                    CallResult r = f.get();
+                    assertThat(r.ok()).isFalse();
+                    assertThat(r.reason()).as(r.toString()).isNotEqualTo(dev.weft.client.Reason.CANCELLED);
+                    assertThat(r.outcome()).as(r.toString()).startsWith("timeout");
+                }
+            } finally {
+                for (Socket h : held) {
+                    h.close();
+                }
+            }
+        }
+    }
+
     @Test
     void aBodyOfNoKnownLengthGoesChunkedAndTheConnectionIsReusedAfterIt() throws IOException {
         server = new Reader();

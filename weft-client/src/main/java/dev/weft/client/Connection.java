@@ -35,6 +35,8 @@ final class Connection extends Lease {
     static final int MAX_HEADERS = 256;
     /** How long one read of {@link #probe} waits for application data behind the bytes in the kernel, at most. */
     static final int PROBE_MILLIS = 1;
+    /** How long a connection sits idle before a call that cannot be sent again reads it first ({@link #endedWhileIdle}). */
+    static final long STALE_CHECK_AFTER_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(250);
     /**
      * How long a {@link #probe} takes in all, at most: a few of its reads, with room for a busy machine's scheduling.
      * The probe ends sooner when the call's deadline comes first.
@@ -80,6 +82,8 @@ final class Connection extends Lease {
      * asks once per reuse, and its tests count that. Written by the one thread that holds the connection.
      */
     int socketChecks;
+    /** How many times {@link #endedWhileIdle} read the socket: the tests count it. Same thread as above. */
+    int staleChecks;
 
     /**
      * @param socket the socket to talk on (a TLS socket for https)
@@ -120,17 +124,43 @@ final class Connection extends Lease {
             }
             socketChecks++;
             if (socket == raw) {
-                return rawIn.available() > 0;
+                return rawIn.available() > 0 || endedWhileIdle(forCall);
             }
             if (socket.getInputStream().available() > 0) {
                 return true;
             }
             if (rawIn.available() == 0) {
-                return false;
+                return endedWhileIdle(forCall);
             }
             return input.totalRead() > 0 || probe(forCall == null ? Long.MAX_VALUE : forCall.deadlineNanos());
         } catch (IOException e) {
             return true; // a socket that cannot say is not worth the risk
+        }
+    }
+
+    /**
+     * Whether the backend closed this connection while it sat idle, for a call that could not go again on a new one
+     * ({@link Exchange#cannotResendOnStale}: a POST would fail with {@code reset} where a GET is sent once more):
+     * {@code FIONREAD} reads 0 at the end of the stream as when nothing came, so a connection idle for
+     * {@link #STALE_CHECK_AFTER_NANOS} or more is read, with a timeout of {@link #PROBE_MILLIS} ms, on the plain
+     * socket (under TLS too: a byte read there is an unasked one, and the connection is not reused). The end of the
+     * stream, or a byte, comes at once; a sound connection costs the call that millisecond. A backend that closes idle
+     * connections sooner than that can still fail such a call: its keep-alive timeout is below any we have seen.
+     */
+    private boolean endedWhileIdle(Exchange forCall) throws IOException {
+        if (forCall == null || !forCall.cannotResendOnStale() || System.nanoTime() - idleSince < STALE_CHECK_AFTER_NANOS) {
+            return false;
+        }
+        staleChecks++;
+        int timeout = raw.getSoTimeout();
+        raw.setSoTimeout(PROBE_MILLIS);
+        try {
+            rawIn.read();
+            return true; // the end of the stream, or a byte no request asked for
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        } finally {
+            raw.setSoTimeout(timeout);
         }
     }
 

@@ -80,6 +80,15 @@ final class Exchange {
         return deadlineNanos;
     }
 
+    /**
+     * Whether this call may not go once more on a new connection when the pooled one it took turns out to be closed
+     * by the backend (not idempotent, or its body is streamed): the pool then makes sure of a connection idle for long
+     * before it hands it over ({@link Connection#hasUnaskedBytes}).
+     */
+    boolean cannotResendOnStale() {
+        return !RetryPolicy.isIdempotent(call.method()) || call.tag(RequestStream.class) != null;
+    }
+
     /** Called by the {@link Watchdog} once the deadline has passed. */
     void deadlineReached() {
         timedOut = true;
@@ -239,7 +248,9 @@ final class Exchange {
                 }
                 s.sendRun(CallResult.NO_BODY, true);
             } catch (IOException | InterruptedException | RuntimeException e) {
-                if (!s.ended()) { // an answer that ended first stands: the server did not need the rest
+                // an answer that ended first stands: the server did not need the rest; a deadline that stopped the
+                // upload is the call's end, not a cancel (which would answer the client 499, as if it had left)
+                if (!s.ended() && !timedOut) {
                     cancel();
                 }
                 body.cancel();
@@ -285,7 +296,8 @@ final class Exchange {
                 }
                 requestSent = true;
             } catch (IOException | InterruptedException | RuntimeException e) {
-                if (!answerRead) { // an answer read whole stands: the server did not need the rest
+                // an answer read whole stands: the server did not need the rest; a deadline is the call's end
+                if (!answerRead && !timedOut) {
                     cancel(); // closes the connection: a part of the body never reads as the whole
                 }
                 body.cancel();

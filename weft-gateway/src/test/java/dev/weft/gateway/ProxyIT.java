@@ -58,6 +58,12 @@ class ProxyIT {
         sim = UpstreamServer.start(UpstreamConfig.local());
         echo = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         echo.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        echo.createContext("/v1/status600", ex -> {
+            ex.getRequestBody().readAllBytes();
+            ex.sendResponseHeaders(600, 2); // not an HTTP status (RFC 9110 section 15)
+            ex.getResponseBody().write("ok".getBytes(StandardCharsets.US_ASCII));
+            ex.close();
+        });
         echo.createContext("/", ex -> {
             echoed.incrementAndGet();
             Map<String, Object> seen = new java.util.TreeMap<>();
@@ -302,6 +308,18 @@ class ProxyIT {
         JsonNode error = JSON.readTree(answer.substring(answer.indexOf("\r\n\r\n") + 4));
         assertThat(error.get("error").asText()).as(line).isNotBlank().doesNotContain("127.0.0.1");
         assertThat(echoed.get()).as("nothing reached the backend").isZero();
+    }
+
+    /** A backend's status outside 100-599 is not passed on: a 502 naming the backend (before: the 600 went out). */
+    @ParameterizedTest
+    @EnumSource(value = HttpClient.Version.class)
+    void aStatusOutside100To599IsA502(HttpClient.Version version) throws Exception {
+        HttpResponse<String> r = client(version).send(HttpRequest.newBuilder(URI.create(gw.url() + "/echo/status600"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(502);
+        JsonNode error = JSON.readTree(r.body());
+        assertThat(error.get("reason").asText()).isEqualTo("invalid-status");
+        assertThat(error.get("destination").asText()).contains(Integer.toString(echo.getAddress().getPort()));
     }
 
     /** An encoded slash in a segment and brackets in a query (as APIs and clients send them) pass as sent. */

@@ -23,6 +23,10 @@ public final class RelayAnswer {
 
     public static ServerResponse of(ProxyRoute route, CallResult r, boolean deadlinePassed) {
         boolean answered = r.status() > 0 && (r.ok() || r.failure().isStatus());
+        if (answered && !validStatus(r.status())) {
+            return invalidStatus(route, r.status(), r.destination() == null ? route.target().toString()
+                    : r.destination().key());
+        }
         if (answered && r.body().length <= route.maxBody()) {
             return new ServerResponse(r.status(), Relay.endToEnd(r.headers()), r.body(),
                     r.trailers().isEmpty() ? null : Relay.endToEnd(r.trailers()));
@@ -62,6 +66,22 @@ public final class RelayAnswer {
      */
     public static ServerResponse streamed(ProxyRoute route, dev.weft.gateway.plan.RelayStream pipe) {
         return ServerResponse.streamed(pipe.status(), Relay.endToEnd(pipe.headers()), pipe);
+    }
+
+    /** Whether a backend's status may be passed on: 100-599 (RFC 9110 section 15; 600-999 are not HTTP's). */
+    public static boolean validStatus(int status) {
+        return status >= 100 && status <= 599;
+    }
+
+    /**
+     * A backend's status outside 100-599, which a client must read as a 5xx (RFC 9110 section 15): a 502 naming the
+     * destination, not the status passed on.
+     */
+    public static ServerResponse invalidStatus(ProxyRoute route, int status, String destination) {
+        return json(502, JsonNodeFactory.instance.objectNode()
+                .put("error", "proxy to " + destination + " failed: invalid-status")
+                .put("route", route.id()).put("destination", destination).put("reason", "invalid-status")
+                .put("message", "the backend answered status " + status + ", outside 100-599"));
     }
 
     /** A request whose client went away before the backend answered: counted with 499, never sent. */

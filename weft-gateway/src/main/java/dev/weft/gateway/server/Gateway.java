@@ -412,6 +412,10 @@ public final class Gateway implements AutoCloseable {
             Thread.currentThread().interrupt();
             return RelayAnswer.clientClosed(proxy);
         }
+        if (!RelayAnswer.validStatus(pipe.status())) {
+            pipe.cancel();
+            return RelayAnswer.invalidStatus(proxy, pipe.status(), proxy.target().toString());
+        }
         return RelayAnswer.streamed(proxy, pipe);
     }
 
@@ -575,7 +579,7 @@ public final class Gateway implements AutoCloseable {
                 retireLater(old, was);
             }
             current = fresh;
-            log.accept("reloaded " + next.file() + ": " + next.routes().size() + " routes");
+            log.accept("reloaded " + next.file() + ": " + (next.routes().size() + next.proxies().size()) + " routes");
             return true;
         } finally {
             reloadLock.unlock();
