@@ -364,6 +364,13 @@ final class Http2Stream extends Lease {
      * @return null, or why the stream is malformed (the reader resets it with PROTOCOL_ERROR)
      */
     String onHeaders(MetaData meta, boolean endStream) {
+        if (meta instanceof MetaData.Failed failed) {
+            // the HPACK decoder refused a field (an upper-case name, a connection-specific field): its reason, not
+            // the status 0 it leaves in the block
+            Throwable why = failed.getFailure();
+            return "a malformed header block: " + (why == null || why.getMessage() == null ? "refused by the decoder"
+                    : dev.weft.http.Http1.printable(why.getMessage()));
+        }
         if (head == null) {
             if (!(meta instanceof MetaData.Response response)) {
                 return "the answer's first header block has no :status";
