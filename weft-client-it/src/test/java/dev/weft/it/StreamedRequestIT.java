@@ -189,23 +189,7 @@ class StreamedRequestIT {
             List<java.util.concurrent.Future<CallResult>> calls = new java.util.ArrayList<>();
             try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
                 for (int i = 0; i < 8; i++) {
-                    RequestStream body = new RequestStream() {
-                        final byte[] run = new byte[64 * 1024];
-
-                        @Override
-                        public byte[] next() {
-                            return run; // for ever: only the deadline ends it
-                        }
-
-                        @Override
-                        public void cancel() {
-                        }
-
-                        @Override
-                        public long length() {
-                            return -1;
-                        }
-                    };
+                    RequestStream body = new EndlessBody(64 * 1024); // only the deadline ends it
                     calls.add(pool.submit(() -> transport.call(CallRequest.builder("POST", url)
                             .tag(RequestStream.class, body).build(), Duration.ofMillis(500))));
                 }
