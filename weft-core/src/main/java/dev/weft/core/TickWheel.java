@@ -138,8 +138,9 @@ public final class TickWheel<T> {
     private void fire(T item) {
         try {
             action.accept(item);
-        } catch (RuntimeException e) {
-            // one bad item must not stop the timer for every other
+        } catch (Throwable e) {
+            // one bad item must not stop the timer for every other (an Error too: the deadlines of every call and
+            // request after it hang on this thread)
             Thread.UncaughtExceptionHandler h = sweeper.getUncaughtExceptionHandler();
             h.uncaughtException(sweeper, e);
         }

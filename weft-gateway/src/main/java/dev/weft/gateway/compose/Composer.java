@@ -98,8 +98,20 @@ public final class Composer {
             weft.set("failed", failed);
             body.set("weft", weft);
         }
-        int status = plan.statusFrom() != null ? outcomes.get(plan.statusFrom()).status() : 200;
+        int status = answerStatus(plan, outcomes);
         return json(status, body, completed, failed);
+    }
+
+    /**
+     * 200, or with {@code status_from} that call's status; one outside 100-599 (RFC 9110 section 15: not HTTP's, a
+     * client reads it as a 5xx) is answered 502, as a proxy route answers it.
+     */
+    private static int answerStatus(RoutePlan plan, Map<String, CallOutcome> outcomes) {
+        if (plan.statusFrom() == null) {
+            return 200;
+        }
+        int status = outcomes.get(plan.statusFrom()).status();
+        return RelayAnswer.validStatus(status) ? status : 502;
     }
 
     /**
@@ -161,7 +173,7 @@ public final class Composer {
             p += to[i] - from[i];
         }
         out[p] = '}';
-        int status = plan.statusFrom() != null ? outcomes.get(plan.statusFrom()).status() : 200;
+        int status = answerStatus(plan, outcomes);
         return ServerResponse.json(status, out).withHeader("Weft-Completed", "true");
     }
 

@@ -64,6 +64,15 @@ public final class PlanRunner {
             return dueNanos;
         }
 
+        boolean allDone() {
+            for (CompletableFuture<CallOutcome> f : calls) {
+                if (!f.isDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
         void giveUp() {
             for (CompletableFuture<CallOutcome> f : calls) {
                 f.complete(null);
@@ -127,7 +136,11 @@ public final class PlanRunner {
             }
             return new Run(out);
         } finally {
-            LATE.remove(late);
+            // taken off only when every call is done: a request interrupted (an HTTP/2 stream reset) while a call it
+            // forked still waits on another (needs:) leaves it filed, so that the wheel ends that wait too
+            if (late.allDone()) {
+                LATE.remove(late);
+            }
         }
     }
 

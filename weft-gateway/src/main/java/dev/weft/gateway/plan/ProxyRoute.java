@@ -57,7 +57,32 @@ public record ProxyRoute(String prefix, URI target, Duration timeout, long maxBo
         } else {
             path = base + (rest.startsWith("/") ? rest : "/" + rest);
         }
-        String q = rawQuery == null || rawQuery.isEmpty() ? "" : "?" + rawQuery;
+        String q = rawQuery == null || rawQuery.isEmpty() ? "" : "?" + queryForUri(rawQuery);
         return URI.create(target.getScheme() + "://" + target.getRawAuthority() + path + q);
+    }
+
+    /**
+     * The query with the characters a URI does not allow in one ({@code " < > \ ^ ` { | }}, which clients send
+     * unencoded: {@code q={"a":1}}, {@code a|b}) percent-encoded, the rest as sent: the same query to any backend
+     * that decodes it.
+     */
+    static String queryForUri(String rawQuery) {
+        StringBuilder sb = null;
+        for (int i = 0; i < rawQuery.length(); i++) {
+            char c = rawQuery.charAt(i);
+            boolean encode = c <= 0x20 || c >= 0x7F || "\"<>\\^`{|}".indexOf(c) >= 0;
+            if (encode && sb == null) {
+                sb = new StringBuilder(rawQuery.length() + 16).append(rawQuery, 0, i);
+            }
+            if (sb != null) {
+                if (encode) {
+                    sb.append('%').append(Character.toUpperCase(Character.forDigit((c >> 4) & 15, 16)))
+                            .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+                } else {
+                    sb.append(c);
+                }
+            }
+        }
+        return sb == null ? rawQuery : sb.toString();
     }
 }

@@ -28,6 +28,11 @@ public final class Scope {
             return new MissingValueException(new Failure.Template(message));
         }
 
+        /** A value the template may not put where it would go (a dot-segment in a URL's path). */
+        public static MissingValueException refused(String message) {
+            return new MissingValueException(new Failure.Template(message));
+        }
+
         /** The template reads into a body that is not JSON. */
         public static MissingValueException notJson(String message) {
             return new MissingValueException(new Failure.NotJson(message));

@@ -126,15 +126,37 @@ public final class Template {
      */
     public String render(Scope scope, boolean urlEncode) {
         StringBuilder sb = new StringBuilder(source.length() + 32);
+        boolean inQuery = false;
         for (Object p : parts) {
             if (p instanceof String s) {
                 sb.append(s);
+                inQuery |= s.indexOf('?') >= 0;
             } else {
                 String v = asText(scope.resolve((Ref) p), (Ref) p);
+                if (urlEncode && !inQuery && dotSegment(v)) {
+                    // encoded or not, '..' in a path is a step up for a backend that resolves it (or decodes %2F first)
+                    throw Scope.MissingValueException.refused("{" + p + "} is '" + dev.weft.http.Http1.printable(v)
+                            + "', which holds a dot-segment ('.' or '..'): refused in a URL's path");
+                }
                 sb.append(urlEncode ? encode(v) : v);
             }
         }
         return sb.toString();
+    }
+
+    /** Whether {@code v}, split at '/' and '\\', has a piece that is '.' or '..'. */
+    static boolean dotSegment(String v) {
+        int start = 0;
+        for (int i = 0; i <= v.length(); i++) {
+            if (i == v.length() || v.charAt(i) == '/' || v.charAt(i) == '\\') {
+                int n = i - start;
+                if ((n == 1 || n == 2) && v.charAt(start) == '.' && (n == 1 || v.charAt(start + 1) == '.')) {
+                    return true;
+                }
+                start = i + 1;
+            }
+        }
+        return false;
     }
 
     /**

@@ -2,25 +2,25 @@ package dev.weft.gateway.server;
 
 /**
  * What the gateway refuses in a request's path and query (400) before it routes: anything a backend could read as
- * another path than the one the gateway routed on, and anything that is not a URI's path or query at all. The
- * gateway routes on the path as sent and relays it as sent; this keeps the two the same path at the backend too
- * (docs/gateway.md, "Paths the gateway refuses").
+ * another path than the one the gateway routed on, and anything that is not a URI's path at all. The gateway routes
+ * on the path as sent and relays it as sent; this keeps the two the same path at the backend too (docs/gateway.md,
+ * "Paths the gateway refuses").
  *
  * <p>A path is refused when it has:
  * <ul>
  *   <li>a character RFC 3986 does not allow in a path (anything but unreserved, sub-delims, {@code :}, {@code @},
  *       {@code /} and percent-encodings): a space, {@code \}, {@code [}, {@code |}, {@code {}, a byte over 0x7E;</li>
- *   <li>a {@code %} not followed by two hex digits, or an encoded NUL ({@code %00});</li>
+ *   <li>a {@code ;}: Tomcat, Jetty and Spring drop a segment's {@code ;parameters} before they route, so
+ *       {@code /b/admin;x/1} is {@code /b/admin/1} to them, past a route on that path;</li>
+ *   <li>a {@code %} not followed by two hex digits, an encoded NUL ({@code %00}), or an encoded {@code /} or
+ *       {@code \} ({@code %2F}, {@code %5C}), which some backends decode before they route;</li>
  *   <li>a percent-encoded unreserved character ({@code %2e}, {@code %61}): RFC 3986 section 2.3 says such a path is the
  *       same as the one with the character itself, so a backend may route {@code /b/%61dmin} as {@code /b/admin};</li>
- *   <li>a dot-segment, {@code .} or {@code ..} (with any {@code ;parameters} after it, as {@code ..;} is read by some
- *       servers), or an empty segment ({@code //}, {@code /;x/}) before the last: a backend that resolves them (RFC 3986 section
- *       5.2.4) serves a path outside the route's; segments are split at {@code /} and at an encoded {@code /} or
- *       {@code \} ({@code %2F}, {@code %5C}), which some backends decode before they route.</li>
+ *   <li>a dot-segment, {@code .} or {@code ..}, or an empty segment ({@code //}) before the last: a backend that
+ *       resolves them (RFC 3986 section 5.2.4) serves a path outside the route's.</li>
  * </ul>
- * An encoded {@code /} is otherwise allowed ({@code /projects/group%2Fname}, as some APIs ask). A query is refused
- * for a character RFC 3986 does not allow in a query (those of a path, {@code /}, {@code ?}, and {@code [ ]}, which
- * clients send unencoded) or a malformed percent-encoding.
+ * A query is refused only for a {@code %} not followed by two hex digits or an encoded NUL; a character a URI does not
+ * allow in a query is percent-encoded where a proxy route passes the query on ({@code ProxyRoute.backendUri}).
  */
 final class RequestPaths {
     private RequestPaths() {
@@ -54,12 +54,19 @@ final class RequestPaths {
                 if (b == 0) {
                     return "has an encoded NUL (%00)";
                 }
+                if (!query && (b == '/' || b == '\\')) {
+                    return "has an encoded '" + (char) b + "' (" + s.substring(i, i + 3)
+                            + "), which some backends decode before they route";
+                }
                 if (!query && unreserved((char) b)) {
                     return "has a percent-encoded '" + (char) b + "' (" + s.substring(i, i + 3)
                             + "): send the character itself (RFC 3986 section 2.3)";
                 }
                 i += 2;
-            } else if (!pchar(c) && c != '/' && !(query && (c == '?' || c == '[' || c == ']'))) {
+            } else if (!query && c == ';') {
+                return "has a ';' at character " + (i + 1) + ": segment parameters, which some backends drop before"
+                        + " they route";
+            } else if (!query && !pchar(c) && c != '/') {
                 return "has a character a URI does not allow there at character " + (i + 1) + " ("
                         + (c < 0x20 || c > 0x7E ? String.format("0x%02X", (int) c) : "'" + c + "'")
                         + "): percent-encode it";
@@ -68,45 +75,23 @@ final class RequestPaths {
         return null;
     }
 
-    /** Dot-segments and empty segments, splitting at '/' and at an encoded '/' or '\'. */
+    /** Dot-segments, and empty segments but the last. */
     private static String segments(String path) {
         int n = path.length();
-        int start = path.startsWith("/") ? 1 : 0;
-        int i = start;
+        int i = path.startsWith("/") ? 1 : 0;
         while (true) {
-            int end = i;
-            int next = -1;
-            while (end < n) {
-                char c = path.charAt(end);
-                if (c == '/') {
-                    next = end + 1;
-                    break;
-                }
-                if (c == '%' && end + 2 < n && path.charAt(end + 1) == '2' && (path.charAt(end + 2) == 'f'
-                        || path.charAt(end + 2) == 'F')) {
-                    next = end + 3;
-                    break;
-                }
-                if (c == '%' && end + 2 < n && path.charAt(end + 1) == '5' && (path.charAt(end + 2) == 'c'
-                        || path.charAt(end + 2) == 'C')) {
-                    next = end + 3;
-                    break;
-                }
-                end++;
+            int end = path.indexOf('/', i);
+            String segment = path.substring(i, end < 0 ? n : end);
+            if (segment.equals(".") || segment.equals("..")) {
+                return "the path has a dot-segment ('" + segment + "'): send the path it stands for";
             }
-            String segment = path.substring(i, end);
-            int semi = segment.indexOf(';');
-            String name = semi < 0 ? segment : segment.substring(0, semi);
-            if (name.equals(".") || name.equals("..")) {
-                return "the path has a dot-segment ('" + name + "'): send the path it stands for";
-            }
-            if (next < 0) {
+            if (end < 0) {
                 return null; // the last segment may be empty: a trailing '/'
             }
-            if (name.isEmpty()) {
-                return "the path has an empty segment ('//', an encoded '/' beside a '/', or '/;')";
+            if (segment.isEmpty()) {
+                return "the path has an empty segment ('//')";
             }
-            i = next;
+            i = end + 1;
         }
     }
 

@@ -59,6 +59,53 @@ class PlanRunnerTest {
         }
     }
 
+    /**
+     * A request whose thread is interrupted (as an HTTP/2 stream reset does) while a call it forked waits on a stuck
+     * call ({@code needs:}) leaves that wait to the wheel: it ends at the deadline plus the grace. Before, the
+     * request took its item off the wheel on its way out, and the wait, untimed, went on for as long as the stuck
+     * call (here: for ever). Seen in a dump of every thread, virtual ones too.
+     */
+    @Test
+    void aWaitForACallLeftBehindByAnInterruptedRequestStillEnds() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        try (Transport t = Transport.builder().interceptor(chain -> {
+            if (chain.request().uri().getPath().equals("/stuck")) {
+                awaitIgnoringInterrupts(release);
+            }
+            throw new IllegalStateException("no backend in this test");
+        }).build()) {
+            RoutePlan plan = new RoutePlan("GET", PathPattern.parse("/a"), Duration.ofMillis(100), List.of(),
+                    List.of(call("stuck", Set.of()), call("waits", Set.of("stuck")), call("last", Set.of("stuck"))),
+                    null, false, "test:1:1");
+            Deadline deadline = Deadline.in(Duration.ofMillis(100));
+            // "last" runs on the request's thread and waits for "stuck" too: the interrupt ends that wait at once
+            Thread request = Thread.ofVirtual().start(() -> new PlanRunner(t).run(plan, Map.of(), Map.of(), n -> null,
+                    Headers.EMPTY, deadline));
+            Thread.sleep(50);
+            request.interrupt();
+            request.join(Duration.ofSeconds(10));
+            assertThat(request.isAlive()).as("the interrupted request returned").isFalse();
+            assertThat(waitingInPlanRunner()).as("the forked call waits for 'stuck'").isPositive();
+            // the deadline plus the grace, and a generous margin for a loaded machine
+            long until = System.nanoTime() + GRACE.plusSeconds(8).toNanos();
+            while (waitingInPlanRunner() > 0 && System.nanoTime() < until) {
+                Thread.sleep(100);
+            }
+            assertThat(waitingInPlanRunner()).as("threads still waiting in PlanRunner.await").isZero();
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /** Threads, virtual ones too, parked in PlanRunner's wait for a call. */
+    private static long waitingInPlanRunner() throws Exception {
+        java.nio.file.Path dump = java.nio.file.Files.createTempDirectory("dump").resolve("threads.txt");
+        java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                .dumpThreads(dump.toString(), com.sun.management.HotSpotDiagnosticMXBean.ThreadDumpFormat.TEXT_PLAIN);
+        String text = java.nio.file.Files.readString(dump);
+        return java.util.Arrays.stream(text.split("\n\n")).filter(t -> t.contains("PlanRunner.await")).count();
+    }
+
     private static CallSpec call(String name, Set<String> needs) {
         return new CallSpec(name, "GET", Template.parse("http://127.0.0.1:9/" + name), Map.of(), null, needs, null,
                 CallSpec.DEFAULT_CONCURRENCY, null, false, null, null, List.of(), List.of(), null, "test:1:1");

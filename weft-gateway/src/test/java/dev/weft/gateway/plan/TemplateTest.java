@@ -32,6 +32,32 @@ class TemplateTest {
         }
     }
 
+    /**
+     * A value that holds a dot-segment is refused in a URL's path, encoded or not ({@code ..} stays {@code ..} when
+     * encoded, {@code ../x} becomes {@code ..%2Fx}: a step up for a backend that resolves it, or decodes {@code %2F}
+     * first); in a query, and in text, it is a value like any other.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"..", ".", "../admin", "a/../b", "x\\..", "./x"})
+    void aValueWithADotSegmentIsRefusedInAUrlsPath(String value) {
+        Scope s = new Scope(Map.of("id", value), Map.of("q", value), h -> null, n -> null, null);
+        assertThatThrownBy(() -> Template.parse("http://h/items/{path.id}/detail").render(s, true))
+                .isInstanceOfSatisfying(Scope.MissingValueException.class, e -> {
+                    assertThat(e.failure()).isInstanceOf(Failure.Template.class);
+                    assertThat(e.getMessage()).contains("dot-segment");
+                });
+        assertThat(Template.parse("http://h/items?q={query.q}").render(s, true)).startsWith("http://h/items?q=");
+        assertThat(Template.parse("{path.id}").render(s, false)).isEqualTo(value);
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"...", "a..b", ".x", "..x", "x.", "a.b/c"})
+    void aValueWithDotsThatIsNoDotSegmentGoesIntoAPath(String value) {
+        Scope s = new Scope(Map.of("id", value), Map.of(), h -> null, n -> null, null);
+        assertThat(Template.parse("http://h/items/{path.id}").render(s, true)).isEqualTo("http://h/items/"
+                + Template.encode(value));
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
             # template                          | rendered as text                | rendered for a URL

@@ -478,6 +478,7 @@ public final class Http2ServerConnection {
                 for (String t : h.getValue().split(",")) {
                     named.add(t.strip().toLowerCase(java.util.Locale.ROOT));
                 }
+                named.remove("host"); // the request's authority, never hop-by-hop: the stream's :authority
             }
         }
         List<Map.Entry<String, String>> fields = new ArrayList<>();
