@@ -50,4 +50,26 @@ class ComposerTest {
         assertThat(Composer.isOneJsonValue("\"caf\u00e9 \uD83D\uDE00\"".getBytes(StandardCharsets.UTF_8)))
                 .as("well-formed UTF-8").isTrue();
     }
+
+    /**
+     * {@code status_from} passes a call's status on, an error status too, but not one outside 100-599 (RFC 9110
+     * section 15: not HTTP's, read as a 5xx): that is a 502 (before: 999 went out as 999).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"201, 201", "404, 404", "599, 599", "600, 502", "999, 502"})
+    void statusFromPassesOnlyAnHttpStatus(int backend, int answered) {
+        dev.weft.gateway.plan.CallSpec call = new dev.weft.gateway.plan.CallSpec("a", "GET",
+                dev.weft.gateway.plan.Template.parse("http://127.0.0.1:9/a"), java.util.Map.of(), null,
+                java.util.Set.of(), null, 16, null, false, null, null, java.util.List.of(), java.util.List.of(), null,
+                "test:1:1");
+        dev.weft.gateway.plan.RoutePlan plan = new dev.weft.gateway.plan.RoutePlan("GET",
+                dev.weft.gateway.plan.PathPattern.parse("/a"), java.time.Duration.ofSeconds(1), java.util.List.of(),
+                java.util.List.of(call), "a", false, "test:1:1");
+        byte[] body = "{\"k\":1}".getBytes(StandardCharsets.UTF_8);
+        dev.weft.gateway.plan.CallOutcome outcome = backend < 400
+                ? new dev.weft.gateway.plan.CallOutcome("a", backend, body, null, null, 0, 1)
+                : new dev.weft.gateway.plan.CallOutcome("a", backend, body, null,
+                new dev.weft.gateway.plan.Failure.Call(dev.weft.client.CallFailure.status(backend)), 0, 1);
+        assertThat(Composer.compose(plan, java.util.Map.of("a", outcome), false).status()).isEqualTo(answered);
+    }
 }
