@@ -725,7 +725,10 @@ final class Door implements AutoCloseable {
                 // a null answer would end this thread below and leave the connection busy for good
                 response = java.util.Objects.requireNonNull(requests.handle(r, admitted), "the handler answered null");
             } catch (RuntimeException | Error e) {
-                response = HttpServer.error(500, "internal error: " + e);
+                LOG.log(System.Logger.Level.WARNING, "handler failed on " + r.method() + " " + r.path(), e);
+                // the kind only: the message may name what the client must not learn (a backend, a file, a host)
+                response = HttpServer.error(500, "internal error: the handler failed (" + e.getClass().getName()
+                        + "); the server's log has the rest");
             }
             boolean open = keepsOpen && keepAlive.getAsBoolean();
             if (HttpServer.streamsOverHttp1(r, response)) {
