@@ -97,6 +97,47 @@ class PlanRunnerTest {
         }
     }
 
+    /**
+     * A {@code foreach} item stuck past its deadline is given up on at the deadline plus the grace too: the wait for the
+     * items is untimed as well, ended by the same wheel (the items' timed joins it replaced woke the JDK's delay
+     * scheduler twice per item). It hangs with the wheel's add for the items removed.
+     */
+    @Test
+    void aForeachItemStuckPastItsDeadlineIsGivenUpOnAtTheDeadlinePlusTheGrace() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        try (Transport t = Transport.builder().interceptor(chain -> {
+            String path = chain.request().uri().getPath();
+            if (path.equals("/list")) {
+                return new dev.weft.client.CallResult(dev.weft.client.Destination.of(chain.request().uri()), 200,
+                        Headers.EMPTY, "{\"items\":[{\"id\":1},{\"id\":2},{\"id\":3}]}".getBytes(
+                        java.nio.charset.StandardCharsets.UTF_8), null, dev.weft.client.CallResult.Timings.NONE,
+                        List.of());
+            }
+            if (path.equals("/item/2")) {
+                awaitIgnoringInterrupts(release);
+            }
+            throw new IllegalStateException("no backend in this test");
+        }).build()) {
+            CallSpec items = new CallSpec("items", "GET", Template.parse("http://127.0.0.1:9/item/{item.id}"), Map.of(),
+                    null, Set.of("list"), Template.parse("{list.body.items}").single(), CallSpec.DEFAULT_CONCURRENCY,
+                    null, false, null, null, List.of(), List.of(), null, "test:1:1");
+            RoutePlan plan = new RoutePlan("GET", PathPattern.parse("/a"), Duration.ofMillis(100), List.of(),
+                    List.of(call("list", Set.of()), items), null, false, "test:1:1");
+            Deadline deadline = Deadline.in(Duration.ofMillis(100));
+            long t0 = System.nanoTime();
+            PlanRunner.Run run = assertTimeoutPreemptively(Duration.ofSeconds(30),
+                    () -> new PlanRunner(t).run(plan, Map.of(), Map.of(), n -> null, Headers.EMPTY, deadline),
+                    "a foreach item stuck past its deadline held the request for ever");
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(GRACE);
+            CallOutcome o = run.outcomes().get("items");
+            assertThat(o.failure()).isInstanceOfSatisfying(Failure.Item.class, f -> {
+                assertThat(f.index()).isEqualTo(0); // the first item failed fast: it is the one reported
+            });
+        } finally {
+            release.countDown();
+        }
+    }
+
     /** Threads, virtual ones too, parked in PlanRunner's wait for a call. */
     private static long waitingInPlanRunner() throws Exception {
         java.nio.file.Path dump = java.nio.file.Files.createTempDirectory("dump").resolve("threads.txt");
