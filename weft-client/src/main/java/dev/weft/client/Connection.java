@@ -152,15 +152,23 @@ final class Connection extends Lease {
             return false;
         }
         staleChecks++;
-        int timeout = raw.getSoTimeout();
-        raw.setSoTimeout(PROBE_MILLIS);
+        return spokeWithinProbe(raw, rawIn);
+    }
+
+    /**
+     * Reads one byte from {@code in} (of {@code s}) with a timeout of {@link #PROBE_MILLIS} ms: true for a byte or the
+     * end of the stream (the peer spoke unasked, or closed), false when nothing came; {@code s}'s timeout is put back.
+     */
+    private static boolean spokeWithinProbe(Socket s, InputStream in) throws IOException {
+        int timeout = s.getSoTimeout();
+        s.setSoTimeout(PROBE_MILLIS);
         try {
-            rawIn.read();
-            return true; // the end of the stream, or a byte no request asked for
+            in.read();
+            return true;
         } catch (java.net.SocketTimeoutException e) {
             return false;
         } finally {
-            raw.setSoTimeout(timeout);
+            s.setSoTimeout(timeout);
         }
     }
 
@@ -191,21 +199,14 @@ final class Connection extends Lease {
         }
         SocketGuard guard = new SocketGuard(raw, until, "weft-probe-deadline");
         try {
-            int timeout = socket.getSoTimeout();
-            socket.setSoTimeout(PROBE_MILLIS);
-            boolean unasked;
-            try {
-                socket.getInputStream().read(new byte[1]);
-                unasked = true; // a byte of data, or the end of the stream: not reused either way
-            } catch (java.net.SocketTimeoutException e) {
-                // part of a record read (a record sent with pauses) counts too: the next read would go on with it
-                unasked = raw instanceof RecordTrackingSocket r && !r.betweenRecords()
-                        || socket.getInputStream().available() > 0 || rawIn.available() > 0;
-            }
+            // a byte of data, or the end of the stream: not reused either way; when nothing came, part of a record read
+            // (a record sent with pauses) counts too: the next read would go on with it
+            boolean unasked = spokeWithinProbe(socket, socket.getInputStream())
+                    || raw instanceof RecordTrackingSocket r && !r.betweenRecords()
+                    || socket.getInputStream().available() > 0 || rawIn.available() > 0;
             if (!guard.done()) {
                 return true; // cut short: the guard closed the socket (or is closing it)
             }
-            socket.setSoTimeout(timeout);
             return unasked;
         } finally {
             guard.done(); // on every way out; a read the guard cut fails, which the caller counts as unasked

@@ -55,16 +55,33 @@ public final class PlanRunner {
         private final long dueNanos;
         private final Collection<CompletableFuture<CallOutcome>> calls;
 
-        LateCalls(long dueNanos, Collection<CompletableFuture<CallOutcome>> calls) {
+        private LateCalls(long dueNanos, Collection<CompletableFuture<CallOutcome>> calls) {
             this.dueNanos = dueNanos;
             this.calls = calls;
+        }
+
+        /** {@code calls}, filed on {@link #LATE} to be given up on at {@code deadline} plus the grace. */
+        static LateCalls file(Deadline deadline, Collection<CompletableFuture<CallOutcome>> calls) {
+            LateCalls late = new LateCalls(deadline.nanoTime() + GRACE_NANOS, calls);
+            LATE.add(late); // never closed: the add always files it
+            return late;
+        }
+
+        /**
+         * Takes this off the wheel once every call is done; a call still running (its waiter interrupted, an HTTP/2
+         * stream reset) leaves it filed, so that the wheel ends the waits for it too.
+         */
+        void unfileIfDone() {
+            if (allDone()) {
+                LATE.remove(this);
+            }
         }
 
         long dueNanos() {
             return dueNanos;
         }
 
-        boolean allDone() {
+        private boolean allDone() {
             for (CompletableFuture<CallOutcome> f : calls) {
                 if (!f.isDone()) {
                     return false;
@@ -121,8 +138,7 @@ public final class PlanRunner {
         for (int i = 0; i < calls.size() - 1; i++) {
             forked.add(futures.get(calls.get(i).name()));
         }
-        LateCalls late = new LateCalls(deadline.nanoTime() + GRACE_NANOS, forked);
-        LATE.add(late); // never closed: the add always files it
+        LateCalls late = LateCalls.file(deadline, forked);
         try {
             for (int i = 0; i < calls.size(); i++) {
                 CallSpec c = calls.get(i);
@@ -142,11 +158,7 @@ public final class PlanRunner {
             }
             return new Run(out);
         } finally {
-            // taken off only when every call is done: a request interrupted (an HTTP/2 stream reset) while a call it
-            // forked still waits on another (needs:) leaves it filed, so that the wheel ends that wait too
-            if (late.allDone()) {
-                LATE.remove(late);
-            }
+            late.unfileIfDone(); // a forked call may still wait on another (needs:) after an interrupt
         }
     }
 
@@ -228,16 +240,13 @@ public final class PlanRunner {
             });
         }
         // the items' waits are untimed too, ended by the wheel at the deadline plus the grace (as the calls' are)
-        LateCalls late = new LateCalls(deadline.nanoTime() + GRACE_NANOS, List.copyOf(started));
-        LATE.add(late);
+        LateCalls late = LateCalls.file(deadline, List.copyOf(started));
         try {
             for (int i = 0; i < started.size(); i++) {
                 results[i] = await(started.get(i));
             }
         } finally {
-            if (late.allDone()) {
-                LATE.remove(late);
-            }
+            late.unfileIfDone();
         }
         ArrayNode bodies = JsonNodeFactory.instance.arrayNode(n);
         int attempts = 0;

@@ -76,8 +76,7 @@ public record ProxyRoute(String prefix, URI target, Duration timeout, long maxBo
             }
             if (sb != null) {
                 if (encode) {
-                    sb.append('%').append(Character.toUpperCase(Character.forDigit((c >> 4) & 15, 16)))
-                            .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+                    Template.percent(sb, c & 0xff);
                 } else {
                     sb.append(c);
                 }

@@ -210,11 +210,16 @@ public final class Template {
                     || c == '_' || c == '~') {
                 sb.append((char) c);
             } else {
-                sb.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                        .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+                percent(sb, c);
             }
         }
         return sb.toString();
+    }
+
+    /** Appends the percent-encoding of the byte {@code b} (0-255), in upper-case hex: {@code %7C}. */
+    static void percent(StringBuilder sb, int b) {
+        sb.append('%').append(Character.toUpperCase(Character.forDigit(b >> 4, 16)))
+                .append(Character.toUpperCase(Character.forDigit(b & 15, 16)));
     }
 
     @Override

@@ -26,12 +26,7 @@ class PlanRunnerTest {
     @Test
     void aCallStuckPastItsDeadlineIsGivenUpOnAtTheDeadlinePlusTheGrace() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        try (Transport t = Transport.builder().interceptor(chain -> {
-            if (chain.request().uri().getPath().equals("/stuck")) {
-                awaitIgnoringInterrupts(release);
-            }
-            throw new IllegalStateException("no backend in this test"); // every call fails fast, but not by deadline
-        }).build()) {
+        try (Transport t = transport("/stuck", release)) {
             // "stuck" and "waits" each on a thread of their own (only the last call runs on the request's thread);
             // "waits" needs "stuck", so it waits for it too
             RoutePlan plan = new RoutePlan("GET", PathPattern.parse("/a"), Duration.ofMillis(100), List.of(),
@@ -68,12 +63,7 @@ class PlanRunnerTest {
     @Test
     void aWaitForACallLeftBehindByAnInterruptedRequestStillEnds() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        try (Transport t = Transport.builder().interceptor(chain -> {
-            if (chain.request().uri().getPath().equals("/stuck")) {
-                awaitIgnoringInterrupts(release);
-            }
-            throw new IllegalStateException("no backend in this test");
-        }).build()) {
+        try (Transport t = transport("/stuck", release)) {
             RoutePlan plan = new RoutePlan("GET", PathPattern.parse("/a"), Duration.ofMillis(100), List.of(),
                     List.of(call("stuck", Set.of()), call("waits", Set.of("stuck")), call("last", Set.of("stuck"))),
                     null, false, "test:1:1");
@@ -105,19 +95,7 @@ class PlanRunnerTest {
     @Test
     void aForeachItemStuckPastItsDeadlineIsGivenUpOnAtTheDeadlinePlusTheGrace() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        try (Transport t = Transport.builder().interceptor(chain -> {
-            String path = chain.request().uri().getPath();
-            if (path.equals("/list")) {
-                return new dev.weft.client.CallResult(dev.weft.client.Destination.of(chain.request().uri()), 200,
-                        Headers.EMPTY, "{\"items\":[{\"id\":1},{\"id\":2},{\"id\":3}]}".getBytes(
-                        java.nio.charset.StandardCharsets.UTF_8), null, dev.weft.client.CallResult.Timings.NONE,
-                        List.of());
-            }
-            if (path.equals("/item/2")) {
-                awaitIgnoringInterrupts(release);
-            }
-            throw new IllegalStateException("no backend in this test");
-        }).build()) {
+        try (Transport t = transport("/item/2", release)) {
             CallSpec items = new CallSpec("items", "GET", Template.parse("http://127.0.0.1:9/item/{item.id}"), Map.of(),
                     null, Set.of("list"), Template.parse("{list.body.items}").single(), CallSpec.DEFAULT_CONCURRENCY,
                     null, false, null, null, List.of(), List.of(), null, "test:1:1");
@@ -145,6 +123,27 @@ class PlanRunnerTest {
                 .dumpThreads(dump.toString(), com.sun.management.HotSpotDiagnosticMXBean.ThreadDumpFormat.TEXT_PLAIN);
         String text = java.nio.file.Files.readString(dump);
         return java.util.Arrays.stream(text.split("\n\n")).filter(t -> t.contains("PlanRunner.await")).count();
+    }
+
+    /**
+     * A transport with no backend behind it: a call to {@code stuck} blocks until {@code release}, ignoring interrupts
+     * (a call that never noticed its deadline); {@code /list} answers a list of three items; every other call fails
+     * fast, but not by its deadline.
+     */
+    private static Transport transport(String stuck, CountDownLatch release) {
+        return Transport.builder().interceptor(chain -> {
+            String path = chain.request().uri().getPath();
+            if (path.equals("/list")) {
+                return new dev.weft.client.CallResult(dev.weft.client.Destination.of(chain.request().uri()), 200,
+                        Headers.EMPTY, "{\"items\":[{\"id\":1},{\"id\":2},{\"id\":3}]}".getBytes(
+                        java.nio.charset.StandardCharsets.UTF_8), null, dev.weft.client.CallResult.Timings.NONE,
+                        List.of());
+            }
+            if (path.equals(stuck)) {
+                awaitIgnoringInterrupts(release);
+            }
+            throw new IllegalStateException("no backend in this test");
+        }).build();
     }
 
     private static CallSpec call(String name, Set<String> needs) {

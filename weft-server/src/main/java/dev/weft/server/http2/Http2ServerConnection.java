@@ -471,23 +471,15 @@ public final class Http2ServerConnection {
     /** Stream 1, half closed already: the HTTP/1.1 request that asked for the upgrade, its body read whole. */
     private void startUpgradedStream(Upgraded u) throws Http2Exception {
         // the fields a Connection field names are hop-by-hop too (RFC 9110 section 7.6.1): dropped with it, as an
-        // HTTP/2 request could not have carried them
-        java.util.Set<String> named = new java.util.HashSet<>();
-        for (Map.Entry<String, String> h : u.head().headers()) {
-            if (h.getKey().equals("connection")) {
-                for (String t : h.getValue().split(",")) {
-                    named.add(t.strip().toLowerCase(java.util.Locale.ROOT));
-                }
-                named.remove("host"); // the request's authority, never hop-by-hop: the stream's :authority
-            }
-        }
+        // HTTP/2 request could not have carried them; but never host, the request's authority (the stream's :authority)
+        dev.weft.http.Headers all = u.head().headers();
         List<Map.Entry<String, String>> fields = new ArrayList<>();
-        for (Map.Entry<String, String> h : u.head().headers()) {
+        for (Map.Entry<String, String> h : all) {
             switch (h.getKey()) {
                 case "connection", "upgrade", "http2-settings", "keep-alive", "transfer-encoding", "content-length" -> {
                 }
                 default -> {
-                    if (!named.contains(h.getKey())) {
+                    if (h.getKey().equals("host") || !all.lists("connection", h.getKey())) {
                         fields.add(h);
                     }
                 }
