@@ -112,12 +112,29 @@ public final class StateTopic implements AutoCloseable {
     }
 
     private void readToEnd(Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // A topic created a moment ago may not be in the metadata the consumer gets yet: partitionsFor then answers
+        // an empty list, and an empty assignment left the reader polling nothing for good ("not subscribed to any
+        // topics or assigned any partitions", every second), blind to every pause and disable. Asked again until
+        // it has partitions; none by the deadline fails the start, naming the topic.
         List<PartitionInfo> parts = consumer.partitionsFor(topic, Duration.ofSeconds(20));
+        while (parts == null || parts.isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the endpoint state topic " + topic + ": the broker told of no partition of it in "
+                        + timeout.toSeconds() + " s");
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while waiting for the partitions of " + topic, e);
+            }
+            parts = consumer.partitionsFor(topic, Duration.ofSeconds(20));
+        }
         List<TopicPartition> tps = parts.stream().map(pi -> new TopicPartition(topic, pi.partition())).toList();
         consumer.assign(tps);
         consumer.seekToBeginning(tps);
         Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(20));
-        long deadline = System.nanoTime() + timeout.toNanos();
         int applied = 0;
         while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
             if (System.nanoTime() > deadline) {
